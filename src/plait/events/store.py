@@ -1,0 +1,137 @@
+"""Where events live: the `EventStore` protocol and its embedded SQLite implementation."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from plait.errors import StateError
+from plait.events.types import SCHEMA_VERSION, Event, EventAdapter
+
+__all__ = ["EventStore", "SQLiteEventStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    ts REAL NOT NULL,
+    payload TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_run ON events (run_id, seq);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+class EventStore(Protocol):
+    """An append-only, ordered log of events, shared by every agent of every run in a repository."""
+
+    def append(self, event: Event) -> Event:
+        """Store `event` durably and return it with its sequence number set."""
+        ...
+
+    def events(
+        self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
+    ) -> list[Event]:
+        """Events of one run in order, optionally of one agent, some kinds, or after a sequence number."""
+        ...
+
+    def run_ids(self) -> list[str]:
+        """Every run in the store, oldest first."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SQLiteEventStore:
+    """Events in one SQLite file (WAL). Safe to share between threads and between processes."""
+
+    def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.executescript(_SCHEMA)
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+        except sqlite3.DatabaseError as exc:
+            raise StateError(
+                f"the event log {self.path} is damaged ({exc}); move it aside to start a fresh log"
+            ) from exc
+
+    def append(self, event: Event) -> Event:
+        payload = event.model_dump_json(exclude={"seq"})
+        with self._lock:
+            try:
+                cur = self._db.execute(
+                    "INSERT INTO events (run_id, agent, kind, ts, payload) VALUES (?, ?, ?, ?, ?)",
+                    (event.run_id, event.agent, event.kind, event.ts, payload),
+                )
+            except sqlite3.DatabaseError as exc:
+                raise StateError(f"cannot write the event log {self.path}: {exc}") from exc
+        seq = cur.lastrowid
+        assert seq is not None
+        return event.model_copy(update={"seq": seq})
+
+    def events(
+        self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
+    ) -> list[Event]:
+        sql = "SELECT seq, payload FROM events WHERE run_id = ? AND seq > ?"
+        args: list[object] = [run_id, after]
+        if agent is not None:
+            sql += " AND agent = ?"
+            args.append(agent)
+        if kinds:
+            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            args.extend(kinds)
+        with self._lock:
+            try:
+                rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
+        return list(self._decode(rows))
+
+    def run_ids(self) -> list[str]:
+        with self._lock:
+            try:
+                rows = self._db.execute(
+                    "SELECT run_id FROM events GROUP BY run_id ORDER BY MIN(seq)"
+                ).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
+        return [r[0] for r in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _decode(self, rows: Iterable[tuple[int, str]]) -> Iterable[Event]:
+        for seq, payload in rows:
+            try:
+                data = json.loads(payload)
+            except json.JSONDecodeError as exc:
+                raise StateError(f"event {seq} in {self.path} is not valid JSON ({exc.msg})") from exc
+            version = data.get("v", 0) if isinstance(data, dict) else 0
+            if isinstance(version, int) and version > SCHEMA_VERSION:
+                raise StateError(
+                    f"event {seq} in {self.path} was written by a newer plait (schema {version}); upgrade plait"
+                )
+            try:
+                event = EventAdapter.validate_python(data)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise StateError(f"event {seq} in {self.path} is malformed at {where}: {first['msg']}") from exc
+            yield event.model_copy(update={"seq": seq})

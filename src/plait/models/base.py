@@ -1,0 +1,142 @@
+"""The neutral conversation every provider translates to and from, and the `Model` protocol."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "Model",
+    "ModelRequest",
+    "ModelResponse",
+    "ToolCall",
+    "ToolResultMessage",
+    "ToolSpec",
+    "Usage",
+    "UserMessage",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolSpec(_Frozen):
+    """A tool offered to the model: its name, what it does, and a JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ToolCall(_Frozen):
+    """A tool call as the model sent it.
+
+    `arguments` is None when `raw_arguments` was not a JSON object; the agent turns
+    that into an error observation instead of failing.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: str = ""
+
+    @classmethod
+    def parse(cls, id: str, name: str, raw: str | dict[str, Any] | None) -> ToolCall:
+        """Build a call from a provider's raw arguments, keeping malformed JSON for the error message."""
+        if isinstance(raw, dict):
+            return cls(id=id, name=name, arguments=raw, raw_arguments=json.dumps(raw))
+        text = raw or "{}"
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            return cls(id=id, name=name, arguments=None, raw_arguments=text)
+        return cls(id=id, name=name, arguments=value if isinstance(value, dict) else None, raw_arguments=text)
+
+
+class UserMessage(_Frozen):
+    kind: Literal["user"] = "user"
+    text: str
+
+
+class AssistantMessage(_Frozen):
+    kind: Literal["assistant"] = "assistant"
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+class ToolResultMessage(_Frozen):
+    kind: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="kind")]
+
+
+class Usage(_Frozen):
+    """Tokens of one call. `cached_tokens` are the part of `input_tokens` read from the prompt cache;
+    `cache_write_tokens` the part written to it (Anthropic bills those higher)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class ModelRequest(_Frozen):
+    """Everything sent in one call. `system` comes first so the shared prefix can be cached."""
+
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_output_tokens: int = 8192
+
+    def fingerprint(self) -> str:
+        """A stable hash of the request: the journal uses it to spot a replay that diverged."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ModelResponse(_Frozen):
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = Usage()
+    model: str = ""
+    stop_reason: str = ""
+
+    def as_message(self) -> AssistantMessage:
+        return AssistantMessage(text=self.text, tool_calls=self.tool_calls)
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A language model that answers a request, asynchronously."""
+
+    @property
+    def name(self) -> str:
+        """The full model name, such as `openai:gpt-5.1`; the price table is keyed by it."""
+        ...
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer one request. Raises `plait.errors.ModelError` when the provider fails for good."""
+        ...
