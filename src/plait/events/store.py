@@ -133,5 +133,7 @@ class SQLiteEventStore:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
-                raise StateError(f"event {seq} in {self.path} is malformed at {where}: {first['msg']}") from exc
+                raise StateError(
+                    f"event {seq} in {self.path} is malformed at {where}: {first['msg']}"
+                ) from exc
             yield event.model_copy(update={"seq": seq})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -12,6 +13,7 @@ __all__ = [
     "AssistantMessage",
     "Message",
     "Model",
+    "RetryHook",
     "ModelRequest",
     "ModelResponse",
     "ToolCall",
@@ -128,6 +130,10 @@ class ModelResponse(_Frozen):
         return AssistantMessage(text=self.text, tool_calls=self.tool_calls)
 
 
+RetryHook = Callable[[int, float, str], None]
+"""Called before a retry with (attempt number, seconds to wait, reason), so the wait can be logged."""
+
+
 @runtime_checkable
 class Model(Protocol):
     """A language model that answers a request, asynchronously."""
@@ -137,6 +143,6 @@ class Model(Protocol):
         """The full model name, such as `openai:gpt-5.1`; the price table is keyed by it."""
         ...
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        """Answer one request. Raises `plait.errors.ModelError` when the provider fails for good."""
+    async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
+        """Answer one request, retrying what is transient. Raises `plait.errors.ModelError` for good failures."""
         ...

@@ -27,7 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from plait.errors import ScriptError
-from plait.models.base import ModelRequest, ModelResponse, ToolCall, ToolResultMessage, Usage
+from plait.models.base import ModelRequest, ModelResponse, RetryHook, ToolCall, ToolResultMessage, Usage
 
 __all__ = ["FunctionModel", "ScriptTurn", "ScriptedModel", "estimate_usage"]
 
@@ -102,7 +102,7 @@ class ScriptedModel:
     def name(self) -> str:
         return self._name
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
+    async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
         index = len(self.calls)
         self.calls.append(request)
         if index >= len(self.turns):
@@ -122,7 +122,10 @@ class ScriptedModel:
             for i, c in enumerate(turn.tool_calls)
         )
         response = ModelResponse(
-            text=turn.text, tool_calls=calls, model=self._name, stop_reason="tool_use" if calls else "end_turn"
+            text=turn.text,
+            tool_calls=calls,
+            model=self._name,
+            stop_reason="tool_use" if calls else "end_turn",
         )
         usage = turn.usage or estimate_usage(request, response)
         return response.model_copy(update={"usage": usage})
@@ -148,7 +151,7 @@ class FunctionModel:
     def name(self) -> str:
         return self._name
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
+    async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
         self.calls.append(request)
         result = self._fn(request)
         response = await result if inspect.isawaitable(result) else result
