@@ -63,9 +63,7 @@ class SQLiteEventStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.executescript(_SCHEMA)
-            self._db.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-            )
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as exc:
             raise StateError(
                 f"the event log {self.path} is damaged ({exc}); move it aside to start a fresh log"
@@ -106,9 +104,7 @@ class SQLiteEventStore:
     def run_ids(self) -> list[str]:
         with self._lock:
             try:
-                rows = self._db.execute(
-                    "SELECT run_id FROM events GROUP BY run_id ORDER BY MIN(seq)"
-                ).fetchall()
+                rows = self._db.execute("SELECT run_id FROM events GROUP BY run_id ORDER BY MIN(seq)").fetchall()
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
         return [r[0] for r in rows]
@@ -133,7 +129,5 @@ class SQLiteEventStore:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
-                raise StateError(
-                    f"event {seq} in {self.path} is malformed at {where}: {first['msg']}"
-                ) from exc
+                raise StateError(f"event {seq} in {self.path} is malformed at {where}: {first['msg']}") from exc
             yield event.model_copy(update={"seq": seq})
