@@ -1,6 +1,6 @@
 """The event log: typed events and the stores that keep them."""
 
-from plait.events.store import EventStore, SQLiteEventStore
+from plait.events.store import EventStore, ObservedStore, SQLiteEventStore
 from plait.events.types import (
     SCHEMA_VERSION,
     AgentStopped,
@@ -15,6 +15,7 @@ from plait.events.types import (
     PromptGiven,
     RunFinished,
     RunStarted,
+    StopReason,
     TaskFinished,
     TaskStarted,
     ToolCalled,
@@ -36,7 +37,9 @@ __all__ = [
     "PromptGiven",
     "RunFinished",
     "RunStarted",
+    "ObservedStore",
     "SQLiteEventStore",
+    "StopReason",
     "TaskFinished",
     "TaskStarted",
     "ToolCalled",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from plait.errors import StateError
 from plait.events.types import SCHEMA_VERSION, Event, EventAdapter
 
-__all__ = ["EventStore", "SQLiteEventStore"]
+__all__ = ["EventStore", "ObservedStore", "SQLiteEventStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -131,3 +131,28 @@ class SQLiteEventStore:
                 where = ".".join(str(p) for p in first["loc"])
                 raise StateError(f"event {seq} in {self.path} is malformed at {where}: {first['msg']}") from exc
             yield event.model_copy(update={"seq": seq})
+
+
+class ObservedStore:
+    """An `EventStore` that tells listeners (progress lines, the live view) of each event it appended."""
+
+    def __init__(self, inner: EventStore, *listeners: Callable[[Event], None]) -> None:
+        self.inner = inner
+        self.listeners = list(listeners)
+
+    def append(self, event: Event) -> Event:
+        stored = self.inner.append(event)
+        for listener in self.listeners:
+            listener(stored)
+        return stored
+
+    def events(
+        self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
+    ) -> list[Event]:
+        return self.inner.events(run_id, agent=agent, kinds=kinds, after=after)
+
+    def run_ids(self) -> list[str]:
+        return self.inner.run_ids()
+
+    def close(self) -> None:
+        self.inner.close()

@@ -23,6 +23,7 @@ __all__ = [
     "PromptGiven",
     "RunFinished",
     "RunStarted",
+    "StopReason",
     "TaskFinished",
     "TaskStarted",
     "ToolCalled",
@@ -30,6 +31,8 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+StopReason = Literal["finished", "step_limit", "token_limit", "format_errors", "model_error", "interrupted"]
 
 
 class _Event(BaseModel):
@@ -157,7 +160,7 @@ class Decision(_Event):
 
 class AgentStopped(_Event):
     kind: Literal["agent_stopped"] = "agent_stopped"
-    reason: Literal["finished", "step_limit", "token_limit", "format_errors", "model_error", "interrupted"]
+    reason: StopReason
     summary: str = ""
     steps: int = 0
     usage: Usage = Usage()

@@ -1,5 +1,7 @@
 """Language models: the neutral protocol, providers, scripted models and prices."""
 
+from typing import TYPE_CHECKING
+
 from plait.models.base import (
     AssistantMessage,
     Message,
@@ -14,16 +16,23 @@ from plait.models.base import (
     UserMessage,
 )
 from plait.models.pricing import DEFAULT_PRICES, Price, PriceTable
+from plait.models.registry import make_model
 from plait.models.scripted import FunctionModel, ScriptedModel, ScriptTurn
+
+if TYPE_CHECKING:
+    from plait.models.anthropic_provider import AnthropicModel
+    from plait.models.openai_provider import OpenAIModel
 
 __all__ = [
     "DEFAULT_PRICES",
+    "AnthropicModel",
     "AssistantMessage",
     "FunctionModel",
     "Message",
     "Model",
     "ModelRequest",
     "ModelResponse",
+    "OpenAIModel",
     "Price",
     "PriceTable",
     "RetryHook",
@@ -34,4 +43,18 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "make_model",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import a provider, and its SDK, on first use: the SDKs take a second to import."""
+    if name == "AnthropicModel":
+        from plait.models.anthropic_provider import AnthropicModel
+
+        return AnthropicModel
+    if name == "OpenAIModel":
+        from plait.models.openai_provider import OpenAIModel
+
+        return OpenAIModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,116 @@
+"""The arguments of each tool, as pydantic models, and the JSON schemas the model is shown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from plait.models.base import ToolSpec
+
+__all__ = [
+    "EditFileArgs",
+    "FinishArgs",
+    "ListFilesArgs",
+    "ReadFileArgs",
+    "RunArgs",
+    "SearchArgs",
+    "WriteFileArgs",
+    "tool_spec",
+]
+
+
+class _Args(BaseModel):
+    # Models often add arguments nobody asked for; ignoring them costs nothing, refusing them costs a turn.
+    model_config = ConfigDict(extra="ignore")
+
+
+class ReadFileArgs(_Args):
+    """Read a text file, with line numbers. Long files are cut; read further with start_line and end_line."""
+
+    path: str = Field(description="File path, relative to the repository root.")
+    start_line: int | None = Field(None, ge=1, description="First line to show (1-based). Default: 1.")
+    end_line: int | None = Field(None, ge=1, description="Last line to show, inclusive. Default: the end.")
+
+
+class ListFilesArgs(_Args):
+    """List files (not directories) matching a glob, sorted, leaving out files git ignores."""
+
+    pattern: str = Field(
+        "**/*",
+        description="Glob such as 'src/**/*.py'; '*' stays within a directory, '**' crosses them. "
+        "A pattern without '/' matches file names at any depth, so '*.py' finds every Python file.",
+    )
+    path: str = Field(".", description="Directory to list, relative to the repository root.")
+
+
+class SearchArgs(_Args):
+    """Search file contents for a regular expression; prints matching lines as `path:line: text`."""
+
+    pattern: str = Field(description="Regular expression, such as 'def \\w+_total\\(' (escape literal parentheses).")
+    path: str = Field(".", description="File or directory to search in, relative to the repository root.")
+    glob: str | None = Field(None, description="Only search files matching this glob, such as '*.py'.")
+    ignore_case: bool = Field(False, description="Match regardless of case.")
+
+
+class EditFileArgs(_Args):
+    """Replace an exact piece of text in a file with new text.
+
+    `old` must match the file exactly, whitespace and indentation included, and occur once (include a few
+    surrounding lines to make it unique), unless replace_all is true. Read the file first.
+    """
+
+    path: str = Field(description="File path, relative to the repository root.")
+    old: str = Field(description="The exact text to replace.")
+    new: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one.")
+
+
+class WriteFileArgs(_Args):
+    """Create a file, or overwrite it completely, with the given content. Parent directories are created."""
+
+    path: str = Field(description="File path, relative to the repository root.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class RunArgs(_Args):
+    """Run a shell command with bash in the repository root and show its exit code and output.
+
+    Use it to run tests, linters and builds. There is no input and no terminal: do not start editors or
+    interactive programs. Background processes are killed when the command ends. Long output is cut in the middle.
+    """
+
+    command: str = Field(min_length=1, description="The bash command line, such as 'pytest -q tests/test_x.py'.")
+    timeout: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
+
+
+class FinishArgs(_Args):
+    """Declare the task done, or impossible, and stop. Call it once, as your last action."""
+
+    summary: str = Field(min_length=1, description="What you changed and why, or why the task cannot be done.")
+
+
+def _clean(node: Any) -> Any:
+    """Drop pydantic's titles and turn `X | None` into plain `X`, which every provider accepts."""
+    if isinstance(node, list):
+        return [_clean(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _clean(v) for k, v in node.items() if k != "title"}
+    options = out.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options:
+        rest = [o for o in options if o != {"type": "null"}]
+        if len(rest) == 1:
+            del out["anyOf"]
+            out = {**rest[0], **out}
+    if out.get("default", 0) is None:
+        del out["default"]
+    return out
+
+
+def tool_spec(name: str, args: type[BaseModel], description: str | None = None) -> ToolSpec:
+    """The spec of a tool whose arguments are `args`; the description defaults to the model's docstring."""
+    schema = _clean(args.model_json_schema())
+    schema.pop("description", None)
+    doc = description or " ".join((args.__doc__ or "").split())
+    return ToolSpec(name=name, description=doc, parameters=schema)

@@ -1,0 +1,174 @@
+"""The tool loop of one agent: query the model, run the tools it asks for, record every step.
+
+    run ─► step ─► (limits) ─► journal.complete ─► execute each tool call ─► record ─► step ...
+
+Every step is appended to the event log before the next one starts. The loop ends when the
+model calls `finish`, or a limit stops it; either way an `agent_stopped` event says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from plait.agent.prompts import task_prompt
+from plait.agent.tools import Toolbox, ToolOutcome
+from plait.errors import ModelError
+from plait.events.journal import Journal
+from plait.events.store import EventStore
+from plait.events.types import AgentStopped, Decision, Event, PromptGiven, StopReason, ToolCalled, ToolReturned
+from plait.models.base import Message, Model, ModelRequest, ToolCall, ToolResultMessage, Usage, UserMessage
+from plait.models.pricing import PriceTable
+
+__all__ = ["Agent", "AgentLimits", "AgentResult", "NoteSource"]
+
+NoteSource = Callable[[], Sequence[str]]
+"""Returns notes (from other agents, the planner, the merge queue) new since the last call."""
+
+_NO_TOOL = "Your reply called no tool. Call a tool to continue, or call finish with a summary when you are done."
+
+
+class AgentLimits(BaseModel):
+    max_steps: int = Field(60, ge=1)
+    max_tokens: int = Field(3_000_000, ge=1)
+    max_format_errors: int = Field(3, ge=1)
+    max_output_tokens: int = Field(8192, ge=1)
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    reason: StopReason
+    """finished, step_limit, token_limit, format_errors, model_error or interrupted."""
+    summary: str
+    steps: int
+    usage: Usage
+    cost_usd: float
+
+    @property
+    def ok(self) -> bool:
+        return self.reason == "finished"
+
+
+class _Stop(Exception):
+    """Ends the loop; carries why."""
+
+    def __init__(self, reason: StopReason, summary: str) -> None:
+        super().__init__(summary)
+        self.reason, self.summary = reason, summary
+
+
+class Agent:
+    """One coding agent bound to a model, a toolbox (its worktree) and the event log."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        agent_id: str,
+        model: Model,
+        toolbox: Toolbox,
+        store: EventStore,
+        prices: PriceTable,
+        system: str,
+        limits: AgentLimits | None = None,
+        notes: NoteSource | None = None,
+    ) -> None:
+        self.run_id, self.agent_id = run_id, agent_id
+        self._ids = {"run_id": run_id, "agent": agent_id}
+        self.model, self.toolbox, self.store = model, toolbox, store
+        self.system = system
+        self.limits = limits or AgentLimits()
+        self.notes = notes
+        self.journal = Journal(store, run_id, agent_id, prices)
+        self.messages: list[Message] = []
+        self.usage = Usage()
+        self.cost = 0.0
+        self.steps = 0
+        self._format_errors = 0
+
+    async def run(self, task: str) -> AgentResult:
+        """Work on `task` until the model finishes or a limit stops it."""
+        tools = self.toolbox.specs()
+        self._record(PromptGiven(**self._ids, system=self.system, user=task, tools=[t.name for t in tools]))
+        self.messages = [UserMessage(text=task_prompt(task))]
+        try:
+            while True:
+                await self.step()
+        except _Stop as stop:
+            return self._stopped(stop.reason, stop.summary)
+        except asyncio.CancelledError:
+            self._stopped("interrupted", "stopped by the user")
+            raise
+
+    async def step(self) -> None:
+        """One model call and the tool calls it asks for."""
+        self._check_limits()
+        self._take_notes()
+        request = ModelRequest(
+            system=self.system,
+            messages=tuple(self.messages),
+            tools=self.toolbox.specs(),
+            max_output_tokens=self.limits.max_output_tokens,
+        )
+        try:
+            response, cost = await self.journal.complete(self.model, request)
+        except ModelError as exc:
+            raise _Stop("model_error", str(exc)) from exc
+        self.steps += 1
+        self.usage, self.cost = self.usage + response.usage, self.cost + cost
+        self.messages.append(response.as_message())
+        if not response.tool_calls:
+            self.messages.append(UserMessage(text=_NO_TOOL))
+            self._count_format_error(True)
+            return
+        for call in response.tool_calls:
+            outcome = await self._execute(call)
+            if outcome.finished:
+                raise _Stop("finished", outcome.summary)
+
+    async def _execute(self, call: ToolCall) -> ToolOutcome:
+        self._record(ToolCalled(**self._ids, call=call))
+        started = time.monotonic()
+        outcome = await self.toolbox.execute(call)
+        failed = outcome.is_error or outcome.format_error
+        took = time.monotonic() - started
+        self._record(
+            ToolReturned(**self._ids, call_id=call.id, name=call.name, output=outcome.output, is_error=failed, duration_s=took)
+        )
+        self.messages.append(ToolResultMessage(call_id=call.id, name=call.name, content=outcome.output, is_error=failed))
+        self._count_format_error(outcome.format_error)
+        return outcome
+
+    def _count_format_error(self, malformed: bool) -> None:
+        self._format_errors = self._format_errors + 1 if malformed else 0
+        if self._format_errors >= self.limits.max_format_errors:
+            raise _Stop("format_errors", f"{self._format_errors} malformed replies in a row from the model")
+
+    def _check_limits(self) -> None:
+        if self.steps >= self.limits.max_steps:
+            raise _Stop("step_limit", f"reached the limit of {self.limits.max_steps} model calls")
+        if self.usage.total_tokens >= self.limits.max_tokens:
+            raise _Stop("token_limit", f"spent {self.usage.total_tokens} tokens of {self.limits.max_tokens} allowed")
+
+    def _take_notes(self) -> None:
+        notes = list(self.notes()) if self.notes else []
+        if notes:
+            delivered = f"delivered {len(notes)} note(s)"
+            self._record(Decision(**self._ids, topic="notes", decision=delivered, data={"notes": notes}))
+            self.messages.append(UserMessage(text="Notes from the rest of the run:\n\n" + "\n\n".join(notes)))
+
+    def _stopped(self, reason: StopReason, summary: str) -> AgentResult:
+        result = AgentResult(reason, summary, self.steps, self.usage, self.cost)
+        self._record(
+            AgentStopped(
+                **self._ids, reason=reason, summary=summary, steps=self.steps, usage=self.usage, cost_usd=self.cost
+            )
+        )
+        return result
+
+    def _record(self, event: Event) -> None:
+        self.store.append(event)

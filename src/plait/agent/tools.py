@@ -1,0 +1,173 @@
+"""The tools an agent calls, confined to its worktree: read, list, search, edit, write, run, finish."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from plait.agent import _files, _search
+from plait.agent._files import ToolFailure
+from plait.agent._tool_args import (
+    EditFileArgs,
+    FinishArgs,
+    ListFilesArgs,
+    ReadFileArgs,
+    RunArgs,
+    SearchArgs,
+    WriteFileArgs,
+    tool_spec,
+)
+from plait.models.base import ToolCall, ToolSpec
+from plait.workspace.command import CommandRunner
+from plait.workspace.paths import PathEscape, confine
+
+__all__ = ["ToolOutcome", "Toolbox"]
+
+_READ_TOOLS: dict[str, type[BaseModel]] = {
+    "read_file": ReadFileArgs,
+    "list_files": ListFilesArgs,
+    "search": SearchArgs,
+}
+_WRITE_TOOLS: dict[str, type[BaseModel]] = {
+    "edit_file": EditFileArgs,
+    "write_file": WriteFileArgs,
+    "run": RunArgs,
+}
+_RAW_SHOWN = 200
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a tool call produced: the observation for the model, and how the loop should treat it."""
+
+    output: str
+    is_error: bool = False
+    format_error: bool = False
+    """The call itself was malformed: unknown tool, bad JSON, a missing or invalid argument."""
+    finished: bool = False
+    """The finish tool was called."""
+    summary: str = ""
+
+
+def _shorten(text: str, limit: int = _RAW_SHOWN) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
+
+
+def _argument_problems(name: str, exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        if error["type"] == "missing":
+            problems.append(f"the required argument '{where}' is missing")
+        else:
+            problems.append(f"argument '{where}': {error['msg']} (got {_shorten(repr(error['input']), 80)})")
+    return f"invalid call of {name}: " + "; ".join(problems) + ". Call it again with valid arguments."
+
+
+class Toolbox:
+    """The tools of one agent, bound to its worktree `root` and a command runner."""
+
+    def __init__(
+        self,
+        root: Path,
+        runner: CommandRunner,
+        *,
+        command_timeout: float = 300,
+        output_limit: int = 16000,
+        read_only: bool = False,
+        use_ripgrep: bool | None = None,
+    ) -> None:
+        """`use_ripgrep` None uses `rg` when it is on PATH; False always searches in Python."""
+        self.root = root.absolute()
+        self.runner = runner
+        self.command_timeout = command_timeout
+        self.output_limit = output_limit
+        self.read_only = read_only
+        self._rg = shutil.which("rg") if use_ripgrep is not False else None
+        tools = dict(_READ_TOOLS) if read_only else {**_READ_TOOLS, **_WRITE_TOOLS}
+        self._args: dict[str, type[BaseModel]] = {**tools, "finish": FinishArgs}
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The tools offered, with JSON schemas and descriptions written for a model."""
+        return tuple(tool_spec(name, args) for name, args in self._args.items())
+
+    async def execute(self, call: ToolCall) -> ToolOutcome:
+        """Run one call; every failure becomes an observation the model can act on, never an exception."""
+        args_type = self._args.get(call.name)
+        if args_type is None:
+            valid = ", ".join(self._args)
+            note = " (this agent is read-only)" if call.name in _WRITE_TOOLS else ""
+            return ToolOutcome(f"unknown tool {call.name!r}{note}: the tools are {valid}.", format_error=True)
+        if call.arguments is None:
+            return ToolOutcome(
+                f"the arguments of {call.name} are not a JSON object: {_shorten(call.raw_arguments)!r}. "
+                "Send the arguments as one valid JSON object.",
+                format_error=True,
+            )
+        try:
+            args = args_type.model_validate(call.arguments)
+        except ValidationError as exc:
+            return ToolOutcome(_argument_problems(call.name, exc), format_error=True)
+        try:
+            return await self._dispatch(args)
+        except (PathEscape, ToolFailure) as exc:
+            return ToolOutcome(str(exc), is_error=True)
+        except OSError as exc:
+            return ToolOutcome(f"{call.name} failed: {exc.strerror or exc}", is_error=True)
+
+    def _path(self, path: str) -> Path:
+        return confine(self.root, path)
+
+    async def _dispatch(self, args: BaseModel) -> ToolOutcome:
+        limit = self.output_limit
+        match args:
+            case ReadFileArgs():
+                target = self._path(args.path)
+                text = await asyncio.to_thread(
+                    _files.read_file, target, args.path, args.start_line, args.end_line, limit
+                )
+            case ListFilesArgs():
+                base = self._path(args.path)
+                text = await asyncio.to_thread(_search.list_files, self.root, base, args.path, args.pattern, limit)
+            case SearchArgs():
+                base = self._path(args.path)
+                text = await asyncio.to_thread(
+                    _search.search,
+                    self.root,
+                    base,
+                    args.path,
+                    args.pattern,
+                    args.glob,
+                    args.ignore_case,
+                    limit,
+                    self._rg,
+                )
+            case EditFileArgs():
+                target = self._path(args.path)
+                text = await asyncio.to_thread(
+                    _files.edit_file, target, args.path, args.old, args.new, args.replace_all
+                )
+            case WriteFileArgs():
+                text = await asyncio.to_thread(_files.write_file, self._path(args.path), args.path, args.content)
+            case RunArgs():
+                return await self._run(args)
+            case FinishArgs():
+                return ToolOutcome("finished.", finished=True, summary=args.summary)
+            case _:
+                raise TypeError(f"no handler for {type(args).__name__}")
+        return ToolOutcome(text)
+
+    async def _run(self, args: RunArgs) -> ToolOutcome:
+        timeout = min(args.timeout or self.command_timeout, self.command_timeout)
+        result = await self.runner.run(args.command, cwd=self.root, timeout=timeout, output_limit=self.output_limit)
+        if result.timed_out:
+            head = f"timed out after {timeout:g}s, process tree killed"
+        elif result.exit_code is None:
+            head = "killed by a signal"
+        else:
+            head = f"exit code {result.exit_code}"
+        return ToolOutcome(f"{head}\n{result.output}", is_error=result.timed_out)

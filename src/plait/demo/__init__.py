@@ -1,0 +1,53 @@
+"""`plait demo`: a small bundled project, a task on it, and a scripted agent that does the task."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from plait.errors import UsageError
+from plait.models.scripted import ScriptedModel
+from plait.workspace import LocalRunner, Repo
+
+__all__ = ["demo_runner", "prepare_demo"]
+
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "plait demo",
+    "GIT_AUTHOR_EMAIL": "demo@plait.invalid",
+    "GIT_COMMITTER_NAME": "plait demo",
+    "GIT_COMMITTER_EMAIL": "demo@plait.invalid",
+}
+
+
+def prepare_demo(directory: Path | None, *, fast: bool) -> tuple[Repo, str, ScriptedModel]:
+    """Copy the bundled project to `directory` (a new temp dir by default), commit it, and load the script."""
+    bundle = resources.files("plait.demo")
+    target = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="plait-demo-")) / "tally"
+    if target.exists() and any(target.iterdir()):
+        raise UsageError(f"{target} is not empty: give --dir a new or empty directory")
+    with resources.as_file(bundle / "repo") as source:
+        shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    env = {**os.environ, **_IDENTITY}
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "tally: initial version"],
+    ):
+        subprocess.run(["git", *args], cwd=target, env=env, check=True, capture_output=True)
+    task = (bundle / "task.txt").read_text().strip()
+    with resources.as_file(bundle / "script.yaml") as script:
+        model = ScriptedModel.from_file(script)
+    if fast:
+        model.turns = [turn.model_copy(update={"delay": 0.0}) for turn in model.turns]
+    return Repo.discover(target), task, model
+
+
+def demo_runner() -> LocalRunner:
+    """Commands find this interpreter (and its pytest) first, whatever `python` means on PATH."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return LocalRunner(env={**os.environ, "PATH": path})

@@ -1,0 +1,5 @@
+import sys
+
+from tally.cli import main
+
+sys.exit(main())

@@ -1,0 +1,179 @@
+"""Anthropic Messages API with tool use; the system prompt and tools are marked for prompt caching."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from typing import Any, cast
+
+import anthropic
+import httpx2
+from anthropic.types import Message, MessageParam, TextBlockParam, ToolUnionParam
+
+from plait.errors import BadApiKey, ModelError, UnknownModel
+from plait.models._retry import Sleep, Transient, status_transient, with_retries
+from plait.models.base import (
+    AssistantMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryHook,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+__all__ = ["AnthropicModel"]
+
+
+def _blocks(message: UserMessage | AssistantMessage | ToolResultMessage) -> tuple[str, list[dict[str, Any]]]:
+    if isinstance(message, UserMessage):
+        return "user", [{"type": "text", "text": message.text}] if message.text else []
+    if isinstance(message, ToolResultMessage):
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.call_id, "content": message.content}
+        if message.is_error:
+            block["is_error"] = True
+        return "user", [block]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+    for call in message.tool_calls:
+        # A malformed call is sent with empty input: the API accepts only an object.
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments or {}})
+    return "assistant", blocks
+
+
+def to_messages(request: ModelRequest) -> list[MessageParam]:
+    """The neutral conversation as alternating user and assistant turns; consecutive tool results share one."""
+    out: list[dict[str, Any]] = []
+    for message in request.messages:
+        role, blocks = _blocks(message)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return cast(list[MessageParam], out)
+
+
+def to_system(request: ModelRequest) -> list[TextBlockParam]:
+    return [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]
+
+
+def to_tools(request: ModelRequest) -> list[ToolUnionParam]:
+    tools: list[dict[str, Any]] = [
+        {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
+    ]
+    if tools:
+        tools[-1]["cache_control"] = {"type": "ephemeral"}
+    return cast(list[ToolUnionParam], tools)
+
+
+def from_message(message: Message, name: str) -> ModelResponse:
+    """An Anthropic reply as a neutral response; `input_tokens` counts cached tokens too."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in message.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "tool_use":
+            raw = block.input if isinstance(block.input, dict | str) else None
+            calls.append(ToolCall.parse(block.id, block.name, raw))
+    u = message.usage
+    read, written = u.cache_read_input_tokens or 0, u.cache_creation_input_tokens or 0
+    usage = Usage(
+        input_tokens=u.input_tokens + read + written,
+        output_tokens=u.output_tokens,
+        cached_tokens=read,
+        cache_write_tokens=written,
+    )
+    return ModelResponse(
+        text="".join(texts), tool_calls=tuple(calls), usage=usage, model=name, stop_reason=message.stop_reason or ""
+    )
+
+
+def _server_message(exc: anthropic.APIStatusError) -> str:
+    text = exc.api_message or exc.response.text or exc.message
+    return " ".join(text.split())[:500]
+
+
+class AnthropicModel:
+    """A Claude model behind the Anthropic Messages API."""
+
+    def __init__(
+        self,
+        name: str,
+        model_id: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        max_retries: int = 6,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._name = name
+        self.model_id = model_id
+        self.base_url = base_url or "https://api.anthropic.com"
+        self._api_key = api_key
+        self._timeout = timeout
+        self._max_retries = max_retries
+        self._sleep = sleep
+        self._ssl: ssl.SSLContext | None = None
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def _client(self) -> anthropic.AsyncAnthropic:
+        """A client for one call, so no connection outlives the event loop that opened it."""
+        if self._ssl is None:
+            self._ssl = httpx2.create_ssl_context()
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            timeout=self._timeout,
+            max_retries=0,
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=self._ssl),
+        )
+
+    def _classify(self, exc: Exception) -> Transient | None:
+        if isinstance(exc, anthropic.APIStatusError):
+            return status_transient(exc.status_code, exc.response.headers, _server_message(exc))
+        if isinstance(exc, anthropic.APITimeoutError):
+            return Transient(f"no reply from {self.base_url} within {self._timeout:g}s")
+        if isinstance(exc, anthropic.APIConnectionError):
+            return Transient(f"cannot connect to {self.base_url}")
+        return None
+
+    def _error(self, exc: anthropic.APIError) -> ModelError:
+        if not isinstance(exc, anthropic.APIStatusError):
+            return ModelError(f"{self._name} failed: {' '.join(exc.message.split())}")
+        status, message = exc.status_code, _server_message(exc)
+        if status == 401:
+            return BadApiKey("anthropic rejected the API key (401): check ANTHROPIC_API_KEY")
+        if status == 404:
+            return UnknownModel(f"anthropic at {self.base_url} does not know model '{self.model_id}': {message}")
+        return ModelError(f"{self._name} rejected the request ({status}): {message}")
+
+    async def _once(self, request: ModelRequest) -> Message:
+        async with self._client() as client:
+            return await client.messages.create(
+                model=self.model_id,
+                max_tokens=request.max_output_tokens,
+                system=to_system(request) if request.system else anthropic.omit,
+                messages=to_messages(request),
+                tools=to_tools(request) if request.tools else anthropic.omit,
+            )
+
+    async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
+        try:
+            message = await with_retries(
+                lambda: self._once(request),
+                classify=self._classify,
+                max_retries=self._max_retries,
+                label=self._name,
+                on_retry=on_retry,
+                sleep=self._sleep,
+            )
+        except anthropic.APIError as exc:
+            raise self._error(exc) from exc
+        return from_message(message, self._name)

@@ -1,0 +1,86 @@
+"""Turns a model spec such as `anthropic:claude-sonnet-4-5` into a `Model`, finding its key and URL."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from pydantic import SecretStr
+
+from plait.errors import MissingApiKey, UsageError
+from plait.models.base import Model
+from plait.models.scripted import ScriptedModel
+
+if TYPE_CHECKING:  # plait.settings imports plait.models for prices
+    from plait.settings import Settings
+
+__all__ = ["SPEC_FORMS", "make_model"]
+
+SPEC_FORMS = "openai:NAME, anthropic:NAME, openai-compatible:NAME@URL or scripted:FILE"
+_COMPATIBLE_EXAMPLE = "openai-compatible:qwen2.5-coder@http://localhost:11434/v1"
+_COMPATIBLE = re.compile(r"(?P<name>[^@]+)@(?P<url>https?://\S+)")
+
+
+def _key(setting: SecretStr | None, env: Mapping[str, str], var: str, field: str) -> str:
+    if setting is not None and setting.get_secret_value():
+        return setting.get_secret_value()
+    if env.get(var):
+        return env[var]
+    raise MissingApiKey(f"{var} is not set: export it, or set {field} in ~/.config/plait/config.toml")
+
+
+def make_model(spec: str, settings: Settings, env: Mapping[str, str] | None = None) -> Model:
+    """Build the model `spec` names.
+
+    Args:
+        spec: `openai:NAME`, `anthropic:NAME`, `openai-compatible:NAME@URL` or `scripted:FILE`.
+        settings: Gives the API keys, the request timeout and the retry count.
+        env: Where OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL and ANTHROPIC_BASE_URL
+            are looked up when settings lack them; `os.environ` by default.
+
+    Raises:
+        UsageError: The spec is malformed.
+        MissingApiKey: The provider needs a key and none is set.
+        ScriptError: A scripted model's file cannot be read.
+    """
+    env = os.environ if env is None else env
+    provider, _, rest = spec.partition(":")
+    rest = rest.strip()
+    if not rest:
+        raise UsageError(f"model '{spec}' is not valid: use {SPEC_FORMS}")
+    timeout, retries = settings.request_timeout, settings.max_retries
+    # Each provider's SDK is imported when first needed: together they take a second to import.
+    if provider == "openai":
+        from plait.models.openai_provider import OpenAIModel
+
+        key = _key(settings.openai_api_key, env, "OPENAI_API_KEY", "openai_api_key")
+        url = env.get("OPENAI_BASE_URL") or None
+        return OpenAIModel(spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries)
+    if provider == "anthropic":
+        from plait.models.anthropic_provider import AnthropicModel
+
+        key = _key(settings.anthropic_api_key, env, "ANTHROPIC_API_KEY", "anthropic_api_key")
+        url = env.get("ANTHROPIC_BASE_URL") or None
+        return AnthropicModel(spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries)
+    if provider == "openai-compatible":
+        from plait.models.openai_provider import OpenAIModel
+
+        match = _COMPATIBLE.fullmatch(rest)
+        if match is None:
+            raise UsageError(f"model '{spec}' needs a server URL: use {_COMPATIBLE_EXAMPLE}")
+        secret = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
+        key = secret or env.get("OPENAI_API_KEY") or "not-needed"
+        return OpenAIModel(
+            spec,
+            match["name"],
+            api_key=key,
+            base_url=match["url"],
+            timeout=timeout,
+            max_retries=retries,
+            provider=provider,
+        )
+    if provider == "scripted":
+        return ScriptedModel.from_file(rest)
+    raise UsageError(f"model '{spec}' has an unknown provider '{provider}': use {SPEC_FORMS}")

@@ -1,0 +1,1 @@
+"""Running tasks: orchestration of agents, worktrees and the event log."""

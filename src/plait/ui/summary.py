@@ -1,0 +1,97 @@
+"""What a person wants to know of a run, computed from its events alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from plait.events.store import EventStore
+from plait.events.types import (
+    Event,
+    ModelCallFinished,
+    RunFinished,
+    RunStarted,
+    TaskFinished,
+    ToolCalled,
+)
+from plait.models.base import Usage
+
+__all__ = ["RunSummary", "summarize"]
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    task: str = ""
+    model: str = ""
+    repo: str = ""
+    base_commit: str = ""
+    started: float = 0.0
+    ended: float | None = None
+    status: str = "running"
+    """running (or unfinished, if its process died), done, failed or interrupted."""
+    reason: str = ""
+    branch: str = ""
+    commit: str = ""
+    model_calls: int = 0
+    tool_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    tasks: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.ended is None else self.ended - self.started
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "run_id": self.run_id,
+            "task": self.task,
+            "model": self.model,
+            "repo": self.repo,
+            "base_commit": self.base_commit,
+            "status": self.status,
+            "reason": self.reason,
+            "branch": self.branch,
+            "commit": self.commit,
+            "started": self.started,
+            "duration_s": self.duration_s,
+            "model_calls": self.model_calls,
+            "tool_calls": self.tool_calls,
+            "usage": self.usage.model_dump(),
+            "cost_usd": round(self.cost_usd, 6),
+            "tasks": self.tasks,
+        }
+
+
+def summarize(run_id: str, events: list[Event]) -> RunSummary:
+    s = RunSummary(run_id=run_id)
+    for event in events:
+        if isinstance(event, RunStarted):
+            s.task, s.model, s.repo, s.base_commit, s.started = (
+                event.task,
+                event.model,
+                event.repo,
+                event.base_commit,
+                event.ts,
+            )
+        elif isinstance(event, ModelCallFinished):
+            s.model_calls += 1
+            s.usage = s.usage + event.response.usage
+            s.cost_usd += event.cost_usd
+        elif isinstance(event, ToolCalled):
+            s.tool_calls += 1
+        elif isinstance(event, TaskFinished):
+            s.tasks[event.agent] = event.status
+        elif isinstance(event, RunFinished):
+            s.status, s.reason, s.branch, s.commit, s.ended = (
+                event.status,
+                event.reason,
+                event.branch,
+                event.commit,
+                event.ts,
+            )
+    return s
+
+
+def load_summary(store: EventStore, run_id: str) -> RunSummary:
+    return summarize(run_id, store.events(run_id))

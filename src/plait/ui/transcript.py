@@ -1,0 +1,108 @@
+"""`plait show`: a run's transcript as a person reads it, from the event log."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console, Group, RenderableType
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.text import Text
+
+from plait.events.types import (
+    AgentStopped,
+    Committed,
+    Decision,
+    Event,
+    ModelCallFailed,
+    ModelCallFinished,
+    ModelCallRetried,
+    PromptGiven,
+    RunFinished,
+    RunStarted,
+    TaskStarted,
+    ToolCalled,
+    ToolReturned,
+)
+from plait.ui.summary import summarize
+
+__all__ = ["render_transcript"]
+
+
+def _clip(text: str, lines: int) -> str:
+    rows = text.splitlines()
+    if lines <= 0 or len(rows) <= lines:
+        return text
+    keep = max(lines // 2, 1)
+    return "\n".join([*rows[:keep], f"… {len(rows) - 2 * keep} more lines …", *rows[-keep:]])
+
+
+def _render_event(event: Event, max_lines: int) -> RenderableType | None:  # noqa: C901 - one branch per kind
+    who = f"[cyan]{escape(event.agent)}[/] " if event.agent else ""
+    if isinstance(event, RunStarted):
+        return Text.from_markup(
+            f"[bold]Run {escape(event.run_id)}[/] on {escape(event.repo)} from {escape(event.base_ref)} "
+            f"@ {event.base_commit[:10]}{' (snapshot)' if event.snapshot else ''}, model {escape(event.model)}"
+        )
+    if isinstance(event, TaskStarted):
+        return Text.from_markup(f"{who}works on branch [bold]{escape(event.branch)}[/]")
+    if isinstance(event, PromptGiven):
+        return Panel(escape(event.user), title=f"{who}task", title_align="left", border_style="blue")
+    if isinstance(event, ModelCallFinished):
+        u = event.response.usage
+        head = (
+            f"{who}[dim]model call {event.call}: {u.input_tokens} in ({u.cached_tokens} cached), "
+            f"{u.output_tokens} out, ${event.cost_usd:.4f}, {event.duration_s:.1f}s[/]"
+        )
+        text = event.response.text.strip()
+        return Group(Text.from_markup(head), Text(text, style="italic")) if text else Text.from_markup(head)
+    if isinstance(event, ModelCallRetried):
+        return Text.from_markup(f"{who}[yellow]retry {event.attempt} in {event.wait_s:.1f}s: {escape(event.reason)}[/]")
+    if isinstance(event, ModelCallFailed):
+        return Text.from_markup(f"{who}[red]model call {event.call} failed: {escape(event.error)}[/]")
+    if isinstance(event, ToolCalled):
+        args = event.call.arguments
+        shown = json.dumps(args, indent=2) if args is not None else f"malformed: {event.call.raw_arguments}"
+        return Group(
+            Text.from_markup(f"{who}[bold]→ {escape(event.call.name)}[/]"),
+            Syntax(_clip(shown, max_lines), "json", theme="ansi_dark", word_wrap=True),
+        )
+    if isinstance(event, ToolReturned):
+        style = "red" if event.is_error else "green"
+        return Panel(
+            Text(_clip(event.output, max_lines)),
+            title=f"{escape(event.name)} {'error' if event.is_error else 'result'} ({event.duration_s:.1f}s)",
+            title_align="left",
+            border_style=style,
+        )
+    if isinstance(event, Decision):
+        return Text.from_markup(f"{who}[yellow]decision ({escape(event.topic)}): {escape(event.decision)}[/]")
+    if isinstance(event, AgentStopped):
+        return Text.from_markup(f"{who}[bold]stopped: {event.reason}[/] {escape(event.summary)}")
+    if isinstance(event, Committed):
+        files = ", ".join(event.files[:12]) + (" …" if len(event.files) > 12 else "")
+        return Text.from_markup(f"{who}committed [bold]{event.sha[:10]}[/] on {escape(event.branch)}: {escape(files)}")
+    if isinstance(event, RunFinished):
+        return Text.from_markup(f"[bold]Run {event.status}[/] {escape(event.reason)}")
+    return None
+
+
+def render_transcript(
+    console: Console, run_id: str, events: list[Event], *, diff: str = "", agent: str | None = None, max_lines: int = 40
+) -> None:
+    """Print the transcript of a run (or of one agent), then its totals and the final diff."""
+    for event in events:
+        if agent is not None and event.agent not in ("", agent):
+            continue
+        shown = _render_event(event, max_lines)
+        if shown is not None:
+            console.print(shown)
+    s = summarize(run_id, events)
+    console.rule()
+    console.print(
+        f"{s.model_calls} model calls, {s.tool_calls} tool calls, {s.usage.input_tokens} tokens in "
+        f"({s.usage.cached_tokens} cached), {s.usage.output_tokens} out, ${s.cost_usd:.4f}"
+    )
+    if diff:
+        console.print(Syntax(diff, "diff", theme="ansi_dark", word_wrap=True))

@@ -1,0 +1,255 @@
+"""Run an agent's shell command: own session, scrubbed environment, capped output, whole tree killed."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import fnmatch
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["CommandResult", "CommandRunner", "LocalRunner", "cap_output", "scrub_env"]
+
+_SECRET_NAMES = (
+    "*_API_KEY",
+    "*_TOKEN",
+    "*_SECRET*",
+    "*PASSWORD*",
+    "SSH_AUTH_SOCK",
+    "AWS_*",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AZURE_*",
+)
+_READ_SIZE = 65536
+
+
+class CommandResult(BaseModel):
+    """What a command did. `exit_code` is None when it was killed by a signal (a timeout included)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    exit_code: int | None
+    output: str
+    """Combined stdout and stderr, head and tail kept when longer than the limit."""
+    timed_out: bool = False
+    truncated: bool = False
+    duration_s: float = 0.0
+
+
+class CommandRunner(Protocol):
+    """Runs one shell command in a directory; a sandbox wraps or replaces `LocalRunner` behind this."""
+
+    async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109
+        """Run `command` with bash in `cwd`, killing it and its descendants after `timeout` seconds."""
+        ...
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """A copy of `env` without credentials, with git prompts and pagers turned off."""
+    kept = {k: v for k, v in env.items() if not any(fnmatch.fnmatchcase(k.upper(), p) for p in _SECRET_NAMES)}
+    kept.update(GIT_TERMINAL_PROMPT="0", PAGER="cat", GIT_PAGER="cat")
+    return kept
+
+
+def _marker(cut: int) -> str:
+    return f"\n[... {cut} characters cut ...]\n"
+
+
+def _keep(total: int, limit: int) -> int:
+    return max(limit - len(_marker(total)), 0)
+
+
+def cap_output(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` characters, else its head and tail around a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    keep = _keep(len(text), limit)
+    head = keep // 2
+    tail = keep - head
+    return text[:head] + _marker(len(text) - keep) + (text[-tail:] if tail else "")
+
+
+class _Capture:
+    """Keeps the first and last `limit` characters of a stream, and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.total = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: deque[str] = deque()
+        self._tail_len = 0
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        self.total += len(text)
+        if self._head_len < self.limit:
+            taken = text[: self.limit - self._head_len]
+            self._head.append(taken)
+            self._head_len += len(taken)
+            text = text[len(taken) :]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            while self._tail and self._tail_len - len(self._tail[0]) >= self.limit:
+                self._tail_len -= len(self._tail.popleft())
+
+    def text(self) -> str:
+        head, tail = "".join(self._head), "".join(self._tail)
+        if self.total == len(head) + len(tail):
+            return cap_output(head + tail, self.limit)
+        keep = _keep(self.total, self.limit)
+        tail_keep = keep - keep // 2
+        return head[: keep // 2] + _marker(self.total - keep) + (tail[-tail_keep:] if tail_keep else "")
+
+
+def _stat(pid: int) -> tuple[int, int, int, str, str] | None:
+    """(ppid, pgrp, session, state, start time) of a process from /proc, or None if it is gone."""
+    try:
+        data = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = data[data.rfind(")") + 2 :].split()
+    return int(fields[1]), int(fields[2]), int(fields[3]), fields[0], fields[19]
+
+
+def _tree(leader: int) -> dict[int, str]:
+    """Live processes in the leader's session or group and their descendants, even those that called setsid.
+
+    Found by walking /proc (Linux only; elsewhere only the process group is killed). A descendant whose
+    parent already died was re-parented and cannot be found this way.
+    """
+    stats: dict[int, tuple[int, int, int, str, str]] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit() and (stat := _stat(int(entry.name))) is not None:
+                stats[int(entry.name)] = stat
+    stats = {pid: s for pid, s in stats.items() if s[3] != "Z"}
+    found = {pid: s[4] for pid, s in stats.items() if leader in (pid, s[1], s[2])}
+    grew = True
+    while grew:
+        grew = False
+        for pid, (ppid, _, _, _, start) in stats.items():
+            if ppid in found and pid not in found:
+                found[pid] = start
+                grew = True
+    return found
+
+
+def _alive(pid: int, start: str) -> bool:
+    stat = _stat(pid)
+    return stat is not None and stat[4] == start and stat[3] != "Z"
+
+
+def _signal(leader: int, pids: Mapping[int, str], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(leader, sig)
+    for pid, start in pids.items():
+        if _alive(pid, start):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+
+
+async def _exited(proc: asyncio.subprocess.Process, seconds: float) -> bool:
+    """Wait up to `seconds` for the process to exit; False if it is still running."""
+    try:
+        await asyncio.wait_for(proc.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def _kill_tree(proc: asyncio.subprocess.Process, grace: float) -> None:
+    """SIGTERM the process tree, wait up to `grace` seconds, then SIGKILL what is left."""
+    pids = _tree(proc.pid)
+    if proc.returncode is not None and not pids:
+        return
+    _signal(proc.pid, pids, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        await _exited(proc, 0.05)
+        await asyncio.sleep(0.01)
+        pids = {p: s for p, s in pids.items() if p != proc.pid and _alive(p, s)}
+        if proc.returncode is not None and not pids and not _tree(proc.pid):
+            return
+    _signal(proc.pid, {**pids, **_tree(proc.pid)}, signal.SIGKILL)
+
+
+async def _pump(stream: asyncio.StreamReader, capture: _Capture) -> None:
+    while chunk := await stream.read(_READ_SIZE):
+        capture.feed(chunk)
+    capture.feed(b"", final=True)
+
+
+class LocalRunner:
+    """Runs commands directly on this machine, with no sandbox: `bash -c` in a new session."""
+
+    def __init__(self, *, env: Mapping[str, str] | None = None, grace: float = 2.0, drain: float = 1.0) -> None:
+        """`env` defaults to this process's environment at run time; credentials are always scrubbed from it.
+
+        `grace` is how long a process tree gets between SIGTERM and SIGKILL; `drain` how long output is
+        still read after the command ended, from descendants it left behind.
+        """
+        self._env = env
+        self._grace = grace
+        self._drain = drain
+
+    async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109
+        """Run `command`; when it ends or times out, its leftover background processes are killed too."""
+        started = time.monotonic()
+        capture = _Capture(output_limit)
+        # Our own pipe, not asyncio's: a descendant that escaped the kill may hold it open, and we must be
+        # able to stop reading and close it; `Process.wait()` would also wait for asyncio's pipes to close.
+        read_fd, write_fd = os.pipe()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                command,
+                cwd=cwd,
+                env=scrub_env(os.environ if self._env is None else self._env),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+        stream = asyncio.StreamReader()
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0)
+        )
+        reader = asyncio.ensure_future(_pump(stream, capture))
+        timed_out = False
+        try:
+            timed_out = not await _exited(proc, timeout)
+            await _kill_tree(proc, self._grace if timed_out else 0.2)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reader), self._drain)
+        finally:
+            if proc.returncode is None:
+                _signal(proc.pid, _tree(proc.pid), signal.SIGKILL)
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            transport.close()
+        code = proc.returncode
+        return CommandResult(
+            exit_code=None if timed_out or code is None or code < 0 else code,
+            output=capture.text(),
+            timed_out=timed_out,
+            truncated=capture.total > output_limit,
+            duration_s=round(time.monotonic() - started, 3),
+        )

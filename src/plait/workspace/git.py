@@ -1,0 +1,234 @@
+"""The git CLI, run so that no repository hook ever fires: the user's repository and agents' worktrees."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from plait.errors import EnvironmentProblem, PlaitError
+
+__all__ = ["PLAIT_IDENTITY", "GitError", "Repo", "Worktree"]
+
+PLAIT_IDENTITY: Mapping[str, str] = {
+    "GIT_AUTHOR_NAME": "plait",
+    "GIT_AUTHOR_EMAIL": "plait@localhost",
+    "GIT_COMMITTER_NAME": "plait",
+    "GIT_COMMITTER_EMAIL": "plait@localhost",
+}
+"""The identity of every commit plait makes, so committing works where no git user is configured."""
+
+_CONFIG = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "commit.gpgsign=false",
+)
+_INHERITED_GIT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+
+
+class GitError(PlaitError):
+    """A git command failed; the message names the command and git's first line of complaint."""
+
+    exit_code = 3
+
+    def __init__(self, command: str, detail: str) -> None:
+        super().__init__(f"git {command} failed: {detail}")
+        self.command = command
+        self.detail = detail
+
+
+def _first_line(text: str, fallback: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), fallback)
+
+
+def _environment(extra: Mapping[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _INHERITED_GIT_VARS}
+    env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat", GIT_OPTIONAL_LOCKS="0")
+    env.update(extra or {})
+    return env
+
+
+def _run(
+    args: tuple[str, ...], cwd: Path, env: Mapping[str, str] | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", *_CONFIG, *args],
+            cwd=cwd,
+            env=_environment(env),
+            input=input,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        if shutil.which("git") is None:
+            raise EnvironmentProblem("git is not installed or not on PATH: install git and try again") from exc
+        raise EnvironmentProblem(f"{cwd} does not exist: run plait from a git checkout") from exc
+    except OSError as exc:
+        raise GitError(shlex.join(args), str(exc)) from exc
+
+
+@dataclass(frozen=True)
+class Repo:
+    """The user's repository: `root` is the top of its work tree, `common_dir` the `.git` all worktrees share."""
+
+    root: Path
+    common_dir: Path
+
+    @classmethod
+    def discover(cls, path: Path) -> Repo:
+        """The repository containing `path`; raises `EnvironmentProblem` when there is none or it has no commits."""
+        start = path if path.is_dir() else path.parent
+        top = _run(("rev-parse", "--show-toplevel"), start)
+        if top.returncode != 0 or not top.stdout.strip():
+            raise EnvironmentProblem(
+                f"{path} is not inside a git repository: run plait from a git checkout, or `git init` first"
+            )
+        root = Path(top.stdout.strip())
+        common = _run(("rev-parse", "--git-common-dir"), root)
+        if common.returncode != 0:
+            raise GitError("rev-parse --git-common-dir", _first_line(common.stderr, "no common dir"))
+        repo = cls(root=root, common_dir=(root / common.stdout.strip()).resolve())
+        if _run(("rev-parse", "--verify", "--quiet", "HEAD^{commit}"), root).returncode != 0:
+            raise EnvironmentProblem(
+                f"the repository at {root} has no commits yet: "
+                "commit something first, plait starts agents from a commit"
+            )
+        return repo
+
+    def git(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,
+        check: bool = True,
+    ) -> str:
+        """Run git with hooks disabled and no prompts; return stdout, raising `GitError` on failure if `check`."""
+        done = _run(args, cwd or self.root, env, input)
+        if check and done.returncode != 0:
+            raise GitError(shlex.join(args), _first_line(done.stderr, f"exit status {done.returncode}"))
+        return done.stdout
+
+    def head(self) -> str:
+        """The sha of HEAD."""
+        return self.git("rev-parse", "--verify", "HEAD^{commit}").strip()
+
+    def head_ref(self) -> str:
+        """The current branch name, or "HEAD" when detached."""
+        return self.git("symbolic-ref", "--quiet", "--short", "HEAD", check=False).strip() or "HEAD"
+
+    def dirty_paths(self) -> list[str]:
+        """Paths with uncommitted changes, untracked files included and ignored ones not."""
+        out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+        return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
+
+    def snapshot(self, message: str) -> str:
+        """Commit the work tree as it is, untracked files included, without touching the index, files or branches.
+
+        The commit's parent is HEAD; a ref under `refs/plait/snapshots/` keeps it from being collected.
+        """
+        head = self.head()
+        index = Path(self.git("rev-parse", "--git-path", "index").strip())
+        index = index if index.is_absolute() else self.root / index
+        with tempfile.TemporaryDirectory(dir=self.plait_dir(), prefix="snapshot-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            try:
+                # A copy of the user's index keeps its stat data (so add -A is fast) and its sparse-checkout bits.
+                shutil.copyfile(index, env["GIT_INDEX_FILE"])
+            except OSError:
+                self.git("read-tree", head, env=env)
+            self.git("add", "--all", "--", ".", env=env)
+            tree = self.git("write-tree", env=env).strip()
+        sha = self.git("commit-tree", tree, "-p", head, env=PLAIT_IDENTITY, input=message).strip()
+        self.git("update-ref", f"refs/plait/snapshots/{sha}", sha)
+        return sha
+
+    def plait_dir(self) -> Path:
+        """plait's own directory inside the shared `.git`, created on first use."""
+        path = self.common_dir / "plait"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def branch_exists(self, name: str) -> bool:
+        """Whether a local branch of that name exists."""
+        return bool(self.git("rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False).strip())
+
+    def delete_branch(self, name: str) -> None:
+        """Delete a local branch, merged or not."""
+        self.git("branch", "-D", "--", name)
+
+    def add_worktree(self, path: Path, branch: str, base: str) -> Worktree:
+        """Check out a new branch `branch` at `base` in a new worktree at `path`."""
+        if self.branch_exists(branch):
+            raise GitError(
+                f"worktree add -b {branch}",
+                f"branch '{branch}' already exists: pick another name or delete it with `git branch -D {branch}`",
+            )
+        sha = self.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
+        path = path.absolute()
+        self.git("worktree", "add", "--quiet", "-b", branch, str(path), sha)
+        return Worktree(path=path, branch=branch, base=sha, repo=self)
+
+    def worktrees(self) -> list[Path]:
+        """Every worktree of the repository, the main one first."""
+        out = self.git("worktree", "list", "--porcelain")
+        return [Path(line.removeprefix("worktree ")) for line in out.splitlines() if line.startswith("worktree ")]
+
+    def prune_worktrees(self) -> None:
+        """Forget worktrees whose directories are gone."""
+        self.git("worktree", "prune")
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """An agent's checkout: its own directory and branch, started at commit `base`."""
+
+    path: Path
+    branch: str
+    base: str
+    repo: Repo
+
+    def _git(self, *args: str, env: Mapping[str, str] | None = None, input: str | None = None) -> str:
+        return self.repo.git(*args, cwd=self.path, env=env, input=input)
+
+    def commit_all(self, message: str) -> str | None:
+        """Stage and commit every change as plait; return the new sha, or None when nothing changed."""
+        self._git("add", "--all")
+        if not self._git("diff", "--cached", "--name-only", "--no-renames").strip():
+            return None
+        self._git(
+            "commit", "--quiet", "--no-verify", "--allow-empty-message", "-F", "-", env=PLAIT_IDENTITY, input=message
+        )
+        return self.head()
+
+    def changed_files(self, since: str) -> list[str]:
+        """Paths that differ between commit `since` and HEAD (both sides of a rename)."""
+        out = self._git("diff", "--name-only", "-z", "--no-renames", since, "HEAD", "--")
+        return [name for name in out.split("\0") if name]
+
+    def diff(self, since: str, stat: bool = False) -> str:
+        """The diff from commit `since` to HEAD, or its `--stat` summary."""
+        mode = ("--stat",) if stat else ()
+        return self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", *mode, since, "HEAD", "--")
+
+    def head(self) -> str:
+        """The sha of this worktree's HEAD."""
+        return self._git("rev-parse", "--verify", "HEAD^{commit}").strip()
+
+    def remove(self, delete_branch: bool = False) -> None:
+        """Delete the worktree's directory and git's record of it; optionally its branch too."""
+        if self.path.exists():
+            self.repo.git("worktree", "remove", "--force", "--force", str(self.path))
+        self.repo.prune_worktrees()
+        if delete_branch and self.repo.branch_exists(self.branch):
+            self.repo.delete_branch(self.branch)

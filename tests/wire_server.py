@@ -1,0 +1,297 @@
+"""A local HTTP server that speaks the OpenAI Chat Completions and Anthropic Messages wire formats.
+
+Point a real SDK (or `plait run`) at it to test providers over real HTTP without a network:
+
+    with WireServer([{"text": "hi"}, {"tool_calls": [{"name": "finish", "arguments": {}}]}]) as server:
+        model = OpenAIModel("openai:m", "m", api_key="k", base_url=server.openai_url, ...)
+        ...
+    server.requests[0].body["messages"]   # what the SDK sent
+
+Each reply is a neutral dict, rendered in the format of the endpoint that was called:
+
+    {"text": "...", "tool_calls": [{"name": "f", "arguments": {...} or "raw json", "id": optional}],
+     "usage": {"input_tokens": 10, "output_tokens": 5, "cached_tokens": 0, "cache_write_tokens": 0},
+     "stop_reason": optional}
+    {"status": 429, "message": "slow down", "headers": {"retry-after-ms": "10"}, "type": opt, "code": opt}
+    {"raw": {...any JSON...}, "status": 200, "headers": {...}}     sent as is, for malformed replies
+
+`input_tokens` counts every prompt token, cached or not, as plait's `Usage` does; the
+Anthropic rendering splits it into fresh, cache-read and cache-write tokens.
+
+Replies come from a queue (`push`) or from a callable `(format, request_body) -> reply`,
+where format is "openai" or "anthropic". A request with nothing queued gets a 418 error
+whose message says so, which no client retries.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+__all__ = ["Recorded", "Reply", "ReplyFunction", "WireServer"]
+
+Reply = Mapping[str, Any]
+ReplyFunction = Callable[[str, dict[str, Any]], Reply]
+
+_OPENAI_ERRORS = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error"}
+_ANTHROPIC_ERRORS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+_OPENAI_CODES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request the server received."""
+
+    format: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class _State:
+    replies: deque[Reply] = field(default_factory=deque)
+    function: ReplyFunction | None = None
+    requests: list[Recorded] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _usage(reply: Reply) -> tuple[int, int, int, int]:
+    usage = reply.get("usage") or {}
+    return (
+        int(usage.get("input_tokens", 10)),
+        int(usage.get("output_tokens", 5)),
+        int(usage.get("cached_tokens", 0)),
+        int(usage.get("cache_write_tokens", 0)),
+    )
+
+
+def _arguments(call: Mapping[str, Any]) -> Any:
+    return call.get("arguments", {})
+
+
+def openai_body(reply: Reply, model: str, number: int) -> dict[str, Any]:
+    """A Chat Completions response for a neutral reply."""
+    calls = [
+        {
+            "id": call.get("id") or f"call_{number}_{i + 1}",
+            "type": "function",
+            "function": {"name": call["name"], "arguments": _as_text(_arguments(call))},
+        }
+        for i, call in enumerate(reply.get("tool_calls", []))
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": reply.get("text") or None}
+    if calls:
+        message["tool_calls"] = calls
+    inp, out, cached, written = _usage(reply)
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": 1_700_000_000 + number,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": reply.get("stop_reason") or ("tool_calls" if calls else "stop"),
+            }
+        ],
+        "usage": {
+            "prompt_tokens": inp,
+            "completion_tokens": out,
+            "total_tokens": inp + out,
+            "prompt_tokens_details": {"cached_tokens": cached, "cache_write_tokens": written},
+        },
+    }
+
+
+def anthropic_body(reply: Reply, model: str, number: int) -> dict[str, Any]:
+    """A Messages API response for a neutral reply."""
+    content: list[dict[str, Any]] = []
+    if reply.get("text"):
+        content.append({"type": "text", "text": reply["text"]})
+    for i, call in enumerate(reply.get("tool_calls", [])):
+        args = _arguments(call)
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id") or f"toolu_{number}_{i + 1}",
+                "name": call["name"],
+                "input": json.loads(args) if isinstance(args, str) else args,
+            }
+        )
+    inp, out, cached, written = _usage(reply)
+    has_calls = any(block["type"] == "tool_use" for block in content)
+    return {
+        "id": f"msg_{number}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": reply.get("stop_reason") or ("tool_use" if has_calls else "end_turn"),
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": inp - cached - written,
+            "output_tokens": out,
+            "cache_read_input_tokens": cached,
+            "cache_creation_input_tokens": written,
+        },
+    }
+
+
+def error_body(fmt: str, reply: Reply) -> dict[str, Any]:
+    """The provider's error JSON for an error reply."""
+    status = int(reply["status"])
+    message = str(reply.get("message", f"error {status}"))
+    if fmt == "anthropic":
+        kind = reply.get("type") or _ANTHROPIC_ERRORS.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    kind = reply.get("type") or _OPENAI_ERRORS.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    code = reply.get("code", _OPENAI_CODES.get(status))
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def _render(fmt: str, reply: Reply, model: str, number: int) -> tuple[int, dict[str, Any]]:
+    """The status and JSON body for a reply; a reply that cannot be rendered becomes a 418 saying why."""
+    try:
+        if "raw" in reply:
+            return int(reply.get("status", 200)), reply["raw"]
+        if "status" in reply:
+            return int(reply["status"]), error_body(fmt, reply)
+        return 200, (anthropic_body if fmt == "anthropic" else openai_body)(reply, model, number)
+    except (KeyError, TypeError, ValueError) as exc:
+        return 418, error_body(fmt, {"status": 418, "message": f"wire server cannot render {reply!r}: {exc!r}"})
+
+
+def _as_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length)
+        body = json.loads(raw) if raw else {}
+        fmt = "anthropic" if self.path.rstrip("/").endswith("/messages") else "openai"
+        state = self.server.state
+        with state.lock:
+            state.requests.append(Recorded(fmt, self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+            number = len(state.requests)
+            reply: Reply | None = state.replies.popleft() if state.replies else None
+        if reply is None and state.function is not None:
+            try:
+                reply = state.function(fmt, body)
+            except Exception as exc:  # a bug in a test's reply function must show, not hang the client
+                reply = {"status": 418, "message": f"wire server reply function failed: {exc!r}"}
+        if reply is None:
+            reply = {"status": 418, "message": f"wire server has no reply queued for request {number}"}
+        self._send(*_render(fmt, reply, str(body.get("model", "")), number), reply.get("headers", {}))
+
+    def _send(self, status: int, payload: dict[str, Any], headers: Mapping[str, str]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep test output quiet."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, state: _State) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.state = state
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet when a client hung up (as one that timed out does); report anything else."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class WireServer:
+    """Serves queued or computed replies on 127.0.0.1 and records every request; a context manager."""
+
+    def __init__(self, replies: Iterable[Reply] | ReplyFunction = ()) -> None:
+        self._state = _State()
+        if callable(replies):
+            self._state.function = replies
+        else:
+            self._state.replies.extend(replies)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> WireServer:
+        self._server = _Server(self._state)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="wire-server", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> WireServer:
+        return self.start()
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        """The root URL, `http://127.0.0.1:PORT`: the Anthropic base URL."""
+        if self._server is None:
+            raise RuntimeError("WireServer is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def openai_url(self) -> str:
+        """The OpenAI base URL, `http://127.0.0.1:PORT/v1`."""
+        return self.url + "/v1"
+
+    def push(self, *replies: Reply) -> None:
+        """Queue replies; they are served before the reply function, if any."""
+        with self._state.lock:
+            self._state.replies.extend(replies)
+
+    @property
+    def requests(self) -> list[Recorded]:
+        """Every request received so far, in order."""
+        with self._state.lock:
+            return list(self._state.requests)
+
+    @property
+    def pending(self) -> int:
+        """Queued replies not yet served."""
+        with self._state.lock:
+            return len(self._state.replies)
