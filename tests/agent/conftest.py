@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,7 @@ def git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def repo(tmp_path: Path, git_env: None) -> Iterator[Repo]:
+def repo(tmp_path: Path, git_env: None) -> Repo:
     root = tmp_path / "project"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
@@ -38,4 +37,4 @@ def repo(tmp_path: Path, git_env: None) -> Iterator[Repo]:
     (root / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial")
-    yield Repo.discover(root)
+    return Repo.discover(root)

@@ -87,7 +87,9 @@ def test_a_malformed_event_names_its_sequence_number(tmp_path: Path) -> None:
     store = SQLiteEventStore(path)
     store.append(_started("r1"))
     db = sqlite3.connect(path)
-    db.execute("INSERT INTO events (run_id, agent, kind, ts, payload) VALUES ('r1', '', 'x', 0, '{\"kind\": \"nope\"}')")
+    db.execute(
+        "INSERT INTO events (run_id, agent, kind, ts, payload) VALUES ('r1', '', 'x', 0, '{\"kind\": \"nope\"}')"
+    )
     db.execute("INSERT INTO events (run_id, agent, kind, ts, payload) VALUES ('r2', '', 'x', 0, 'not json')")
     db.commit()
     with pytest.raises(StateError, match="event 2 .* malformed"):

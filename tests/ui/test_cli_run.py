@@ -16,7 +16,10 @@ def _agent_turns(fmt: str, body: dict[str, Any]) -> dict[str, Any]:
     assistant_turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
     if assistant_turns == 0:
         content = 'def greet(name):\n    return "hello, " + name + "!"\n'
-        return {"text": "Rewriting greet.", "tool_calls": [{"name": "write_file", "arguments": {"path": "greet.py", "content": content}}]}
+        return {
+            "text": "Rewriting greet.",
+            "tool_calls": [{"name": "write_file", "arguments": {"path": "greet.py", "content": content}}],
+        }
     if assistant_turns == 1:
         command = "python3 -c 'import greet; print(greet.greet(\"ann\"))'"
         return {"tool_calls": [{"name": "run", "arguments": {"command": command}}]}
@@ -37,10 +40,13 @@ def test_run_commits_the_agents_work_on_its_branch(plait: Plait, project: Path, 
     head = git(project, "rev-parse", "HEAD")
     with WireServer(_agent_turns) as server:
         if provider == "anthropic":
-            args, extra = ["--model", "anthropic:claude-sonnet-4-5"], {
-                "ANTHROPIC_API_KEY": "test-key",
-                "ANTHROPIC_BASE_URL": server.url,
-            }
+            args, extra = (
+                ["--model", "anthropic:claude-sonnet-4-5"],
+                {
+                    "ANTHROPIC_API_KEY": "test-key",
+                    "ANTHROPIC_BASE_URL": server.url,
+                },
+            )
         else:
             args, extra = ["--model", f"openai-compatible:qwen@{server.openai_url}"], {}
         result = plait("run", "Make greet punctuate", *args, "--json", cwd=project, extra_env=extra)
@@ -59,7 +65,7 @@ def test_run_commits_the_agents_work_on_its_branch(plait: Plait, project: Path, 
 
     shown = plait("show", data["run_id"], cwd=project)
     assert shown.code == 0
-    for expected in ("write_file", "hello, ann!", "greet punctuates now", "+    return \"hello, \""):
+    for expected in ("write_file", "hello, ann!", "greet punctuates now", '+    return "hello, "'):
         assert expected in shown.out
     listed = plait("runs", "--json", cwd=project).json()
     assert [(r["run_id"], r["status"], r["model_calls"], r["tool_calls"]) for r in listed] == [
@@ -117,7 +123,7 @@ def test_uncommitted_changes_are_refused_then_left_out_or_snapshotted(
     script.write_text(
         "turns:\n"
         "  - tool_calls: [{name: read_file, arguments: {path: greet.py}}]\n"
-        "  - expect: \"{expected}\"\n"
+        '  - expect: "{expected}"\n'
         "    tool_calls: [{name: finish, arguments: {summary: looked}}]\n"
     )
 

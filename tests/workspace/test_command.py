@@ -13,7 +13,9 @@ import pytest
 from plait.workspace import CommandResult, CommandRunner, LocalRunner, cap_output, scrub_env
 
 
-def run(command: str, cwd: Path, *, timeout: float = 20, limit: int = 10_000, runner: LocalRunner | None = None) -> CommandResult:
+def run(
+    command: str, cwd: Path, *, timeout: float = 20, limit: int = 10_000, runner: LocalRunner | None = None
+) -> CommandResult:
     chosen: CommandRunner = runner or LocalRunner(grace=0.5)
     return asyncio.run(chosen.run(command, cwd=cwd, timeout=timeout, output_limit=limit))
 
@@ -87,6 +89,19 @@ def test_background_processes_are_killed_when_the_command_ends(tmp_path: Path) -
     assert wait_gone(int((tmp_path / "bg.pid").read_text()))
 
 
+def test_an_orphan_holding_the_output_open_does_not_hang_the_runner(tmp_path: Path) -> None:
+    # The subshell exits at once, so its setsid child is re-parented and cannot be found: a known limit.
+    runner = LocalRunner(grace=0.3, drain=0.2)
+    result = run("(setsid sleep 300 & echo $! > orphan.pid); echo hi", tmp_path, runner=runner)
+    orphan = int((tmp_path / "orphan.pid").read_text())
+    try:
+        assert result.exit_code == 0
+        assert result.output == "hi\n"
+        assert result.duration_s < 5
+    finally:
+        os.kill(orphan, 9)
+
+
 def test_many_megabytes_of_output_are_capped_without_holding_them(tmp_path: Path) -> None:
     tracemalloc.start()
     try:
@@ -105,7 +120,7 @@ def test_many_megabytes_of_output_are_capped_without_holding_them(tmp_path: Path
 
 def test_streamed_capping_equals_capping_the_whole_text(tmp_path: Path) -> None:
     full = "".join(f"{i} é€\n" for i in range(1, 30001))
-    result = run("for i in $(seq 1 30000); do echo \"$i é€\"; done", tmp_path, limit=500)
+    result = run('for i in $(seq 1 30000); do echo "$i é€"; done', tmp_path, limit=500)
     assert result.output == cap_output(full, 500)
     small = run("seq 1 10", tmp_path, limit=500)
     assert small.output == "".join(f"{i}\n" for i in range(1, 11))
@@ -157,7 +172,7 @@ def test_environment_is_scrubbed_of_credentials(tmp_path: Path) -> None:
 def test_the_default_environment_is_this_process_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("PLAIT_VISIBLE", "yes")
-    result = run("echo \"key=${OPENAI_API_KEY:-none} visible=$PLAIT_VISIBLE\"", tmp_path)
+    result = run('echo "key=${OPENAI_API_KEY:-none} visible=$PLAIT_VISIBLE"', tmp_path)
     assert result.output == "key=none visible=yes\n"
     assert "OPENAI_API_KEY" not in scrub_env({"OPENAI_API_KEY": "x"})
 

@@ -63,7 +63,9 @@ def state(root: Path) -> tuple[str, str, str, str]:
 
 
 def test_discover_refuses_a_directory_outside_git(tmp_path: Path) -> None:
-    with pytest.raises(EnvironmentProblem, match="is not inside a git repository: run plait from a git checkout") as err:
+    with pytest.raises(
+        EnvironmentProblem, match="is not inside a git repository: run plait from a git checkout"
+    ) as err:
         Repo.discover(tmp_path)
     assert err.value.exit_code == 3
     assert "\n" not in str(err.value)

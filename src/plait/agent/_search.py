@@ -14,6 +14,7 @@ __all__ = ["glob_regex", "list_files", "search"]
 
 _SNIFF = 8192
 _MAX_TEXT = 300
+_ESCAPE_HINT = "Escape characters such as ( [ . * + ? with a backslash to match them literally."
 _GIT_LOCATION = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 _GIT = ("git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
@@ -93,9 +94,16 @@ def _files(root: Path, base: Path, pattern: str) -> list[str]:
     names = _walk_files(root, base) if names is None else names
     skip = 0 if rel_base == "." else len(rel_base) + 1
     regex = glob_regex(pattern)
+    # The glob is matched below `base`, or from the root, since models write it either way.
     return sorted(
-        n for n in names if ".git" not in n.casefold().split("/") and regex.fullmatch(n.removeprefix("./")[skip:])
+        n
+        for n in names
+        if ".git" not in n.casefold().split("/") and (regex.fullmatch(n[skip:]) or (skip and regex.fullmatch(n)))
     )
+
+
+def _where(shown: str) -> str:
+    return "the repository" if shown.strip() in ("", ".", "./") else shown
 
 
 def _capped(lines: Iterable[str], limit: int, what: str) -> tuple[str, int]:
@@ -116,7 +124,7 @@ def list_files(root: Path, base: Path, shown: str, pattern: str, limit: int) -> 
     if base.is_file():
         raise ToolFailure(f"{shown} is a file, not a directory: use read_file to read it.")
     text, total = _capped(_files(root, base, pattern), limit, "files")
-    return text if total else f"no files match {pattern!r} in {shown}."
+    return text if total else f"no files match {pattern!r} in {_where(shown)}."
 
 
 def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -156,7 +164,10 @@ def _ripgrep(rg: str, root: Path, base: Path, pattern: str, glob: str | None, ig
             yield f"{name.removeprefix('./')}:{number}: {text}"
         error = proc.stderr.read().decode(errors="replace").strip()
         if proc.wait() == 2 and not matched:
-            raise ToolFailure(f"search failed: {error[:500] or 'ripgrep exit status 2'}")
+            if "regex parse error" in error:
+                reason = error.splitlines()[-1].removeprefix("error: ")
+                raise ToolFailure(f"invalid regular expression {pattern!r}: {reason}. {_ESCAPE_HINT}")
+            raise ToolFailure(f"search failed: {' '.join(error.split())[:500] or 'ripgrep exit status 2'}")
 
 
 def search(
@@ -178,10 +189,7 @@ def search(
         try:
             regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
         except re.error as exc:
-            raise ToolFailure(
-                f"invalid regular expression {pattern!r}: {exc}. "
-                "Escape characters such as ( [ . * + ? with a backslash to match them literally."
-            ) from exc
+            raise ToolFailure(f"invalid regular expression {pattern!r}: {exc}. {_ESCAPE_HINT}") from exc
         lines = _python_search(root, base, regex, glob)
     text, total = _capped(lines, limit, "matches")
-    return text if total else f"no matches for {pattern!r} in {shown}."
+    return text if total else f"no matches for {pattern!r} in {_where(shown)}."

@@ -137,9 +137,13 @@ class Agent:
         failed = outcome.is_error or outcome.format_error
         took = time.monotonic() - started
         self._record(
-            ToolReturned(**self._ids, call_id=call.id, name=call.name, output=outcome.output, is_error=failed, duration_s=took)
+            ToolReturned(
+                **self._ids, call_id=call.id, name=call.name, output=outcome.output, is_error=failed, duration_s=took
+            )
         )
-        self.messages.append(ToolResultMessage(call_id=call.id, name=call.name, content=outcome.output, is_error=failed))
+        self.messages.append(
+            ToolResultMessage(call_id=call.id, name=call.name, content=outcome.output, is_error=failed)
+        )
         self._count_format_error(outcome.format_error)
         return outcome
 

@@ -93,7 +93,11 @@ class Toolbox:
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """The tools offered, with JSON schemas and descriptions written for a model."""
-        return tuple(tool_spec(name, args) for name, args in self._args.items())
+        specs = [tool_spec(name, args) for name, args in self._args.items()]
+        limit = f" Commands are killed after {self.command_timeout:g} seconds at most."
+        return tuple(
+            s.model_copy(update={"description": s.description + limit}) if s.name == "run" else s for s in specs
+        )
 
     async def execute(self, call: ToolCall) -> ToolOutcome:
         """Run one call; every failure becomes an observation the model can act on, never an exception."""
@@ -118,6 +122,8 @@ class Toolbox:
             return ToolOutcome(str(exc), is_error=True)
         except OSError as exc:
             return ToolOutcome(f"{call.name} failed: {exc.strerror or exc}", is_error=True)
+        except UnicodeError as exc:
+            return ToolOutcome(f"{call.name} failed: the text cannot be encoded as UTF-8 ({exc})", is_error=True)
 
     def _path(self, path: str) -> Path:
         return confine(self.root, path)

@@ -31,7 +31,9 @@ def prepare_demo(directory: Path | None, *, fast: bool) -> tuple[Repo, str, Scri
     if target.exists() and any(target.iterdir()):
         raise UsageError(f"{target} is not empty: give --dir a new or empty directory")
     with resources.as_file(bundle / "repo") as source:
-        shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+        shutil.copytree(
+            source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache")
+        )
     env = {**os.environ, **_IDENTITY}
     for args in (
         ["init", "-q", "-b", "main"],

@@ -105,7 +105,12 @@ async def run_single(
     worktree = repo.add_worktree(repo.plait_dir() / "worktrees" / run_id / TASK_ID, branch, base.commit)
     store.append(
         TaskStarted(
-            run_id=run_id, agent=TASK_ID, title=task, branch=branch, worktree=str(worktree.path), base_commit=base.commit
+            run_id=run_id,
+            agent=TASK_ID,
+            title=task,
+            branch=branch,
+            worktree=str(worktree.path),
+            base_commit=base.commit,
         )
     )
     agent = Agent(
@@ -113,7 +118,10 @@ async def run_single(
         agent_id=TASK_ID,
         model=model,
         toolbox=Toolbox(
-            worktree.path, runner or LocalRunner(), command_timeout=settings.command_timeout, output_limit=settings.output_limit
+            worktree.path,
+            runner or LocalRunner(),
+            command_timeout=settings.command_timeout,
+            output_limit=settings.output_limit,
         ),
         store=store,
         prices=PriceTable(settings.prices),
@@ -177,4 +185,3 @@ def _finish(store: EventStore, worktree: Worktree, outcome: RunOutcome, result: 
             commit=outcome.commit,
         )
     )
-

@@ -89,7 +89,7 @@ def run(
     include_uncommitted: Annotated[
         bool | None, typer.Option("--include-uncommitted", help="Start from a snapshot of uncommitted changes.")
     ] = None,
-    repo_path: RepoOpt = Path("."),
+    repo_path: RepoOpt = Path(),
     as_json: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
 ) -> None:
@@ -158,7 +158,7 @@ def _summaries(store: SQLiteEventStore) -> list[RunSummary]:
 
 
 @app.command()
-def runs(repo_path: RepoOpt = Path("."), as_json: JsonOpt = False) -> None:
+def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     """List the runs of this repository, newest last."""
     repo = Repo.discover(repo_path)
     path = repo.common_dir / "plait" / "events.db"
@@ -173,7 +173,12 @@ def runs(repo_path: RepoOpt = Path("."), as_json: JsonOpt = False) -> None:
     for s in summaries:
         status = s.status if s.status != "running" else "unfinished"
         table.add_row(
-            s.run_id, status, s.model, str(s.model_calls), str(s.usage.total_tokens), f"${s.cost_usd:.4f}",
+            s.run_id,
+            status,
+            s.model,
+            str(s.model_calls),
+            str(s.usage.total_tokens),
+            f"${s.cost_usd:.4f}",
             s.task.splitlines()[0][:50] if s.task else "",
         )
     out.print(table)
@@ -195,7 +200,7 @@ def _resolve_run(store: SQLiteEventStore, ref: str) -> str:
 def show(
     run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
     task: Annotated[str | None, typer.Argument(help="Only this agent's part.")] = None,
-    repo_path: RepoOpt = Path("."),
+    repo_path: RepoOpt = Path(),
     full: Annotated[bool, typer.Option("--full", help="Do not shorten long tool output.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -217,7 +222,7 @@ def show(
 
 
 @app.command()
-def config(repo_path: RepoOpt = Path("."), as_json: JsonOpt = False) -> None:
+def config(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     """Print the effective settings and where each value came from (secrets masked)."""
     try:
         root: Path | None = Repo.discover(repo_path).root

@@ -43,7 +43,7 @@ class ProgressPrinter:
     def __init__(self, console: Console) -> None:
         self.console = console
 
-    def __call__(self, event: Event) -> None:  # noqa: C901 - one branch per event kind reads best
+    def __call__(self, event: Event) -> None:
         who = f"[cyan]{escape(event.agent)}[/]" if event.agent else "[cyan]run[/]"
         out = self.console.print
         if isinstance(event, TaskStarted):
@@ -54,7 +54,8 @@ class ProgressPrinter:
             cost = f" ${event.cost_usd:.4f}" if event.cost_usd else ""
             out(f"{who} [dim]#{event.call} {usage.input_tokens}→{usage.output_tokens} tok{cost}[/] {escape(thought)}")
         elif isinstance(event, ModelCallRetried):
-            out(f"{who} [yellow]model call failed ({escape(event.reason)}); retry {event.attempt} in {event.wait_s:.1f}s[/]")
+            reason = escape(event.reason)
+            out(f"{who} [yellow]model call failed ({reason}); retry {event.attempt} in {event.wait_s:.1f}s[/]")
         elif isinstance(event, ModelCallFailed):
             out(f"{who} [red]model call failed: {escape(event.error)}[/]")
         elif isinstance(event, ToolCalled):

@@ -38,7 +38,7 @@ def _clip(text: str, lines: int) -> str:
     return "\n".join([*rows[:keep], f"… {len(rows) - 2 * keep} more lines …", *rows[-keep:]])
 
 
-def _render_event(event: Event, max_lines: int) -> RenderableType | None:  # noqa: C901 - one branch per kind
+def _render_event(event: Event, max_lines: int) -> RenderableType | None:
     who = f"[cyan]{escape(event.agent)}[/] " if event.agent else ""
     if isinstance(event, RunStarted):
         return Text.from_markup(

@@ -184,6 +184,19 @@ async def _kill_tree(proc: asyncio.subprocess.Process, grace: float) -> None:
     _signal(proc.pid, {**pids, **_tree(proc.pid)}, signal.SIGKILL)
 
 
+async def _drain(reader: asyncio.Future[None], capture: _Capture, idle: float) -> None:
+    """Read what is left until EOF, giving up once nothing came for `idle` seconds (or after 10 such windows).
+
+    Output ends at EOF unless a descendant that escaped the kill still holds the pipe.
+    """
+    for _ in range(10):
+        seen = capture.total
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader), idle)
+        if reader.done() or capture.total == seen:
+            return
+
+
 async def _pump(stream: asyncio.StreamReader, capture: _Capture) -> None:
     while chunk := await stream.read(_READ_SIZE):
         capture.feed(chunk)
@@ -236,8 +249,7 @@ class LocalRunner:
         try:
             timed_out = not await _exited(proc, timeout)
             await _kill_tree(proc, self._grace if timed_out else 0.2)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(reader), self._drain)
+            await _drain(reader, capture, self._drain)
         finally:
             if proc.returncode is None:
                 _signal(proc.pid, _tree(proc.pid), signal.SIGKILL)

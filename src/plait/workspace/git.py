@@ -189,6 +189,17 @@ class Repo:
         self.git("worktree", "prune")
 
 
+CACHE_PATTERNS = (
+    "**/__pycache__/**",
+    "**/*.py[co]",
+    "**/.pytest_cache/**",
+    "**/.mypy_cache/**",
+    "**/.ruff_cache/**",
+    "**/.DS_Store",
+)
+"""Tool caches an agent's commands leave behind; never committed, even where .gitignore forgets them."""
+
+
 @dataclass(frozen=True)
 class Worktree:
     """An agent's checkout: its own directory and branch, started at commit `base`."""
@@ -203,7 +214,7 @@ class Worktree:
 
     def commit_all(self, message: str) -> str | None:
         """Stage and commit every change as plait; return the new sha, or None when nothing changed."""
-        self._git("add", "--all")
+        self._git("add", "--all", "--", ".", *(f":(exclude,glob){pattern}" for pattern in CACHE_PATTERNS))
         if not self._git("diff", "--cached", "--name-only", "--no-renames").strip():
             return None
         self._git(

@@ -68,6 +68,6 @@ def confine(root: Path, path: str) -> Path:
                     raise PathEscape(f"{path} goes through the symlink {part} into .git, which is off limits")
                 step = target
             current = step
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, on Python < 3.13
+    except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: a symlink loop before Python 3.13
         raise PathEscape(f"{path} cannot be resolved: {exc}") from exc
     return current

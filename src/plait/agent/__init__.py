@@ -1,0 +1,1 @@
+"""The coding agent: its tool loop, tools and prompts."""
