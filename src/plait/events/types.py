@@ -12,6 +12,13 @@ from plait.models.base import ModelResponse, ToolCall, Usage
 __all__ = [
     "SCHEMA_VERSION",
     "AgentStopped",
+    "GateChecked",
+    "Integrated",
+    "MergeStep",
+    "NotePosted",
+    "PlanMade",
+    "PlanRejected",
+    "PolicyDecided",
     "Committed",
     "Decision",
     "Event",
@@ -78,7 +85,8 @@ class TaskStarted(_Event):
 
 class TaskFinished(_Event):
     kind: Literal["task_finished"] = "task_finished"
-    status: Literal["done", "failed", "interrupted"]
+    status: Literal["done", "failed", "interrupted", "dropped"]
+    """`dropped`: the task kept failing (or could not be integrated) and the run went on without it."""
     summary: str = ""
     reason: str = ""
     commit: str = ""
@@ -167,6 +175,78 @@ class AgentStopped(_Event):
     cost_usd: float = 0.0
 
 
+class PlanMade(_Event):
+    """The plan a run follows: `plan` is a `plait.plan.Plan` as JSON; `source` says who wrote it."""
+
+    kind: Literal["plan"] = "plan"
+    plan: dict[str, Any]
+    source: Literal["planner", "file", "single"] = "planner"
+
+
+class PlanRejected(_Event):
+    """A plan the planner proposed that failed validation; the error went back to it."""
+
+    kind: Literal["plan_rejected"] = "plan_rejected"
+    attempt: int
+    error: str
+
+
+class MergeStep(_Event):
+    """One rung of the merge ladder applied to one task's branch (or one file of it)."""
+
+    kind: Literal["merge"] = "merge"
+    task: str
+    branch: str
+    rung: Literal["git", "deterministic", "structured", "llm", "redo"]
+    outcome: Literal["clean", "resolved", "conflict", "failed"]
+    files: list[str] = []
+    detail: str = ""
+    commit: str = ""
+
+
+class GateChecked(_Event):
+    """One stage of the gate on a combined tree."""
+
+    kind: Literal["gate"] = "gate"
+    commit: str
+    stage: Literal["parse", "semantic", "verify"]
+    passed: bool
+    tasks: list[str] = []
+    output: str = ""
+    duration_s: float = 0.0
+
+
+class Integrated(_Event):
+    """The integration branch moved to a commit that passed the gate, or a task was ejected from it."""
+
+    kind: Literal["integrated"] = "integrated"
+    branch: str
+    commit: str
+    tasks: list[str] = []
+    ejected: list[str] = []
+    reason: str = ""
+
+
+class PolicyDecided(_Event):
+    """What the permission policy decided about a command, a path or a connection."""
+
+    kind: Literal["policy"] = "policy"
+    action: Literal["command", "read", "write", "network"]
+    subject: str
+    verdict: Literal["allow", "ask", "deny"]
+    rule: str = ""
+    reason: str = ""
+
+
+class NotePosted(_Event):
+    """A note on the shared board: a finding, an interface decision, a warning."""
+
+    kind: Literal["note"] = "note"
+    topic: str
+    text: str
+    paths: list[str] = []
+
+
 Event = Annotated[
     RunStarted
     | RunFinished
@@ -181,7 +261,14 @@ Event = Annotated[
     | ToolReturned
     | Committed
     | Decision
-    | AgentStopped,
+    | AgentStopped
+    | PlanMade
+    | PlanRejected
+    | MergeStep
+    | GateChecked
+    | Integrated
+    | PolicyDecided
+    | NotePosted,
     Field(discriminator="kind"),
 ]
 

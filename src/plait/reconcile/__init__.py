@@ -1,0 +1,1 @@
+"""Reconciliation: merging the branches of a run into one verified result."""
