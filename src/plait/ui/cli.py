@@ -268,6 +268,9 @@ def demo(
     raise typer.Exit(0 if outcome.status == "done" else 1)
 
 
+# Commands defined in their own modules register themselves here, one line each.
+
+
 def main() -> None:
     """Entry point: expected failures are one line on stderr and an exit code, never a traceback."""
     try:
