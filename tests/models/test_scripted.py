@@ -124,3 +124,34 @@ def test_function_model_async_keeps_given_usage() -> None:
         Usage(input_tokens=1, output_tokens=1),
         "function:mine",
     )
+
+
+def test_conversations_answer_each_agent_by_its_own_history() -> None:
+    from plait.models import AssistantMessage, ModelRequest, ToolResultMessage, UserMessage
+    from plait.models.scripted import ScriptedModel as Scripted
+
+    model = Scripted(
+        conversations=[
+            {"name": "alpha", "match": "task alpha", "turns": [{"text": "a1"}, {"text": "a2"}]},
+            {"name": "beta", "match": "task beta", "turns": [{"text": "b1"}]},
+        ]
+    )
+
+    def ask(task: str, history: int) -> str:
+        messages: list[UserMessage | AssistantMessage | ToolResultMessage] = [UserMessage(text=task)]
+        for _ in range(history):
+            messages.append(AssistantMessage(text="x"))
+            messages.append(UserMessage(text="go on"))
+        return asyncio.run(model.complete(ModelRequest(system="s", messages=tuple(messages)))).text
+
+    assert ask("task beta", 0) == "b1"
+    assert ask("task alpha", 0) == "a1"
+    with pytest.raises(ScriptError, match="alpha"):
+        model.assert_complete()
+    assert ask("task alpha", 1) == "a2"
+    assert ask("task alpha", 1) == "a2"  # the same request gets the same answer: a replay is safe
+    model.assert_complete()
+    with pytest.raises(ScriptError, match=r"\(beta\) has 1 turns; call 2 has none"):
+        ask("task beta", 1)
+    with pytest.raises(ScriptError, match="no conversation matches"):
+        ask("task gamma", 0)

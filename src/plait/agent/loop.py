@@ -12,24 +12,33 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
 from plait.agent.prompts import task_prompt
-from plait.agent.tools import Toolbox, ToolOutcome
+from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
 from plait.events.journal import Journal
 from plait.events.store import EventStore
 from plait.events.types import AgentStopped, Decision, Event, PromptGiven, StopReason, ToolCalled, ToolReturned
-from plait.models.base import Message, Model, ModelRequest, ToolCall, ToolResultMessage, Usage, UserMessage
+from plait.models.base import Message, Model, ModelRequest, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
 from plait.models.pricing import PriceTable
 
-__all__ = ["Agent", "AgentLimits", "AgentResult", "NoteSource"]
+__all__ = ["Agent", "AgentLimits", "AgentResult", "NoteSource", "ToolSet"]
 
 NoteSource = Callable[[], Sequence[str]]
 """Returns notes (from other agents, the planner, the merge queue) new since the last call."""
 
 _NO_TOOL = "Your reply called no tool. Call a tool to continue, or call finish with a summary when you are done."
+
+
+class ToolSet(Protocol):
+    """What an agent can do: `Toolbox` is one; a planner adds its own tools around one."""
+
+    def specs(self) -> tuple[ToolSpec, ...]: ...
+
+    async def execute(self, call: ToolCall) -> ToolOutcome: ...
 
 
 class AgentLimits(BaseModel):
@@ -70,7 +79,7 @@ class Agent:
         run_id: str,
         agent_id: str,
         model: Model,
-        toolbox: Toolbox,
+        toolbox: ToolSet,
         store: EventStore,
         prices: PriceTable,
         system: str,

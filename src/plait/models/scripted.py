@@ -12,6 +12,17 @@ without a network. A script is YAML (or JSON):
           - {name: finish, arguments: {summary: "Done."}}
 
 `arguments` may be a string, sent as the raw JSON text (malformed on purpose, if need be).
+
+For several agents sharing one model (a parallel run), a script holds conversations instead,
+each picked by a regex searched in the request's system prompt and first user message:
+
+    conversations:
+      - match: "Your task:.*currency"
+        turns: [...]
+
+Within a conversation the turn is the number of assistant messages already in the request,
+so the same request always gets the same answer: a resumed agent replays its history and
+picks up where it was, and parallel agents each follow their own script.
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,9 +39,18 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from plait.errors import ScriptError
-from plait.models.base import ModelRequest, ModelResponse, RetryHook, ToolCall, ToolResultMessage, Usage
+from plait.models.base import (
+    AssistantMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryHook,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 
-__all__ = ["FunctionModel", "ScriptTurn", "ScriptedModel", "estimate_usage"]
+__all__ = ["Conversation", "FunctionModel", "ScriptTurn", "ScriptedModel", "estimate_usage"]
 
 
 class _ScriptCall(BaseModel):
@@ -53,9 +74,19 @@ class ScriptTurn(BaseModel):
     """Seconds to wait before answering, to make the timing of a demo realistic."""
 
 
+class Conversation(BaseModel):
+    """The turns of one agent, for requests whose system prompt or first message matches `match`."""
+
+    model_config = ConfigDict(extra="forbid")
+    match: str
+    turns: list[ScriptTurn]
+    name: str = ""
+
+
 class _Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    turns: list[ScriptTurn]
+    turns: list[ScriptTurn] = []
+    conversations: list[Conversation] = []
 
 
 def estimate_usage(request: ModelRequest, response: ModelResponse) -> Usage:
@@ -73,15 +104,32 @@ def _last_result(request: ModelRequest) -> str | None:
 
 
 class ScriptedModel:
-    """Plays `turns` in order, records every request, and refuses a call beyond the script."""
+    """Plays a script, records every request, and refuses a call beyond the script.
 
-    def __init__(self, turns: Sequence[ScriptTurn | dict[str, Any]], name: str = "scripted:inline") -> None:
+    With `turns`, calls are answered in order. With `conversations`, each request is answered
+    by the conversation it matches, at the turn given by its count of assistant messages.
+    """
+
+    def __init__(
+        self,
+        turns: Sequence[ScriptTurn | dict[str, Any]] = (),
+        name: str = "scripted:inline",
+        *,
+        conversations: Sequence[Conversation | dict[str, Any]] = (),
+    ) -> None:
         try:
             self.turns = [t if isinstance(t, ScriptTurn) else ScriptTurn.model_validate(t) for t in turns]
+            self.conversations = [
+                c if isinstance(c, Conversation) else Conversation.model_validate(c) for c in conversations
+            ]
+            self._patterns = [re.compile(c.match, re.DOTALL) for c in self.conversations]
         except ValidationError as exc:
             raise ScriptError(f"invalid script turn: {exc.errors()[0]['msg']}") from exc
+        except re.error as exc:
+            raise ScriptError(f"invalid conversation pattern in the script: {exc}") from exc
         self._name = name
         self.calls: list[ModelRequest] = []
+        self._played: dict[int, set[int]] = {}
 
     @classmethod
     def from_file(cls, path: Path | str) -> ScriptedModel:
@@ -96,23 +144,37 @@ class ScriptedModel:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise ScriptError(f"script {path} is invalid at {where}: {first['msg']}") from exc
-        return cls(script.turns, name=f"scripted:{path}")
+        return cls(script.turns, name=f"scripted:{path}", conversations=script.conversations)
 
     @property
     def name(self) -> str:
         return self._name
 
+    def _pick(self, request: ModelRequest) -> tuple[str, int, list[ScriptTurn], int]:
+        """(label, conversation index or -1, its turns, turn index) for this request."""
+        if not self.conversations:
+            return "", -1, self.turns, len(self.calls) - 1
+        first = next((m.text for m in request.messages if isinstance(m, UserMessage)), "")
+        head = request.system + "\n" + first
+        for i, pattern in enumerate(self._patterns):
+            if pattern.search(head):
+                turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
+                label = f" ({self.conversations[i].name or f'conversation {i + 1}'})"
+                return label, i, self.conversations[i].turns, turn
+        raise ScriptError(f"{self._name}: no conversation matches a request starting {first[:80]!r}")
+
     async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
-        index = len(self.calls)
         self.calls.append(request)
-        if index >= len(self.turns):
-            raise ScriptError(f"{self._name} has {len(self.turns)} turns; call {index + 1} has none")
-        turn = self.turns[index]
+        label, conversation, turns, index = self._pick(request)
+        if index >= len(turns):
+            raise ScriptError(f"{self._name}{label} has {len(turns)} turns; call {index + 1} has none")
+        self._played.setdefault(conversation, set()).add(index)
+        turn = turns[index]
         if turn.expect is not None:
             last = _last_result(request) or ""
             if turn.expect not in last:
                 raise ScriptError(
-                    f"{self._name} turn {index + 1} expected the last tool result to contain "
+                    f"{self._name}{label} turn {index + 1} expected the last tool result to contain "
                     f"{turn.expect!r}, got {last[:120]!r}"
                 )
         if turn.delay:
@@ -132,8 +194,15 @@ class ScriptedModel:
 
     def assert_complete(self) -> None:
         """Raise `ScriptError` if turns of the script were never played."""
-        if len(self.calls) < len(self.turns):
-            raise ScriptError(f"{self._name} played {len(self.calls)} of {len(self.turns)} turns")
+        if not self.conversations:
+            if len(self.calls) < len(self.turns):
+                raise ScriptError(f"{self._name} played {len(self.calls)} of {len(self.turns)} turns")
+            return
+        for i, conversation in enumerate(self.conversations):
+            played = len(self._played.get(i, set()))
+            if played < len(conversation.turns):
+                label = conversation.name or f"conversation {i + 1}"
+                raise ScriptError(f"{self._name} ({label}) played {played} of {len(conversation.turns)} turns")
 
 
 ModelFunction = Callable[[ModelRequest], ModelResponse | Awaitable[ModelResponse]]
