@@ -16,6 +16,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from plait.agent.budget import BudgetExceeded
 from plait.agent.prompts import task_prompt
 from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
@@ -31,6 +32,14 @@ NoteSource = Callable[[], Sequence[str]]
 """Returns notes (from other agents, the planner, the merge queue) new since the last call."""
 
 _NO_TOOL = "Your reply called no tool. Call a tool to continue, or call finish with a summary when you are done."
+
+
+class Spending(Protocol):
+    """A budget the agent is charged to; `check` raises `BudgetExceeded` when it is spent."""
+
+    def check(self) -> None: ...
+
+    def charge(self, usage: Usage, usd: float) -> None: ...
 
 
 class ToolSet(Protocol):
@@ -85,6 +94,7 @@ class Agent:
         system: str,
         limits: AgentLimits | None = None,
         notes: NoteSource | None = None,
+        budget: Spending | None = None,
     ) -> None:
         self.run_id, self.agent_id = run_id, agent_id
         self._ids = {"run_id": run_id, "agent": agent_id}
@@ -92,6 +102,7 @@ class Agent:
         self.system = system
         self.limits = limits or AgentLimits()
         self.notes = notes
+        self.budget = budget
         self.journal = Journal(store, run_id, agent_id, prices)
         self.messages: list[Message] = []
         self.usage = Usage()
@@ -129,6 +140,8 @@ class Agent:
             raise _Stop("model_error", str(exc)) from exc
         self.steps += 1
         self.usage, self.cost = self.usage + response.usage, self.cost + cost
+        if self.budget is not None:
+            self.budget.charge(response.usage, cost)
         self.messages.append(response.as_message())
         if not response.tool_calls:
             self.messages.append(UserMessage(text=_NO_TOOL))
@@ -166,6 +179,11 @@ class Agent:
             raise _Stop("step_limit", f"reached the limit of {self.limits.max_steps} model calls")
         if self.usage.total_tokens >= self.limits.max_tokens:
             raise _Stop("token_limit", f"spent {self.usage.total_tokens} tokens of {self.limits.max_tokens} allowed")
+        if self.budget is not None:
+            try:
+                self.budget.check()
+            except BudgetExceeded as exc:
+                raise _Stop("budget", str(exc)) from exc
 
     def _take_notes(self) -> None:
         notes = list(self.notes()) if self.notes else []

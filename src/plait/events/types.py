@@ -39,7 +39,9 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 
-StopReason = Literal["finished", "step_limit", "token_limit", "format_errors", "model_error", "interrupted"]
+StopReason = Literal[
+    "finished", "step_limit", "token_limit", "budget", "wall_time", "format_errors", "model_error", "interrupted"
+]
 
 
 class _Event(BaseModel):

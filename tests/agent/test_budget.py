@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from plait.agent.budget import Budget, BudgetExceeded, Limits
+from plait.agent.loop import Agent
+from plait.agent.tools import Toolbox
+from plait.events import Decision, SQLiteEventStore
+from plait.models import PriceTable, ScriptedModel, Usage
+from plait.models.pricing import Price
+from plait.workspace import LocalRunner, Repo
+
+
+def _decisions(store: SQLiteEventStore) -> list[Decision]:
+    return [e for e in store.events("r") if isinstance(e, Decision) and e.topic == "budget"]
+
+
+def test_a_task_budget_warns_at_80_percent_then_stops(tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "e.db")
+    run = Budget("run", Limits(), store, "r")
+    task = run.child("t1", Limits(tokens=100))
+    task.charge(Usage(input_tokens=70, output_tokens=10), 0.0)
+    task.check()
+    assert [d.data["level"] for d in _decisions(store)] == ["warn"]
+    task.charge(Usage(input_tokens=20), 0.0)
+    with pytest.raises(BudgetExceeded, match="t1 budget spent: 100 tokens of 100"):
+        task.check()
+    assert [d.data["level"] for d in _decisions(store)] == ["warn", "stop"]
+    assert run.usage.total_tokens == 100  # the run was charged too
+
+
+def test_the_run_budget_stops_every_task_under_it(tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "e.db")
+    run = Budget("run", Limits(usd=1.0), store, "r")
+    a, b = run.child("a", Limits()), run.child("b", Limits())
+    a.charge(Usage(), 0.6)
+    b.charge(Usage(), 0.5)
+    with pytest.raises(BudgetExceeded, match="run budget spent"):
+        a.check()
+    with pytest.raises(BudgetExceeded, match="run budget spent"):
+        b.check()
+    assert sum(1 for d in _decisions(store) if d.data["level"] == "stop") == 1
+
+
+def test_an_agent_stops_before_the_call_that_would_overspend(repo: Repo, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "e.db")
+    turn = {"tool_calls": [{"name": "list_files", "arguments": {}}], "usage": {"input_tokens": 1000}}
+    model = ScriptedModel([turn] * 5)
+    prices = PriceTable({"scripted:inline": Price(input=100.0, output=100.0)})  # $0.10 a call
+    budget = Budget("run", Limits(usd=0.25), store, "r").child("main", Limits())
+    agent = Agent(
+        run_id="r",
+        agent_id="main",
+        model=model,
+        toolbox=Toolbox(repo.root, LocalRunner()),
+        store=store,
+        prices=prices,
+        system="s",
+        budget=budget,
+    )
+    result = asyncio.run(agent.run("spend"))
+    assert result.reason == "budget" and len(model.calls) == 3
+    assert budget.usd == pytest.approx(0.3)
+    assert [d.data["level"] for d in _decisions(store)] == ["warn", "stop"]
