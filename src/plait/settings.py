@@ -40,6 +40,28 @@ class Settings(BaseModel):
     """Seconds to wait for one model reply."""
     max_retries: int = Field(6, ge=0)
     """Retries of a model call on 429, 5xx, timeouts and connection errors."""
+    concurrency: int = Field(4, ge=1)
+    """Agents that may work at the same time (most APIs rate-limit well before CPUs run out)."""
+    max_attempts: int = Field(2, ge=1)
+    """Attempts at a task (a failure, or a branch that cannot be integrated) before it is dropped."""
+    task_wall_time: float | None = Field(1800.0, gt=0)
+    """Seconds one attempt at a task may take."""
+    task_max_usd: float | None = Field(None, gt=0)
+    """Dollars one task may spend (all its attempts); unlimited when unset."""
+    task_max_tokens: int | None = Field(None, ge=1)
+    """Tokens one task may spend (all its attempts); unlimited when unset."""
+    run_max_usd: float | None = Field(None, gt=0)
+    """Dollars the whole run may spend, planner and resolver included; unlimited when unset."""
+    run_max_tokens: int | None = Field(None, ge=1)
+    """Tokens the whole run may spend; unlimited when unset."""
+    run_wall_time: float | None = Field(None, gt=0)
+    """Seconds the whole run may take before no further model call is made."""
+    worktree_include: list[str] = []
+    """Untracked files (globs) copied into each agent's worktree, such as `.env`; `.worktreeinclude` adds more."""
+    setup_command: str | None = None
+    """A command run in each new worktree before its agent starts, such as `npm ci`."""
+    port_block: int = Field(20, ge=1)
+    """Ports given to each agent (PLAIT_PORT_BASE..+N) so parallel servers and tests do not collide."""
     include_uncommitted: bool = False
     """Start the run from a snapshot of uncommitted changes instead of HEAD."""
     openai_api_key: SecretStr | None = None
@@ -48,6 +70,8 @@ class Settings(BaseModel):
     """Key for `anthropic:` models; ANTHROPIC_API_KEY is used when unset."""
     prices: dict[str, Price] = {}
     """Extra or overriding prices, USD per million tokens, keyed by full model name."""
+    verify_command: str | None = None
+    """The command that proves a combined tree (run by bash in the integration worktree); detected when unset."""
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -101,7 +125,7 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
         raw = env.get(f"PLAIT_{name.upper()}")
         if raw is None:
             continue
-        if field.annotation is not None and "dict" in str(field.annotation):
+        if field.annotation is not None and ("dict" in str(field.annotation) or "list" in str(field.annotation)):
             try:
                 out[name] = json.loads(raw)
             except json.JSONDecodeError as exc:

@@ -117,7 +117,7 @@ def test_cancelling_the_run_cancels_running_attempts() -> None:
     async def scenario() -> None:
         run = asyncio.ensure_future(Scheduler({"a": [], "b": []}, attempt).run())
         while len(cancelled) == 0 and not run.done():
-            await asyncio.sleep(0.01)  # noqa: ASYNC110 - waiting for both attempts to be parked
+            await asyncio.sleep(0.01)
             if len(asyncio.all_tasks()) >= 4:
                 run.cancel()
         with pytest.raises(asyncio.CancelledError):

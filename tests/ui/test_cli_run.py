@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Plait, git
+from cli_support import Plait, git
 from wire_server import WireServer
 
 

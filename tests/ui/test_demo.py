@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import Plait, git
+from cli_support import Plait, git
 
 
 def test_demo_runs_the_scripted_agent_to_a_committed_tested_change(plait: Plait, tmp_path: Path) -> None:

@@ -95,6 +95,7 @@ class Agent:
         limits: AgentLimits | None = None,
         notes: NoteSource | None = None,
         budget: Spending | None = None,
+        attempt: int = 1,
     ) -> None:
         self.run_id, self.agent_id = run_id, agent_id
         self._ids = {"run_id": run_id, "agent": agent_id}
@@ -103,7 +104,7 @@ class Agent:
         self.limits = limits or AgentLimits()
         self.notes = notes
         self.budget = budget
-        self.journal = Journal(store, run_id, agent_id, prices)
+        self.journal = Journal(store, run_id, agent_id, prices, attempt)
         self.messages: list[Message] = []
         self.usage = Usage()
         self.cost = 0.0

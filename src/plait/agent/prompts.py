@@ -26,3 +26,31 @@ def system_prompt(extra: str = "") -> str:
 
 def task_prompt(task: str) -> str:
     return f"Your task:\n\n{task.strip()}\n"
+
+
+_PARALLEL = """\
+You are one of several agents working on parts of one plan at the same time, each in its own
+worktree. Stay inside your write-set: other agents own the other files, and their work is merged
+with yours when you finish. Where you consume an interface another task provides, code against
+its declared signature exactly. If you must touch a file outside your write-set, keep the change
+minimal and say why in your finish summary.
+"""
+
+
+def shared_prefix(repo_map: str, plan_overview: str) -> str:
+    """The system prompt every agent of a parallel run shares, word for word, so it is cached once."""
+    return system_prompt(f"{_PARALLEL}\nThe repository:\n{repo_map.strip()}\n\nThe plan:\n{plan_overview.strip()}")
+
+
+def task_brief(
+    task_id: str, title: str, instructions: str, writes: list[str], last_failure: str = "", detail: str = ""
+) -> str:
+    """The first user message of one task's agent; a retry carries why the last attempt failed."""
+    lines = [f"Your task is `{task_id}`: {title}", "", instructions.strip(), ""]
+    if writes:
+        lines.append("Your write-set (files you own): " + ", ".join(writes))
+    if last_failure:
+        lines += ["", f"A previous attempt at this task failed: {last_failure}"]
+        if detail:
+            lines += ["What it left behind:", detail[-4000:]]
+    return task_prompt("\n".join(lines))

@@ -20,15 +20,17 @@ __all__ = ["Journal"]
 class Journal:
     """The model calls of one agent, numbered from 1 in the order the agent makes them."""
 
-    def __init__(self, store: EventStore, run_id: str, agent: str, prices: PriceTable) -> None:
+    def __init__(self, store: EventStore, run_id: str, agent: str, prices: PriceTable, attempt: int = 1) -> None:
         self._store = store
         self._run_id = run_id
         self._agent = agent
         self._prices = prices
+        self._attempt = attempt
         self._recorded: dict[int, ModelCallFinished] = {}
         for event in store.events(run_id, agent=agent, kinds=["model_response"]):
             assert isinstance(event, ModelCallFinished)
-            self._recorded[event.call] = event
+            if event.attempt == attempt:
+                self._recorded[event.call] = event
         self.calls = 0
         self.replayed = 0
 
@@ -45,11 +47,15 @@ class Journal:
                 )
             self.replayed += 1
             return recorded.response, recorded.cost_usd
-        base = {"run_id": self._run_id, "agent": self._agent, "call": call}
+        base = {"run_id": self._run_id, "agent": self._agent, "call": call, "attempt": self._attempt}
         self._store.append(ModelCallStarted(**base, req_hash=digest, model=model.name, messages=len(request.messages)))
 
         def on_retry(attempt: int, wait: float, reason: str) -> None:
-            self._store.append(ModelCallRetried(**base, attempt=attempt, wait_s=wait, reason=reason))
+            self._store.append(
+                ModelCallRetried(
+                    run_id=self._run_id, agent=self._agent, call=call, attempt=attempt, wait_s=wait, reason=reason
+                )
+            )
 
         started = time.monotonic()
         try:

@@ -108,6 +108,8 @@ class ModelCallStarted(_Event):
 
     kind: Literal["model_request"] = "model_request"
     call: int
+    attempt: int = 1
+    """Which attempt at the task made the call; each attempt has its own numbering."""
     req_hash: str
     model: str
     messages: int
@@ -124,6 +126,8 @@ class ModelCallRetried(_Event):
 class ModelCallFinished(_Event):
     kind: Literal["model_response"] = "model_response"
     call: int
+    attempt: int = 1
+    """Which attempt at the task made the call; each attempt has its own numbering."""
     req_hash: str
     response: ModelResponse
     cost_usd: float = 0.0
@@ -133,6 +137,8 @@ class ModelCallFinished(_Event):
 class ModelCallFailed(_Event):
     kind: Literal["model_error"] = "model_error"
     call: int
+    attempt: int = 1
+    """Which attempt at the task made the call; each attempt has its own numbering."""
     error: str
 
 

@@ -115,6 +115,8 @@ class Scheduler:
                 return await self.attempt(task, number, last)
         except TimeoutError:
             return Attempt(False, f"took longer than the task's wall-time limit of {self.wall_s:.0f}s")
+        except Exception as exc:  # fault isolation: a crash in one task must not stop the others
+            return Attempt(False, f"crashed: {type(exc).__name__}: {exc}")
 
     def _finish(self, task: str, result: TaskResult) -> None:
         self.results[task] = result

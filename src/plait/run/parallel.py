@@ -1,0 +1,251 @@
+"""A run of several agents: each task of a plan in its own worktree, scheduled, integrated as it finishes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from plait.agent.budget import Budget, Limits
+from plait.agent.loop import Agent, AgentLimits, AgentResult
+from plait.agent.prompts import shared_prefix, task_brief
+from plait.agent.tools import Toolbox
+from plait.errors import PlaitError
+from plait.events.store import EventStore
+from plait.events.types import Committed, Decision, RunFinished, TaskFinished, TaskStarted
+from plait.models.base import Model
+from plait.models.pricing import PriceTable
+from plait.plan.model import Plan, PlanTask
+from plait.run.scheduler import Attempt, Scheduler, TaskResult
+from plait.run.single import Base
+from plait.settings import Settings
+from plait.workspace import CommandRunner, Repo, Worktree
+from plait.workspace.bootstrap import Bootstrap, port_env
+
+TaskStatus = Literal["done", "failed", "interrupted", "dropped"]
+
+__all__ = ["Integrator", "ParallelOutcome", "RunContext", "run_plan"]
+
+RunnerFactory = Callable[[Path, str, dict[str, str]], CommandRunner]
+"""(worktree, agent id, extra environment) -> the runner for that agent's commands."""
+
+
+class Integrator(Protocol):
+    """Takes finished task branches into the run's integration branch, verified."""
+
+    @property
+    def head(self) -> str: ...
+
+    @property
+    def branch(self) -> str: ...
+
+    async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> tuple[bool, str]:
+        """(True, "") when the branch is in the verified integration head; else (False, why, with output)."""
+        ...
+
+
+@dataclass
+class RunContext:
+    repo: Repo
+    settings: Settings
+    model: Model
+    store: EventStore
+    run_id: str
+    base: Base
+    runners: RunnerFactory
+    repo_map: str = ""
+    prices: PriceTable = field(default_factory=PriceTable)
+    budget: Budget | None = None
+
+
+@dataclass
+class ParallelOutcome:
+    run_id: str
+    status: str
+    branch: str
+    commit: str
+    results: dict[str, TaskResult]
+    summaries: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def dropped(self) -> dict[str, str]:
+        return {t: r.reason for t, r in self.results.items() if r.status == "dropped"}
+
+
+def plan_overview(plan: Plan) -> str:
+    rows = [f"- {t.id}: {t.title} (writes: {', '.join(t.writes) or 'nothing declared'})" for t in plan.tasks]
+    contracts = [f"- contract {c.name}: {c.signature} (in {c.path}, by {c.owner})" for c in plan.contracts]
+    return "\n".join(rows + contracts)
+
+
+class _TaskRunner:
+    """The attempts of every task of one run."""
+
+    def __init__(self, ctx: RunContext, plan: Plan, integrator: Integrator) -> None:
+        self.ctx, self.plan, self.integrator = ctx, plan, integrator
+        self.tasks = {t.id: t for t in plan.tasks}
+        self.system = shared_prefix(ctx.repo_map, plan_overview(plan))
+        s = ctx.settings
+        self.bootstrap = Bootstrap(ctx.repo.root, tuple(s.worktree_include), s.setup_command)
+        self.budgets = {
+            t.id: ctx.budget.child(t.id, Limits(tokens=s.task_max_tokens, usd=s.task_max_usd))
+            for t in plan.tasks
+            if ctx.budget is not None
+        }
+        self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
+        self.summaries: dict[str, str] = {}
+
+    async def __call__(self, task_id: str, number: int, last: Attempt | None) -> Attempt:
+        ctx, task = self.ctx, self.tasks[task_id]
+        base = self.integrator.head if task.depends_on else ctx.base.commit
+        branch = f"plait/{ctx.run_id}/{task_id}" + (f".{number}" if number > 1 else "")
+        path = ctx.repo.plait_dir() / "worktrees" / ctx.run_id / (task_id if number == 1 else f"{task_id}.{number}")
+        worktree = ctx.repo.add_worktree(path, branch, base)
+        ctx.store.append(
+            TaskStarted(
+                run_id=ctx.run_id,
+                agent=task_id,
+                title=task.title,
+                branch=branch,
+                worktree=str(path),
+                base_commit=base,
+                attempt=number,
+            )
+        )
+        result: AgentResult | None = None
+        failure = ""
+        commit = ""
+        try:
+            runner = self.ctx.runners(path, task_id, port_env(self.slots[task_id], ctx.settings.port_block))
+            copied = self.bootstrap.copy_includes(path)
+            if copied:
+                self._decide(task_id, "bootstrap", f"copied {len(copied)} untracked file(s) in", {"files": copied})
+            await self.bootstrap.run_setup(path, runner)
+            brief = task_brief(
+                task.id,
+                task.title,
+                task.instructions,
+                task.writes,
+                last.reason if last else "",
+                last.detail if last else "",
+            )
+            result = await self._agent(task, runner, path, number).run(brief)
+        except PlaitError as exc:
+            failure = str(exc)
+        finally:
+            commit = self._commit(worktree, task, result)
+            worktree.remove()
+            if result is None and not failure:
+                self._finished(task_id, "interrupted", "stopped before the agent finished", commit)
+        if result is None:
+            self._finished(task_id, "failed", failure, commit)
+            return Attempt(False, failure)
+        if not result.ok:
+            self._finished(task_id, "failed", f"{result.reason}: {result.summary}", commit)
+            retry = result.reason not in ("budget", "interrupted")
+            return Attempt(False, f"the agent stopped ({result.reason}): {result.summary}", retry=retry)
+        self.summaries[task_id] = result.summary
+        if commit:
+            ok, why = await self.integrator.integrate(task, branch, commit, result.summary)
+            if not ok:
+                self._finished(task_id, "failed", f"not integrated: {why.splitlines()[0] if why else ''}", commit)
+                return Attempt(False, "its branch could not be integrated with the others", detail=why)
+        self._finished(task_id, "done", result.summary, commit)
+        return Attempt(True)
+
+    def _agent(self, task: PlanTask, runner: CommandRunner, path: Path, attempt: int) -> Agent:
+        s = self.ctx.settings
+        return Agent(
+            run_id=self.ctx.run_id,
+            agent_id=task.id,
+            model=self.ctx.model,
+            toolbox=Toolbox(path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit),
+            store=self.ctx.store,
+            prices=self.ctx.prices,
+            system=self.system,
+            limits=AgentLimits(
+                max_steps=s.max_steps,
+                max_tokens=s.max_tokens,
+                max_format_errors=s.max_format_errors,
+                max_output_tokens=s.max_output_tokens,
+            ),
+            budget=self.budgets.get(task.id),
+            attempt=attempt,
+        )
+
+    def _commit(self, worktree: Worktree, task: PlanTask, result: AgentResult | None) -> str:
+        summary = result.summary if result else "interrupted before the agent finished"
+        message = f"{task.title}\n\n{summary}\n\nplait run {self.ctx.run_id}, task {task.id}\n"
+        sha = worktree.commit_all(message)
+        if not sha:
+            return ""
+        files = worktree.changed_files(worktree.base)
+        self.ctx.store.append(
+            Committed(
+                run_id=self.ctx.run_id, agent=task.id, sha=sha, branch=worktree.branch, message=task.title, files=files
+            )
+        )
+        return sha
+
+    def _finished(self, task_id: str, status: TaskStatus, reason: str, commit: str) -> None:
+        self.ctx.store.append(
+            TaskFinished(
+                run_id=self.ctx.run_id,
+                agent=task_id,
+                status=status,
+                summary=self.summaries.get(task_id, ""),
+                reason="" if status == "done" else reason,
+                commit=commit,
+            )
+        )
+
+    def _decide(self, task_id: str, topic: str, decision: str, data: dict[str, object]) -> None:
+        self.ctx.store.append(
+            Decision(run_id=self.ctx.run_id, agent=task_id, topic=topic, decision=decision, data=data)
+        )
+
+
+async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> ParallelOutcome:
+    """Run every task of `plan`, integrating each as it finishes; tasks that keep failing are dropped."""
+    runner = _TaskRunner(ctx, plan, integrator)
+    s = ctx.settings
+    scheduler = Scheduler(
+        {t.id: t.depends_on for t in plan.tasks},
+        runner,
+        concurrency=s.concurrency,
+        max_attempts=s.max_attempts,
+        wall_s=s.task_wall_time,
+        on_state=lambda task, state, why: None,
+    )
+    try:
+        results = await scheduler.run()
+    except asyncio.CancelledError:
+        ctx.store.append(
+            RunFinished(
+                run_id=ctx.run_id,
+                status="interrupted",
+                reason="stopped by the user",
+                branch=integrator.branch,
+                commit=integrator.head,
+            )
+        )
+        raise
+    for task_id, result in results.items():
+        if result.status == "dropped":
+            ctx.store.append(TaskFinished(run_id=ctx.run_id, agent=task_id, status="dropped", reason=result.reason))
+    done = [t for t, r in results.items() if r.status == "done"]
+    dropped = {t: r.reason for t, r in results.items() if r.status == "dropped"}
+    status: Literal["done", "failed"] = "done" if done else "failed"
+    reason = "; ".join(f"dropped {t}: {why}" for t, why in dropped.items())
+    ctx.store.append(
+        RunFinished(
+            run_id=ctx.run_id,
+            status=status,
+            reason=reason,
+            branch=integrator.branch,
+            commit=integrator.head,
+        )
+    )
+    return ParallelOutcome(ctx.run_id, status, integrator.branch, integrator.head, results, runner.summaries)
