@@ -49,7 +49,7 @@ def test_run_commits_the_agents_work_on_its_branch(plait: Plait, project: Path, 
             )
         else:
             args, extra = ["--model", f"openai-compatible:qwen@{server.openai_url}"], {}
-        result = plait("run", "Make greet punctuate", *args, "--json", cwd=project, extra_env=extra)
+        result = plait("run", "Make greet punctuate", "--single", *args, "--json", cwd=project, extra_env=extra)
 
     assert result.code == 0, result.err
     data = result.json()
@@ -76,7 +76,7 @@ def test_run_commits_the_agents_work_on_its_branch(plait: Plait, project: Path, 
 def test_a_model_that_keeps_sending_malformed_calls_fails_the_run_cleanly(plait: Plait, project: Path) -> None:
     bad = {"tool_calls": [{"name": "write_file", "arguments": '{"path": "x.py", "content": '}]}
     with WireServer([bad, bad, bad]) as server:
-        result = plait("run", "do it", "--model", f"openai-compatible:m@{server.openai_url}", cwd=project)
+        result = plait("run", "do it", "--single", "--model", f"openai-compatible:m@{server.openai_url}", cwd=project)
     assert result.code == 1
     assert "3 malformed replies in a row" in result.out and "format_errors" in result.err
     assert git(project, "status", "--porcelain") == ""
@@ -85,13 +85,13 @@ def test_a_model_that_keeps_sending_malformed_calls_fails_the_run_cleanly(plait:
 def test_a_rejected_key_is_one_line_and_exit_4(plait: Plait, project: Path) -> None:
     with WireServer([{"status": 401, "message": "invalid x-api-key"}]) as server:
         extra = {"ANTHROPIC_API_KEY": "wrong", "ANTHROPIC_BASE_URL": server.url}
-        result = plait("run", "do it", "--model", "anthropic:claude-sonnet-4-5", cwd=project, extra_env=extra)
+        result = plait("run", "do it", "--single", "--model", "anthropic:claude-sonnet-4-5", cwd=project, extra_env=extra)
     assert result.code == 1  # the agent stopped on a model error; the run is recorded as failed
     assert "401" in result.out
 
 
 def test_a_missing_key_fails_before_anything_is_written(plait: Plait, project: Path) -> None:
-    result = plait("run", "do it", "--model", "openai:gpt-5.1", cwd=project)
+    result = plait("run", "do it", "--single", "--model", "openai:gpt-5.1", cwd=project)
     assert result.code == 4
     assert result.err.strip().count("\n") == 0 and "OPENAI_API_KEY is not set" in result.err
     assert not (project / ".git" / "plait").exists()
@@ -108,7 +108,7 @@ def test_outside_a_usable_repository_plait_says_so_in_one_line(
     where.mkdir()
     if setup == "empty":
         git(where, "init", "-q")
-    result = plait("run", "do it", "--model", "scripted:x.yaml", cwd=where)
+    result = plait("run", "do it", "--single", "--model", "scripted:x.yaml", cwd=where)
     assert result.code == 3
     assert result.err.strip().count("\n") == 0 and message in result.err
 
@@ -127,18 +127,18 @@ def test_uncommitted_changes_are_refused_then_left_out_or_snapshotted(
         "    tool_calls: [{name: finish, arguments: {summary: looked}}]\n"
     )
 
-    refused = plait("run", "look", "--model", f"scripted:{script}", cwd=project)
+    refused = plait("run", "look", "--single", "--model", f"scripted:{script}", cwd=project)
     assert refused.code == 3 and "--include-uncommitted" in refused.err
     assert refused.err.strip().count("\n") == 0
     assert not (project / ".git" / "plait").exists()
 
     script.write_text(script.read_text().replace("{expected}", "hello "))
-    from_head = plait("run", "look", "--model", f"scripted:{script}", "--yes", "--json", cwd=project)
+    from_head = plait("run", "look", "--single", "--model", f"scripted:{script}", "--yes", "--json", cwd=project)
     assert from_head.code == 0, from_head.err + from_head.out
     assert "uncommitted change(s)" in from_head.err
 
     script.write_text(script.read_text().replace("hello ", "hi "))
-    snap = plait("run", "look", "--model", f"scripted:{script}", "--include-uncommitted", "--json", cwd=project)
+    snap = plait("run", "look", "--single", "--model", f"scripted:{script}", "--include-uncommitted", "--json", cwd=project)
     assert snap.code == 0, snap.err + snap.out
     assert git(project, "status", "--porcelain") == before  # the user's changes are still there, untouched
     assert git(project, "rev-parse", "HEAD") != snap.json()["base_commit"]

@@ -7,7 +7,7 @@ from cli_support import Plait, git
 
 def test_demo_runs_the_scripted_agent_to_a_committed_tested_change(plait: Plait, tmp_path: Path) -> None:
     where = tmp_path / "demo"
-    result = plait("demo", "--fast", "--json", "--dir", str(where), cwd=tmp_path)
+    result = plait("demo", "--single", "--fast", "--json", "--dir", str(where), cwd=tmp_path)
     assert result.code == 0, result.err
     data = result.json()
     assert data["status"] == "done" and data["steps"] == 18

@@ -5,16 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
 
 from plait.errors import UsageError
 from plait.models.scripted import ScriptedModel
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import Repo
 
-__all__ = ["demo_runner", "prepare_demo"]
+__all__ = ["prepare_demo"]
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "plait demo",
@@ -24,7 +23,7 @@ _IDENTITY = {
 }
 
 
-def prepare_demo(directory: Path | None, *, fast: bool) -> tuple[Repo, str, ScriptedModel]:
+def prepare_demo(directory: Path | None, *, fast: bool, parallel: bool = False) -> tuple[Repo, str, ScriptedModel]:
     """Copy the bundled project to `directory` (a new temp dir by default), commit it, and load the script."""
     bundle = resources.files("plait.demo")
     target = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="plait-demo-")) / "tally"
@@ -41,15 +40,11 @@ def prepare_demo(directory: Path | None, *, fast: bool) -> tuple[Repo, str, Scri
         ["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "tally: initial version"],
     ):
         subprocess.run(["git", *args], cwd=target, env=env, check=True, capture_output=True)
-    task = (bundle / "task.txt").read_text().strip()
-    with resources.as_file(bundle / "script.yaml") as script:
+    task = (bundle / ("parallel_task.txt" if parallel else "task.txt")).read_text().strip()
+    with resources.as_file(bundle / ("parallel.yaml" if parallel else "script.yaml")) as script:
         model = ScriptedModel.from_file(script)
     if fast:
         model.turns = [turn.model_copy(update={"delay": 0.0}) for turn in model.turns]
+        for conversation in model.conversations:
+            conversation.turns = [turn.model_copy(update={"delay": 0.0}) for turn in conversation.turns]
     return Repo.discover(target), task, model
-
-
-def demo_runner() -> LocalRunner:
-    """Commands find this interpreter (and its pytest) first, whatever `python` means on PATH."""
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    return LocalRunner(env={**os.environ, "PATH": path})

@@ -16,7 +16,7 @@ from plait.models.pricing import PriceTable
 from plait.settings import Settings
 from plait.workspace import CommandRunner, LocalRunner, Repo, Worktree
 
-__all__ = ["Base", "RunOutcome", "choose_base", "new_run_id", "run_single"]
+__all__ = ["Base", "RunOutcome", "choose_base", "new_run_id", "record_start", "run_single"]
 
 TASK_ID = "main"
 
@@ -66,20 +66,10 @@ def _commit_message(task: str, result: AgentResult | None, run_id: str) -> str:
     return f"{title}\n\n{body}\n\nplait run {run_id}, task {TASK_ID}\n"
 
 
-async def run_single(
-    repo: Repo,
-    task: str,
-    *,
-    settings: Settings,
-    model: Model,
-    store: EventStore,
-    base: Base,
-    run_id: str | None = None,
-    runner: CommandRunner | None = None,
-) -> RunOutcome:
-    """Run one agent on `task` from `base`; its work ends up committed on `plait/<run>/main`."""
-    run_id = run_id or new_run_id()
-    branch = f"plait/{run_id}/{TASK_ID}"
+def record_start(
+    store: EventStore, run_id: str, repo: Repo, task: str, base: Base, model: str, settings: Settings
+) -> None:
+    """The first events of a run: what it is asked, from which commit, and what it leaves out."""
     store.append(
         RunStarted(
             run_id=run_id,
@@ -87,7 +77,7 @@ async def run_single(
             repo=str(repo.root),
             base_commit=base.commit,
             base_ref=base.ref,
-            model=model.name,
+            model=model,
             settings=settings.model_dump(mode="json", exclude={"openai_api_key", "anthropic_api_key"}),
             snapshot=base.snapshot,
         )
@@ -102,6 +92,25 @@ async def run_single(
                 data={"paths": list(base.left_out)},
             )
         )
+
+
+async def run_single(
+    repo: Repo,
+    task: str,
+    *,
+    settings: Settings,
+    model: Model,
+    store: EventStore,
+    base: Base,
+    run_id: str | None = None,
+    runner: CommandRunner | None = None,
+    started: bool = False,
+) -> RunOutcome:
+    """Run one agent on `task` from `base`; its work ends up committed on `plait/<run>/main`."""
+    run_id = run_id or new_run_id()
+    branch = f"plait/{run_id}/{TASK_ID}"
+    if not started:
+        record_start(store, run_id, repo, task, base, model.name, settings)
     worktree = repo.add_worktree(repo.plait_dir() / "worktrees" / run_id / TASK_ID, branch, base.commit)
     store.append(
         TaskStarted(

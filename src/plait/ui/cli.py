@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from plait import __version__
-from plait.errors import EnvironmentProblem, PlaitError, UsageError
-from plait.events.store import ObservedStore, SQLiteEventStore
-from plait.models.registry import make_model
-from plait.run.single import RunOutcome, choose_base, run_single
+from plait.errors import EnvironmentProblem, PlaitError
+from plait.events.store import SQLiteEventStore
 from plait.settings import load_settings
-from plait.ui.progress import ProgressPrinter
+from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run
 from plait.ui.summary import RunSummary, summarize
 from plait.ui.transcript import render_transcript
 from plait.workspace import Repo
@@ -32,11 +28,6 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode="rich",
 )
-out = Console(soft_wrap=True)
-err = Console(stderr=True)
-
-RepoOpt = Annotated[Path, typer.Option("--repo", "-C", help="The git repository to work on.", show_default=False)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 
 
 def _version(value: bool) -> None:
@@ -54,105 +45,6 @@ def _root(
     """plait plans, runs and integrates coding agents; every step is kept in an event log in .git/plait/."""
 
 
-def _store(repo: Repo, *, create: bool) -> SQLiteEventStore:
-    path = repo.common_dir / "plait" / "events.db"
-    if not create and not path.exists():
-        raise EnvironmentProblem(f"no plait runs in {repo.root} yet: start one with `plait run TASK`")
-    return SQLiteEventStore(path)
-
-
-def _confirm_base(repo: Repo, *, include_uncommitted: bool, yes: bool) -> None:
-    dirty = repo.dirty_paths()
-    if not dirty or include_uncommitted:
-        return
-    message = (
-        f"{len(dirty)} uncommitted change(s) in {repo.root} will not be seen by the agent: "
-        f"the run starts from {repo.head_ref()} ({repo.head()[:10]}) without them"
-    )
-    if yes:
-        err.print(f"[yellow]note:[/] {message}")
-        return
-    if not sys.stdin.isatty():
-        raise EnvironmentProblem(message + "; pass --yes to go ahead, or --include-uncommitted to snapshot them")
-    if not typer.confirm(message + ". Go ahead?", default=False, err=True):
-        raise typer.Exit(1)
-
-
-@app.command()
-def run(
-    task: Annotated[str, typer.Argument(help="What the agent should do; `-` reads it from stdin.")],
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="openai:NAME, anthropic:NAME, openai-compatible:NAME@URL, …")
-    ] = None,
-    max_steps: Annotated[int | None, typer.Option(help="Model calls an agent may make.")] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask; start from HEAD if there are changes.")] = False,
-    include_uncommitted: Annotated[
-        bool | None, typer.Option("--include-uncommitted", help="Start from a snapshot of uncommitted changes.")
-    ] = None,
-    repo_path: RepoOpt = Path(),
-    as_json: JsonOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
-) -> None:
-    """Run an agent on TASK in its own worktree; the result is committed on branch plait/RUN/main."""
-    if task == "-":
-        task = sys.stdin.read()
-    if not task.strip():
-        raise UsageError("the task is empty: say what the agent should do")
-    repo = Repo.discover(repo_path)
-    flags = {"model": model, "max_steps": max_steps, "include_uncommitted": include_uncommitted}
-    settings = load_settings(repo.root, flags).settings
-    llm = make_model(settings.model, settings)
-    _confirm_base(repo, include_uncommitted=settings.include_uncommitted, yes=yes)
-    base = choose_base(repo, include_uncommitted=settings.include_uncommitted)
-    store = ObservedStore(_store(repo, create=True))
-    if not quiet:
-        store.listeners.append(ProgressPrinter(err))
-    outcome = _drive(run_single(repo, task, settings=settings, model=llm, store=store, base=base), store, repo)
-    _report(outcome, as_json)
-    raise typer.Exit(0 if outcome.status == "done" else 1)
-
-
-def _drive(coro: object, store: ObservedStore, repo: Repo) -> RunOutcome:
-    try:
-        return asyncio.run(coro)  # type: ignore[arg-type]
-    except KeyboardInterrupt:
-        last = store.run_ids()[-1:] or ["?"]
-        err.print(f"[yellow]interrupted[/]: partial work of run {last[0]} is committed on its branch")
-        raise typer.Exit(130) from None
-    finally:
-        store.close()
-
-
-def _report(outcome: RunOutcome, as_json: bool) -> None:
-    if as_json:
-        data = {
-            "run_id": outcome.run_id,
-            "status": outcome.status,
-            "branch": outcome.branch,
-            "commit": outcome.commit,
-            "base_commit": outcome.base.commit,
-            "summary": outcome.summary,
-            "reason": outcome.reason,
-            "files": outcome.files,
-            "steps": outcome.steps,
-            "usage": outcome.usage.model_dump(),
-            "cost_usd": round(outcome.cost_usd, 6),
-        }
-        out.print_json(json.dumps(data))
-        return
-    colour = "green" if outcome.status == "done" else "red"
-    out.print(f"[{colour} bold]{outcome.status}[/] run {outcome.run_id}: {outcome.summary or outcome.reason}")
-    if outcome.commit:
-        out.print(f"  branch {outcome.branch} @ {outcome.commit[:10]}, {len(outcome.files)} file(s) changed")
-    else:
-        out.print("  no changes were made")
-    out.print(
-        f"  {outcome.steps} model calls, {outcome.usage.input_tokens} tokens in "
-        f"({outcome.usage.cached_tokens} cached), {outcome.usage.output_tokens} out, ${outcome.cost_usd:.4f}"
-    )
-    out.print(f"  transcript: plait show {outcome.run_id}")
-
-
 def _summaries(store: SQLiteEventStore) -> list[RunSummary]:
     return [summarize(run_id, store.events(run_id)) for run_id in store.run_ids()]
 
@@ -162,7 +54,7 @@ def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     """List the runs of this repository, newest last."""
     repo = Repo.discover(repo_path)
     path = repo.common_dir / "plait" / "events.db"
-    summaries = _summaries(_store(repo, create=False)) if path.exists() else []
+    summaries = _summaries(open_store(repo, create=False)) if path.exists() else []
     if as_json:
         out.print_json(json.dumps([s.as_json() for s in summaries]))
         return
@@ -184,18 +76,6 @@ def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     out.print(table)
 
 
-def _resolve_run(store: SQLiteEventStore, ref: str) -> str:
-    ids = store.run_ids()
-    if ref == "last" and ids:
-        return ids[-1]
-    matches = [i for i in ids if i.startswith(ref)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise UsageError(f"no run '{ref}' in this repository: `plait runs` lists them")
-    raise UsageError(f"'{ref}' matches {len(matches)} runs: give more of the id")
-
-
 @app.command()
 def show(
     run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
@@ -206,8 +86,8 @@ def show(
 ) -> None:
     """Show a run's transcript: messages, tool calls and results, and the final diff."""
     repo = Repo.discover(repo_path)
-    store = _store(repo, create=False)
-    run_id = _resolve_run(store, run_ref)
+    store = open_store(repo, create=False)
+    run_id = resolve_run(store, run_ref)
     events = store.events(run_id, agent=None)
     if as_json:
         for event in events:
@@ -238,37 +118,16 @@ def config(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     out.print(table)
 
 
-@app.command()
-def demo(
-    directory: Annotated[
-        Path | None, typer.Option("--dir", help="Where to create the demo repository (default: a new temp dir).")
-    ] = None,
-    fast: Annotated[bool, typer.Option("--fast", help="No pauses between the scripted model's turns.")] = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Run a scripted agent on a bundled repository: no network, no API key."""
-    from plait.demo import demo_runner, prepare_demo
-
-    repo, task, llm = prepare_demo(directory, fast=fast)
-    settings = load_settings(repo.root).settings
-    err.print(f"[bold]plait demo[/]: a scripted agent works in a copy of a small project at {repo.root}")
-    err.print(f"[bold]task:[/] {task}")
-    store = ObservedStore(_store(repo, create=True))
-    if not as_json:
-        store.listeners.append(ProgressPrinter(err))
-    base = choose_base(repo, include_uncommitted=False)
-    work = run_single(repo, task, settings=settings, model=llm, store=store, base=base, runner=demo_runner())
-    outcome = _drive(work, store, repo)
-    llm.assert_complete()
-    _report(outcome, as_json)
-    if not as_json:
-        out.print(f"  the demo repository: {repo.root}")
-        out.print(f"  see it all again:    plait show {outcome.run_id} -C {repo.root}")
-        out.print(f"  the change:          git -C {repo.root} diff {outcome.base.commit[:10]} {outcome.branch}")
-    raise typer.Exit(0 if outcome.status == "done" else 1)
-
-
 # Commands defined in their own modules register themselves here, one line each.
+from plait.ui.cmd_run import register as _register_run  # noqa: E402
+
+_register_run(app)
+from plait.ui.cmd_view import register as _register_view  # noqa: E402
+
+_register_view(app)
+from plait.ui.cmd_integrate import register as _register_integrate  # noqa: E402
+
+_register_integrate(app)
 
 
 def main() -> None:

@@ -1,0 +1,135 @@
+"""`plait run` from start to end: plan (or read a plan), resolve overlaps, then one agent or many."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from plait.agent.budget import Budget, Limits
+from plait.events.store import EventStore
+from plait.events.types import Decision, PlanMade
+from plait.models.base import Model
+from plait.models.pricing import PriceTable
+from plait.plan.load import load_plan
+from plait.plan.model import Plan
+from plait.plan.overlap import OverlapDecision, resolve_overlaps
+from plait.plan.planner import make_plan
+from plait.plan.repomap import repo_map, tracked_files
+from plait.reconcile.gate import Gate
+from plait.reconcile.ladder import default_resolvers
+from plait.reconcile.llm_resolver import LLMResolver
+from plait.reconcile.queue import MergeQueue
+from plait.reconcile.types import Resolver
+from plait.run.integrate import QueueIntegrator
+from plait.run.parallel import ParallelOutcome, RunContext, RunnerFactory, run_plan
+from plait.run.single import Base, RunOutcome, record_start, run_single
+from plait.settings import Settings
+from plait.workspace import LocalRunner, Repo
+
+__all__ = ["Orchestration", "Review", "orchestrate"]
+
+Review = Callable[[Plan, list[OverlapDecision]], bool]
+"""Shown the plan before anything more is spent; False stops the run."""
+
+
+@dataclass
+class Orchestration:
+    """The run to make: where, what, with which model, and how agents' commands run."""
+
+    repo: Repo
+    task: str
+    settings: Settings
+    model: Model
+    store: EventStore
+    base: Base
+    run_id: str
+    runners: RunnerFactory
+    plan_file: Path | None = None
+    single: bool = False
+    use_llm_resolver: bool = True
+    review: Review | None = None
+
+
+async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
+    """Run the task; None when the user declined the plan at review."""
+    s = o.settings
+    prices = PriceTable(s.prices)
+    record_start(o.store, o.run_id, o.repo, o.task, o.base, o.model.name, s)
+    if o.single:
+        return await _one_agent(o)
+    budget = Budget(
+        "run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), o.store, o.run_id
+    )
+    files = tracked_files(o.repo.root)
+    shared_map = repo_map(o.repo.root, files=files)
+    if o.plan_file is not None:
+        plan = load_plan(o.plan_file)
+        o.store.append(PlanMade(run_id=o.run_id, agent="planner", plan=plan.model_dump(mode="json"), source="file"))
+    else:
+        plan = await make_plan(
+            o.task,
+            repo_root=o.repo.root,
+            model=o.model,
+            store=o.store,
+            run_id=o.run_id,
+            prices=prices,
+            runner=LocalRunner(),
+            repo_map=shared_map,
+            budget=budget.child("planner", Limits()),
+        )
+    plan, decisions = resolve_overlaps(plan, files)
+    for d in decisions:
+        o.store.append(d.event(o.run_id))
+    if decisions:
+        o.store.append(PlanMade(run_id=o.run_id, agent="planner", plan=plan.model_dump(mode="json"), source="planner"))
+    if o.review is not None and not o.review(plan, decisions):
+        return None
+    if plan.mode == "single" or len(plan.tasks) == 1:
+        o.store.append(
+            Decision(run_id=o.run_id, topic="mode", decision="one agent, no parallel overhead", reason=plan.reason)
+        )
+        return await _one_agent(o)
+    resolvers: list[Resolver] = default_resolvers()
+    if o.use_llm_resolver:
+        resolvers.append(LLMResolver(o.model, o.store, o.run_id, prices=prices))
+    gate = Gate(
+        o.repo,
+        base=o.base.commit,
+        store=o.store,
+        run_id=o.run_id,
+        verify_command=s.verify_command,
+        runner=o.runners(o.repo.plait_dir() / "worktrees" / o.run_id / "_integration", "gate", {}),
+    )
+    queue = MergeQueue(o.repo, o.store, o.run_id, o.base.commit, gate=gate, resolvers=resolvers)
+    ctx = RunContext(
+        repo=o.repo,
+        settings=s,
+        model=o.model,
+        store=o.store,
+        run_id=o.run_id,
+        base=o.base,
+        runners=o.runners,
+        repo_map=shared_map,
+        prices=prices,
+        budget=budget,
+    )
+    try:
+        return await run_plan(ctx, plan, QueueIntegrator(queue))
+    finally:
+        gate.close()
+
+
+async def _one_agent(o: Orchestration) -> RunOutcome:
+    runner = o.runners(o.repo.plait_dir() / "worktrees" / o.run_id / "main", "main", {})
+    return await run_single(
+        o.repo,
+        o.task,
+        settings=o.settings,
+        model=o.model,
+        store=o.store,
+        base=o.base,
+        run_id=o.run_id,
+        runner=runner,
+        started=True,
+    )

@@ -1,0 +1,240 @@
+"""`plait run` and `plait demo`: start a run, show its progress, and say where the result is."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from plait.errors import EnvironmentProblem, UsageError
+from plait.events.store import ObservedStore
+from plait.models.registry import make_model
+from plait.plan.model import Plan
+from plait.plan.overlap import OverlapDecision
+from plait.plan.render import render_plan
+from plait.run.orchestrate import Orchestration, orchestrate
+from plait.run.parallel import ParallelOutcome, RunnerFactory
+from plait.run.single import RunOutcome, choose_base, new_run_id
+from plait.settings import Settings, load_settings
+from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out
+from plait.ui.progress import ProgressPrinter
+from plait.ui.summary import summarize
+from plait.workspace import CommandRunner, LocalRunner, Repo
+
+__all__ = ["register"]
+
+Outcome = RunOutcome | ParallelOutcome | None
+
+
+def _confirm_base(repo: Repo, *, include_uncommitted: bool, yes: bool) -> None:
+    dirty = repo.dirty_paths()
+    if not dirty or include_uncommitted:
+        return
+    message = (
+        f"{len(dirty)} uncommitted change(s) in {repo.root} will not be seen by the agents: "
+        f"the run starts from {repo.head_ref()} ({repo.head()[:10]}) without them"
+    )
+    if yes:
+        err.print(f"[yellow]note:[/] {message}")
+        return
+    if not sys.stdin.isatty():
+        raise EnvironmentProblem(message + "; pass --yes to go ahead, or --include-uncommitted to snapshot them")
+    if not typer.confirm(message + ". Go ahead?", default=False, err=True):
+        raise typer.Exit(1)
+
+
+def local_runners(settings: Settings, extra_path: str = "") -> RunnerFactory:
+    """Commands run directly on this machine, each agent with its own ports."""
+
+    def make(worktree: Path, agent: str, env: dict[str, str]) -> CommandRunner:
+        merged = {**os.environ, **env}
+        if extra_path:
+            merged["PATH"] = os.pathsep.join([extra_path, merged.get("PATH", "")])
+        return LocalRunner(env=merged)
+
+    return make
+
+
+def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
+    err.print(render_plan(plan, decisions))
+    return typer.confirm("Run this plan?", default=True, err=True)
+
+
+def _drive(work: Coroutine[Any, Any, Outcome], store: ObservedStore) -> Outcome:
+    try:
+        return asyncio.run(work)
+    except KeyboardInterrupt:
+        last = store.run_ids()[-1:] or ["?"]
+        err.print(f"[yellow]interrupted[/]: the work of run {last[0]} so far is committed on its branches")
+        raise typer.Exit(130) from None
+
+
+def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
+    if outcome is None:
+        err.print("the plan was not accepted: nothing more was spent")
+        return 1
+    s = summarize(outcome.run_id, store.inner.events(outcome.run_id))
+    data: dict[str, Any] = {**s.as_json(), "status": outcome.status, "branch": outcome.branch}
+    if isinstance(outcome, RunOutcome):
+        data.update(
+            summary=outcome.summary,
+            files=outcome.files,
+            commit=outcome.commit,
+            steps=outcome.steps,
+            base_commit=outcome.base.commit,
+        )
+    else:
+        data["tasks"] = {
+            t: {"status": r.status, "attempts": r.attempts, "reason": r.reason} for t, r in outcome.results.items()
+        }
+        data["commit"] = outcome.commit
+    if as_json:
+        out.print_json(json.dumps(data))
+        return 0 if outcome.status == "done" else 1
+    colour = "green" if outcome.status == "done" else "red"
+    headline = outcome.summary or outcome.reason if isinstance(outcome, RunOutcome) else ""
+    out.print(f"[{colour} bold]{outcome.status}[/] run {outcome.run_id} {headline}")
+    if isinstance(outcome, ParallelOutcome):
+        table = Table("task", "status", "attempts", "summary or reason")
+        for task, result in outcome.results.items():
+            note = outcome.summaries.get(task, "") if result.status == "done" else result.reason
+            table.add_row(task, result.status, str(result.attempts), note.splitlines()[0] if note else "")
+        out.print(table)
+    if outcome.commit:
+        out.print(f"  result: branch {outcome.branch} @ {outcome.commit[:10]}")
+    out.print(
+        f"  {s.model_calls} model calls, {s.usage.input_tokens} tokens in ({s.usage.cached_tokens} cached), "
+        f"{s.usage.output_tokens} out, ${s.cost_usd:.4f}"
+    )
+    out.print(f"  transcript: plait show {outcome.run_id}")
+    return 0 if outcome.status == "done" else 1
+
+
+def _start(
+    repo: Repo, task: str, settings: Settings, *, as_json: bool, quiet: bool, runners: RunnerFactory, **options: Any
+) -> tuple[Outcome, ObservedStore]:
+    llm = options.pop("model", None) or make_model(settings.model, settings)
+    base = choose_base(repo, include_uncommitted=settings.include_uncommitted)
+    store = ObservedStore(open_store(repo, create=True))
+    if not quiet:
+        store.listeners.append(ProgressPrinter(err))
+    work = Orchestration(
+        repo=repo,
+        task=task,
+        settings=settings,
+        model=llm,
+        store=store,
+        base=base,
+        run_id=new_run_id(),
+        runners=runners,
+        **options,
+    )
+    return _drive(orchestrate(work), store), store
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def run(
+        task: Annotated[str, typer.Argument(help="What to do; `-` reads it from stdin.")],
+        model: Annotated[
+            str | None, typer.Option("--model", "-m", help="openai:NAME, anthropic:NAME, openai-compatible:NAME@URL, …")
+        ] = None,
+        plan_file: Annotated[
+            Path | None, typer.Option("--plan", help="Run this plan (YAML) instead of planning.")
+        ] = None,
+        single: Annotated[bool, typer.Option("--single", help="One agent, no planning.")] = False,
+        review: Annotated[bool, typer.Option("--review", help="Show the plan and ask before going on.")] = False,
+        concurrency: Annotated[int | None, typer.Option(help="Agents at work at the same time.")] = None,
+        max_usd: Annotated[float | None, typer.Option("--max-usd", help="Dollars the run may spend.")] = None,
+        max_steps: Annotated[int | None, typer.Option(help="Model calls an agent may make.")] = None,
+        no_llm: Annotated[bool, typer.Option("--no-llm-merge", help="Resolve conflicts without a model.")] = False,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Do not ask; start from HEAD if there are changes.")
+        ] = False,
+        include_uncommitted: Annotated[
+            bool | None, typer.Option("--include-uncommitted", help="Start from a snapshot of uncommitted changes.")
+        ] = None,
+        repo_path: RepoOpt = Path(),
+        as_json: JsonOpt = False,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    ) -> None:
+        """Plan TASK, run its parts in parallel worktrees, and integrate them on plait/RUN/integration.
+
+        A task that does not split runs as one agent, its result on plait/RUN/main.
+        """
+        if task == "-":
+            task = sys.stdin.read()
+        if not task.strip():
+            raise UsageError("the task is empty: say what the agents should do")
+        repo = Repo.discover(repo_path)
+        flags = {
+            "model": model,
+            "max_steps": max_steps,
+            "include_uncommitted": include_uncommitted,
+            "concurrency": concurrency,
+            "run_max_usd": max_usd,
+        }
+        settings = load_settings(repo.root, flags).settings
+        llm = make_model(settings.model, settings)
+        _confirm_base(repo, include_uncommitted=settings.include_uncommitted, yes=yes)
+        outcome, store = _start(
+            repo,
+            task,
+            settings,
+            as_json=as_json,
+            quiet=quiet,
+            runners=local_runners(settings),
+            model=llm,
+            plan_file=plan_file,
+            single=single,
+            use_llm_resolver=not no_llm,
+            review=_review if review else None,
+        )
+        code = _report(outcome, store, as_json)
+        store.close()
+        raise typer.Exit(code)
+
+    @app.command()
+    def demo(
+        directory: Annotated[
+            Path | None, typer.Option("--dir", help="Where to create the demo repository (default: a new temp dir).")
+        ] = None,
+        fast: Annotated[bool, typer.Option("--fast", help="No pauses between the scripted model's turns.")] = False,
+        single: Annotated[bool, typer.Option("--single", help="The one-agent demo.")] = False,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Run scripted agents on a bundled repository: no network, no API key."""
+        from plait.demo import prepare_demo
+
+        repo, task, llm = prepare_demo(directory, fast=fast, parallel=not single)
+        settings = load_settings(repo.root).settings
+        kind = "one scripted agent works" if single else "scripted agents plan and work in parallel"
+        err.print(f"[bold]plait demo[/]: {kind} in a copy of a small project at {repo.root}")
+        err.print(f"[bold]task:[/] {task}")
+        runners = local_runners(settings, extra_path=str(Path(sys.executable).parent))
+        outcome, store = _start(
+            repo,
+            task,
+            settings,
+            as_json=as_json,
+            quiet=False,
+            runners=runners,
+            model=llm,
+            single=single,
+            use_llm_resolver=False,
+        )
+        code = _report(outcome, store, as_json)
+        store.close()
+        llm.assert_complete()
+        if not as_json and outcome is not None:
+            out.print(f"  the demo repository: {repo.root}")
+            out.print(f"  see it all again:    plait show {outcome.run_id} -C {repo.root}")
+            out.print(f"  the change:          git -C {repo.root} diff main {outcome.branch}")
+        raise typer.Exit(code)
