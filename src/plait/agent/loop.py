@@ -16,6 +16,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from plait.agent._replay import Recorded, replayed
 from plait.agent.budget import BudgetExceeded
 from plait.agent.prompts import task_prompt
 from plait.agent.tools import ToolOutcome
@@ -27,6 +28,11 @@ from plait.models.base import Message, Model, ModelRequest, ToolCall, ToolResult
 from plait.models.pricing import PriceTable
 
 __all__ = ["Agent", "AgentLimits", "AgentResult", "NoteSource", "ToolSet"]
+
+Checkpoint = Callable[[], str | None]
+"""Saves the worktree when its files changed; returns the checkpoint commit, or None when nothing changed."""
+
+_CHANGES_FILES = frozenset({"edit_file", "write_file", "run"})
 
 NoteSource = Callable[[], Sequence[str]]
 """Returns notes (from other agents, the planner, the merge queue) new since the last call."""
@@ -96,6 +102,7 @@ class Agent:
         notes: NoteSource | None = None,
         budget: Spending | None = None,
         attempt: int = 1,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         self.run_id, self.agent_id = run_id, agent_id
         self._ids = {"run_id": run_id, "agent": agent_id}
@@ -104,7 +111,10 @@ class Agent:
         self.limits = limits or AgentLimits()
         self.notes = notes
         self.budget = budget
+        self.attempt = attempt
+        self.checkpoint = checkpoint
         self.journal = Journal(store, run_id, agent_id, prices, attempt)
+        self._log = Recorded(store, run_id, agent_id, attempt)
         self.messages: list[Message] = []
         self.usage = Usage()
         self.cost = 0.0
@@ -114,7 +124,9 @@ class Agent:
     async def run(self, task: str) -> AgentResult:
         """Work on `task` until the model finishes or a limit stops it."""
         tools = self.toolbox.specs()
-        self._record(PromptGiven(**self._ids, system=self.system, user=task, tools=[t.name for t in tools]))
+        if not self._log.prompted:
+            names = [t.name for t in tools]
+            self._record(PromptGiven(**self._ids, system=self.system, user=task, tools=names, attempt=self.attempt))
         self.messages = [UserMessage(text=task_prompt(task))]
         try:
             while True:
@@ -154,16 +166,30 @@ class Agent:
                 raise _Stop("finished", outcome.summary)
 
     async def _execute(self, call: ToolCall) -> ToolOutcome:
-        self._record(ToolCalled(**self._ids, call=call))
-        started = time.monotonic()
-        outcome = await self.toolbox.execute(call)
-        failed = outcome.is_error or outcome.format_error
-        took = time.monotonic() - started
-        self._record(
-            ToolReturned(
-                **self._ids, call_id=call.id, name=call.name, output=outcome.output, is_error=failed, duration_s=took
+        recorded = self._log.results.get((self.steps, call.id))
+        if recorded is not None:
+            outcome = replayed(recorded, call)
+            failed = recorded.is_error
+        else:
+            at = {"step": self.steps, "attempt": self.attempt}
+            self._record(ToolCalled(**self._ids, call=call, **at))
+            started = time.monotonic()
+            outcome = await self.toolbox.execute(call)
+            failed = outcome.is_error or outcome.format_error
+            took = time.monotonic() - started
+            saved = (self.checkpoint() or "") if self.checkpoint and call.name in _CHANGES_FILES else ""
+            self._record(
+                ToolReturned(
+                    **self._ids,
+                    call_id=call.id,
+                    name=call.name,
+                    output=outcome.output,
+                    is_error=failed,
+                    duration_s=took,
+                    checkpoint=saved,
+                    **at,
+                )
             )
-        )
         self.messages.append(
             ToolResultMessage(call_id=call.id, name=call.name, content=outcome.output, is_error=failed)
         )
@@ -187,10 +213,17 @@ class Agent:
                 raise _Stop("budget", str(exc)) from exc
 
     def _take_notes(self) -> None:
-        notes = list(self.notes()) if self.notes else []
+        key = self.steps + 1
+        if key in self._log.notes:
+            notes = self._log.notes[key]
+        else:
+            notes = list(self.notes()) if self.notes else []
+            if notes:
+                data = {"notes": notes, "step": key, "attempt": self.attempt}
+                self._record(
+                    Decision(**self._ids, topic="notes", decision=f"delivered {len(notes)} note(s)", data=data)
+                )
         if notes:
-            delivered = f"delivered {len(notes)} note(s)"
-            self._record(Decision(**self._ids, topic="notes", decision=delivered, data={"notes": notes}))
             self.messages.append(UserMessage(text="Notes from the rest of the run:\n\n" + "\n\n".join(notes)))
 
     def _stopped(self, reason: StopReason, summary: str) -> AgentResult:

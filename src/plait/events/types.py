@@ -98,6 +98,7 @@ class PromptGiven(_Event):
     """The system prompt and the task an agent was given."""
 
     kind: Literal["prompt"] = "prompt"
+    attempt: int = 1
     system: str
     user: str
     tools: list[str] = []
@@ -145,6 +146,9 @@ class ModelCallFailed(_Event):
 class ToolCalled(_Event):
     kind: Literal["tool_call"] = "tool_call"
     call: ToolCall
+    step: int = 0
+    """The model call (numbered from 1 in its attempt) that asked for this tool call."""
+    attempt: int = 1
 
 
 class ToolReturned(_Event):
@@ -153,7 +157,13 @@ class ToolReturned(_Event):
     name: str
     output: str
     is_error: bool = False
+    format_error: bool = False
+    """The call itself was malformed (unknown tool, bad JSON, missing argument)."""
     duration_s: float = 0.0
+    step: int = 0
+    attempt: int = 1
+    checkpoint: str = ""
+    """A commit of the worktree after this call, when it changed files: where a resumed agent restarts."""
 
 
 class Committed(_Event):

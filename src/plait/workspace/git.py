@@ -222,6 +222,28 @@ class Worktree:
         )
         return self.head()
 
+    def checkpoint(self, ref: str, parent: str) -> str | None:
+        """Commit the worktree's files (not its branch) to `ref` when they differ from `parent`; else None.
+
+        A temporary index keeps the worktree's own index and branch as they are.
+        """
+        with tempfile.TemporaryDirectory(prefix="plait-ckpt-") as tmp:
+            env = {**PLAIT_IDENTITY, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self._git("read-tree", parent, env=env)
+            excludes = (f":(exclude,glob){pattern}" for pattern in CACHE_PATTERNS)
+            self._git("add", "--all", "--", ".", *excludes, env=env)
+            tree = self._git("write-tree", env=env).strip()
+        if tree == self._git("rev-parse", f"{parent}^{{tree}}").strip():
+            return None
+        sha = self._git("commit-tree", tree, "-p", parent, "-m", "plait checkpoint", env=PLAIT_IDENTITY).strip()
+        self._git("update-ref", ref, sha)
+        return sha
+
+    def restore(self, checkpoint: str) -> None:
+        """Make the worktree's files those of `checkpoint`, keeping its branch where it is."""
+        self._git("read-tree", "-u", "--reset", checkpoint)
+        self._git("reset", "--quiet")
+
     def changed_files(self, since: str) -> list[str]:
         """Paths that differ between commit `since` and HEAD (both sides of a rename)."""
         out = self._git("diff", "--name-only", "-z", "--no-renames", since, "HEAD", "--")

@@ -1,0 +1,44 @@
+"""Replay of an interrupted attempt: what its earlier process logged is read back, never done again."""
+
+from __future__ import annotations
+
+from plait.agent.tools import ToolOutcome
+from plait.events.store import EventStore
+from plait.events.types import Decision, PromptGiven, ToolReturned
+from plait.models.base import ToolCall
+
+__all__ = ["Recorded", "replayed"]
+
+
+class Recorded:
+    """What an earlier process of this same attempt already logged: replayed, never done again."""
+
+    def __init__(self, store: EventStore, run_id: str, agent: str, attempt: int) -> None:
+        self.results: dict[tuple[int, str], ToolReturned] = {}
+        self.notes: dict[int, list[str]] = {}
+        self.prompted = False
+        for event in store.events(run_id, agent=agent, kinds=["prompt", "tool_result", "decision"]):
+            if isinstance(event, PromptGiven) and event.attempt == attempt:
+                self.prompted = True
+            elif isinstance(event, ToolReturned) and event.attempt == attempt:
+                self.results[(event.step, event.call_id)] = event
+            elif isinstance(event, Decision) and event.topic == "notes" and event.data.get("attempt") == attempt:
+                self.notes[int(event.data["step"])] = list(event.data["notes"])
+
+    @property
+    def last_checkpoint(self) -> str:
+        saved = [r.checkpoint for r in sorted(self.results.values(), key=lambda r: r.seq) if r.checkpoint]
+        return saved[-1] if saved else ""
+
+
+def replayed(recorded: ToolReturned, call: ToolCall) -> ToolOutcome:
+    """The outcome of a tool call as the log has it; `finish` is recognised by its name."""
+    finished = call.name == "finish" and not recorded.is_error
+    summary = str((call.arguments or {}).get("summary", "")) if finished else ""
+    return ToolOutcome(
+        output=recorded.output,
+        is_error=recorded.is_error and not recorded.format_error,
+        format_error=recorded.format_error,
+        finished=finished,
+        summary=summary,
+    )

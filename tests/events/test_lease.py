@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from plait.errors import StateError
+from plait.events import SQLiteEventStore
+from plait.events.lease import Lease
+
+
+def test_a_second_driver_is_refused_while_the_first_lives(tmp_path: Path) -> None:
+    db = tmp_path / "events.db"
+    SQLiteEventStore(db).close()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom plait.events.lease import Lease\n"
+            "Lease(sys.argv[1], 'r1').acquire(); print('held', flush=True); time.sleep(60)",
+            str(db),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(StateError, match=rf"run r1 is driven by pid {holder.pid} on"):
+            Lease(db, "r1").acquire()
+        assert Lease(db, "other-run").acquire() == ""  # other runs are free
+    finally:
+        holder.kill()
+        holder.wait()
+    # its holder is dead: the lease is taken over, and says so
+    note = Lease(db, "r1").acquire()
+    assert f"from pid {holder.pid}" in note
+
+
+def test_a_stale_heartbeat_from_another_host_is_taken_over(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "events.db"
+    lease = Lease(db, "r1", stale_after=30)
+    lease._db.executescript("")
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO leases VALUES ('r1', 'pid 1 on elsewhere', 1, 'elsewhere', 0, 0)")
+    con.commit()
+    assert "elsewhere" in lease.acquire()
+    lease.release()
