@@ -27,15 +27,20 @@ def test_a_second_driver_is_refused_while_the_first_lives(tmp_path: Path) -> Non
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        second = Lease(db, "r1")
         with pytest.raises(StateError, match=rf"run r1 is driven by pid {holder.pid} on"):
-            Lease(db, "r1").acquire()
-        assert Lease(db, "other-run").acquire() == ""  # other runs are free
+            second.acquire()
+        other = Lease(db, "other-run")
+        assert other.acquire() == ""  # other runs are free
+        other.release()
     finally:
         holder.kill()
         holder.wait()
+        holder.stdout.close() if holder.stdout else None
     # its holder is dead: the lease is taken over, and says so
-    note = Lease(db, "r1").acquire()
+    note = second.acquire()
     assert f"from pid {holder.pid}" in note
+    second.release()
 
 
 def test_a_stale_heartbeat_from_another_host_is_taken_over(tmp_path: Path) -> None:
@@ -43,7 +48,6 @@ def test_a_stale_heartbeat_from_another_host_is_taken_over(tmp_path: Path) -> No
 
     db = tmp_path / "events.db"
     lease = Lease(db, "r1", stale_after=30)
-    lease._db.executescript("")
     con = sqlite3.connect(db)
     con.execute("INSERT INTO leases VALUES ('r1', 'pid 1 on elsewhere', 1, 'elsewhere', 0, 0)")
     con.commit()
