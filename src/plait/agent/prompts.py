@@ -45,7 +45,7 @@ def shared_prefix(repo_map: str, plan_overview: str) -> str:
 def task_brief(
     task_id: str, title: str, instructions: str, writes: list[str], last_failure: str = "", detail: str = ""
 ) -> str:
-    """The first user message of one task's agent; a retry carries why the last attempt failed."""
+    """What one task's agent is asked (its first message wraps this); a retry carries why the last attempt failed."""
     lines = [f"Your task is `{task_id}`: {title}", "", instructions.strip(), ""]
     if writes:
         lines.append("Your write-set (files you own): " + ", ".join(writes))
@@ -53,4 +53,4 @@ def task_brief(
         lines += ["", f"A previous attempt at this task failed: {last_failure}"]
         if detail:
             lines += ["What it left behind:", detail[-4000:]]
-    return task_prompt("\n".join(lines))
+    return "\n".join(lines)

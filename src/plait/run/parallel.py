@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from plait.agent._replay import Recorded
 from plait.agent.budget import Budget, Limits
 from plait.agent.loop import Agent, AgentLimits, AgentResult
 from plait.agent.prompts import shared_prefix, task_brief
@@ -18,15 +19,16 @@ from plait.events.types import Committed, Decision, RunFinished, TaskFinished, T
 from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
+from plait.run.base import Base
 from plait.run.scheduler import Attempt, Scheduler, TaskResult
-from plait.run.single import Base
+from plait.run.state import RunState
 from plait.settings import Settings
 from plait.workspace import CommandRunner, Repo, Worktree
 from plait.workspace.bootstrap import Bootstrap, port_env
 
 TaskStatus = Literal["done", "failed", "interrupted", "dropped"]
 
-__all__ = ["Integrator", "ParallelOutcome", "RunContext", "run_plan"]
+__all__ = ["DirectIntegrator", "Integrator", "ParallelOutcome", "RunContext", "run_plan"]
 
 RunnerFactory = Callable[[Path, str, dict[str, str]], CommandRunner]
 """(worktree, agent id, extra environment) -> the runner for that agent's commands."""
@@ -58,6 +60,31 @@ class RunContext:
     repo_map: str = ""
     prices: PriceTable = field(default_factory=PriceTable)
     budget: Budget | None = None
+    system: str = ""
+    """The system prompt; empty for the shared prefix of a parallel run (repository map and plan)."""
+    single: bool = False
+    """One agent on the user's task as given, no plan around it."""
+    state: RunState | None = None
+    """Where an interrupted run stood, when this is its resumption."""
+
+
+class DirectIntegrator:
+    """A one-agent run: its task branch is the result, with nothing to merge it with."""
+
+    def __init__(self, base: str, branch: str) -> None:
+        self._head, self._branch = base, branch
+
+    @property
+    def head(self) -> str:
+        return self._head
+
+    @property
+    def branch(self) -> str:
+        return self._branch
+
+    async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> tuple[bool, str]:
+        self._head, self._branch = commit, branch
+        return True, ""
 
 
 @dataclass
@@ -86,7 +113,7 @@ class _TaskRunner:
     def __init__(self, ctx: RunContext, plan: Plan, integrator: Integrator) -> None:
         self.ctx, self.plan, self.integrator = ctx, plan, integrator
         self.tasks = {t.id: t for t in plan.tasks}
-        self.system = shared_prefix(ctx.repo_map, plan_overview(plan))
+        self.system = ctx.system or shared_prefix(ctx.repo_map, plan_overview(plan))
         s = ctx.settings
         self.bootstrap = Bootstrap(ctx.repo.root, tuple(s.worktree_include), s.setup_command)
         self.budgets = {
@@ -98,40 +125,37 @@ class _TaskRunner:
         self.summaries: dict[str, str] = {}
 
     async def __call__(self, task_id: str, number: int, last: Attempt | None) -> Attempt:
-        ctx, task = self.ctx, self.tasks[task_id]
-        base = self.integrator.head if task.depends_on else ctx.base.commit
+        ctx, task, key = self.ctx, self.tasks[task_id], (task_id, number)
+        state = ctx.state
         branch = f"plait/{ctx.run_id}/{task_id}" + (f".{number}" if number > 1 else "")
         path = ctx.repo.plait_dir() / "worktrees" / ctx.run_id / (task_id if number == 1 else f"{task_id}.{number}")
-        worktree = ctx.repo.add_worktree(path, branch, base)
-        ctx.store.append(
-            TaskStarted(
-                run_id=ctx.run_id,
-                agent=task_id,
-                title=task.title,
-                branch=branch,
-                worktree=str(path),
-                base_commit=base,
-                attempt=number,
+        if state is not None and key in state.agent_done and key in state.commits:
+            # the agent finished and its work was committed before the process died: integrate it
+            self.summaries[task_id] = state.agent_done[key]
+            return await self._integrate(task, branch, state.commits[key], state.agent_done[key])
+        if state is not None and key in state.bases:
+            worktree = ctx.repo.readd_worktree(path, branch, state.bases[key])
+            saved = Recorded(ctx.store, ctx.run_id, task_id, number).last_checkpoint
+            if saved:
+                worktree.restore(saved)
+        else:
+            base = self.integrator.head if task.depends_on else ctx.base.commit
+            worktree = ctx.repo.add_worktree(path, branch, base)
+            ctx.store.append(
+                TaskStarted(
+                    run_id=ctx.run_id,
+                    agent=task_id,
+                    title=task.title,
+                    branch=branch,
+                    worktree=str(path),
+                    base_commit=base,
+                    attempt=number,
+                )
             )
-        )
         result: AgentResult | None = None
         failure = ""
-        commit = ""
         try:
-            runner = self.ctx.runners(path, task_id, port_env(self.slots[task_id], ctx.settings.port_block))
-            copied = self.bootstrap.copy_includes(path)
-            if copied:
-                self._decide(task_id, "bootstrap", f"copied {len(copied)} untracked file(s) in", {"files": copied})
-            await self.bootstrap.run_setup(path, runner)
-            brief = task_brief(
-                task.id,
-                task.title,
-                task.instructions,
-                task.writes,
-                last.reason if last else "",
-                last.detail if last else "",
-            )
-            result = await self._agent(task, runner, path, number).run(brief)
+            result = await self._work(task, worktree, number, last)
         except PlaitError as exc:
             failure = str(exc)
         finally:
@@ -147,16 +171,42 @@ class _TaskRunner:
             retry = result.reason not in ("budget", "interrupted")
             return Attempt(False, f"the agent stopped ({result.reason}): {result.summary}", retry=retry)
         self.summaries[task_id] = result.summary
-        if commit:
-            ok, why = await self.integrator.integrate(task, branch, commit, result.summary)
+        return await self._integrate(task, branch, commit, result.summary)
+
+    async def _work(self, task: PlanTask, worktree: Worktree, number: int, last: Attempt | None) -> AgentResult:
+        """Bootstrap the worktree and run the agent in it."""
+        runner = self.ctx.runners(worktree.path, task.id, port_env(self.slots[task.id], self.ctx.settings.port_block))
+        copied = self.bootstrap.copy_includes(worktree.path)
+        if copied:
+            self._decide(task.id, "bootstrap", f"copied {len(copied)} untracked file(s) in", {"files": copied})
+        await self.bootstrap.run_setup(worktree.path, runner)
+        if self.ctx.single:
+            brief = task.instructions
+        else:
+            why, detail = (last.reason, last.detail) if last else ("", "")
+            brief = task_brief(task.id, task.title, task.instructions, task.writes, why, detail)
+        return await self._agent(task, runner, worktree, number).run(brief)
+
+    async def _integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> Attempt:
+        if commit and task.id not in (self.ctx.state.integrated if self.ctx.state else set()):
+            ok, why = await self.integrator.integrate(task, branch, commit, summary)
             if not ok:
-                self._finished(task_id, "failed", f"not integrated: {why.splitlines()[0] if why else ''}", commit)
+                self._finished(task.id, "failed", f"not integrated: {why.splitlines()[0] if why else ''}", commit)
                 return Attempt(False, "its branch could not be integrated with the others", detail=why)
-        self._finished(task_id, "done", result.summary, commit)
+        self._finished(task.id, "done", summary, commit)
         return Attempt(True)
 
-    def _agent(self, task: PlanTask, runner: CommandRunner, path: Path, attempt: int) -> Agent:
-        s = self.ctx.settings
+    def _agent(self, task: PlanTask, runner: CommandRunner, worktree: Worktree, attempt: int) -> Agent:
+        s, path = self.ctx.settings, worktree.path
+        ref = f"refs/plait/checkpoints/{self.ctx.run_id}/{task.id}.{attempt}"
+        last = {"sha": Recorded(self.ctx.store, self.ctx.run_id, task.id, attempt).last_checkpoint or worktree.base}
+
+        def checkpoint() -> str | None:
+            sha = worktree.checkpoint(ref, last["sha"])
+            if sha:
+                last["sha"] = sha
+            return sha
+
         return Agent(
             run_id=self.ctx.run_id,
             agent_id=task.id,
@@ -173,6 +223,7 @@ class _TaskRunner:
             ),
             budget=self.budgets.get(task.id),
             attempt=attempt,
+            checkpoint=checkpoint,
         )
 
     def _commit(self, worktree: Worktree, task: PlanTask, result: AgentResult | None) -> str:

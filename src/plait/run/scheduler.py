@@ -51,7 +51,10 @@ class Scheduler:
         max_attempts: int = 2,
         wall_s: float | None = None,
         on_state: StateFn | None = None,
+        settled: Mapping[str, TaskResult] | None = None,
+        resume: Mapping[str, tuple[int, Attempt | None]] | None = None,
     ) -> None:
+        """`settled` tasks are not run again; `resume` starts a task at an attempt, knowing the last failure."""
         unknown = {d for ds in deps.values() for d in ds if d not in deps}
         if unknown:
             raise ValueError(f"unknown dependencies: {sorted(unknown)}")
@@ -61,7 +64,8 @@ class Scheduler:
         self.max_attempts = max(max_attempts, 1)
         self.wall_s = wall_s
         self.on_state = on_state or (lambda task, state, reason: None)
-        self.results: dict[str, TaskResult] = {}
+        self.results: dict[str, TaskResult] = dict(settled or {})
+        self.resume = dict(resume or {})
 
     async def run(self) -> dict[str, TaskResult]:
         """Run every task; returns each one's result once nothing more can start."""
@@ -90,10 +94,10 @@ class Scheduler:
         return self.results
 
     async def _run_task(self, task: str, wake: asyncio.Event) -> None:
-        last: Attempt | None = None
-        failures: list[str] = []
+        first, last = self.resume.get(task, (1, None))
+        failures: list[str] = [last.reason] * (first - 1) if last else []
         try:
-            for number in range(1, self.max_attempts + 1):
+            for number in range(first, self.max_attempts + 1):
                 async with self.slots:
                     self.on_state(task, "running", f"attempt {number}")
                     last = await self._one(task, number, last)

@@ -1,35 +1,25 @@
-"""A run with one agent: pick the base, make a worktree, run the agent, commit its work, clean up."""
+"""A run with one agent: the user's task as given, in one worktree, its result on `plait/<run>/main`."""
 
 from __future__ import annotations
 
-import secrets
-import time
 from dataclasses import dataclass, field
 
-from plait.agent.loop import Agent, AgentLimits, AgentResult
+from plait.agent.budget import Budget, Limits
 from plait.agent.prompts import system_prompt
-from plait.agent.tools import Toolbox
 from plait.events.store import EventStore
-from plait.events.types import Committed, Decision, RunFinished, RunStarted, TaskFinished, TaskStarted
+from plait.events.types import AgentStopped, Committed, Decision, RunStarted
 from plait.models.base import Model, Usage
 from plait.models.pricing import PriceTable
+from plait.plan.model import Plan, PlanTask
+from plait.run.base import Base, choose_base, new_run_id
+from plait.run.parallel import DirectIntegrator, RunContext, RunnerFactory, run_plan
+from plait.run.state import RunState
 from plait.settings import Settings
-from plait.workspace import CommandRunner, LocalRunner, Repo, Worktree
+from plait.workspace import CommandRunner, LocalRunner, Repo
 
-__all__ = ["Base", "RunOutcome", "choose_base", "new_run_id", "record_start", "run_single"]
+__all__ = ["TASK_ID", "Base", "RunOutcome", "choose_base", "new_run_id", "one_task_plan", "record_start", "run_single"]
 
 TASK_ID = "main"
-
-
-@dataclass(frozen=True)
-class Base:
-    """The commit a run starts from."""
-
-    commit: str
-    ref: str
-    snapshot: bool = False
-    left_out: tuple[str, ...] = ()
-    """Uncommitted paths the run does not see (when not snapshotted)."""
 
 
 @dataclass
@@ -45,25 +35,6 @@ class RunOutcome:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     files: list[str] = field(default_factory=list)
-
-
-def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
-
-
-def choose_base(repo: Repo, *, include_uncommitted: bool) -> Base:
-    """HEAD, or a snapshot commit of HEAD plus the uncommitted changes; the user's checkout is not touched."""
-    dirty = tuple(repo.dirty_paths())
-    if dirty and include_uncommitted:
-        return Base(repo.snapshot("plait: snapshot of uncommitted changes"), repo.head_ref(), snapshot=True)
-    return Base(repo.head(), repo.head_ref(), left_out=dirty)
-
-
-def _commit_message(task: str, result: AgentResult | None, run_id: str) -> str:
-    title = task.strip().splitlines()[0] if task.strip() else "plait task"
-    title = title if len(title) <= 68 else title[:65] + "..."
-    body = result.summary if result else "interrupted before the agent finished"
-    return f"{title}\n\n{body}\n\nplait run {run_id}, task {TASK_ID}\n"
 
 
 def record_start(
@@ -94,6 +65,12 @@ def record_start(
         )
 
 
+def one_task_plan(task: str, reason: str = "one agent was asked for") -> Plan:
+    title = task.strip().splitlines()[0] if task.strip() else "plait task"
+    title = title if len(title) <= 68 else title[:65] + "..."
+    return Plan(mode="single", reason=reason, tasks=[PlanTask(id=TASK_ID, title=title, instructions=task)])
+
+
 async def run_single(
     repo: Repo,
     task: str,
@@ -104,93 +81,37 @@ async def run_single(
     base: Base,
     run_id: str | None = None,
     runner: CommandRunner | None = None,
+    runners: RunnerFactory | None = None,
     started: bool = False,
+    state: RunState | None = None,
 ) -> RunOutcome:
     """Run one agent on `task` from `base`; its work ends up committed on `plait/<run>/main`."""
     run_id = run_id or new_run_id()
-    branch = f"plait/{run_id}/{TASK_ID}"
     if not started:
         record_start(store, run_id, repo, task, base, model.name, settings)
-    worktree = repo.add_worktree(repo.plait_dir() / "worktrees" / run_id / TASK_ID, branch, base.commit)
-    store.append(
-        TaskStarted(
-            run_id=run_id,
-            agent=TASK_ID,
-            title=task,
-            branch=branch,
-            worktree=str(worktree.path),
-            base_commit=base.commit,
-        )
-    )
-    agent = Agent(
-        run_id=run_id,
-        agent_id=TASK_ID,
+    s = settings
+    ctx = RunContext(
+        repo=repo,
+        settings=s.model_copy(update={"max_attempts": 1}),
         model=model,
-        toolbox=Toolbox(
-            worktree.path,
-            runner or LocalRunner(),
-            command_timeout=settings.command_timeout,
-            output_limit=settings.output_limit,
-        ),
         store=store,
-        prices=PriceTable(settings.prices),
+        run_id=run_id,
+        base=base,
+        runners=runners or (lambda path, agent, env: runner or LocalRunner()),
+        prices=PriceTable(s.prices),
+        budget=Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), store, run_id),
         system=system_prompt(),
-        limits=AgentLimits(
-            max_steps=settings.max_steps,
-            max_tokens=settings.max_tokens,
-            max_format_errors=settings.max_format_errors,
-            max_output_tokens=settings.max_output_tokens,
-        ),
+        single=True,
+        state=state,
     )
-    outcome = RunOutcome(run_id=run_id, status="failed", branch=branch, base=base)
-    result: AgentResult | None = None
-    try:
-        result = await agent.run(task)
-    finally:
-        outcome.steps, outcome.usage, outcome.cost_usd = agent.steps, agent.usage, agent.cost
-        interrupted = result is None
-        _finish(store, worktree, outcome, result, task)
-        if interrupted:
-            outcome.status = "interrupted"
-            store.append(RunFinished(run_id=run_id, status="interrupted", reason="stopped by the user", branch=branch))
+    done = await run_plan(ctx, one_task_plan(task), DirectIntegrator(base.commit, f"plait/{run_id}/{TASK_ID}"))
+    outcome = RunOutcome(run_id=run_id, status=done.status, branch=f"plait/{run_id}/{TASK_ID}", base=base)
+    outcome.summary = done.summaries.get(TASK_ID, "")
+    outcome.reason = done.dropped.get(TASK_ID, "")
+    for event in store.events(run_id, agent=TASK_ID, kinds=["agent_stopped", "commit"]):
+        if isinstance(event, AgentStopped):
+            outcome.steps, outcome.usage, outcome.cost_usd = event.steps, event.usage, event.cost_usd
+            outcome.reason = outcome.reason if event.reason == "finished" else f"{event.reason}: {event.summary}"
+        elif isinstance(event, Committed):
+            outcome.commit, outcome.files = event.sha, event.files
     return outcome
-
-
-def _finish(store: EventStore, worktree: Worktree, outcome: RunOutcome, result: AgentResult | None, task: str) -> None:
-    """Commit whatever the agent left (even when it failed: nothing is lost), log it, drop the worktree."""
-    run_id = outcome.run_id
-    sha = worktree.commit_all(_commit_message(task, result, run_id))
-    if sha:
-        files = worktree.changed_files(outcome.base.commit)
-        store.append(
-            Committed(
-                run_id=run_id, agent=TASK_ID, sha=sha, branch=worktree.branch, message=task.splitlines()[0], files=files
-            )
-        )
-        outcome.commit, outcome.files = sha, files
-    worktree.remove()
-    if result is None:
-        store.append(TaskFinished(run_id=run_id, agent=TASK_ID, status="interrupted", commit=outcome.commit))
-        return
-    outcome.status = "done" if result.ok else "failed"
-    outcome.summary = result.summary
-    outcome.reason = "" if result.ok else f"{result.reason}: {result.summary}"
-    store.append(
-        TaskFinished(
-            run_id=run_id,
-            agent=TASK_ID,
-            status="done" if result.ok else "failed",
-            summary=result.summary,
-            reason=outcome.reason,
-            commit=outcome.commit,
-        )
-    )
-    store.append(
-        RunFinished(
-            run_id=run_id,
-            status="done" if result.ok else "failed",
-            reason=outcome.reason,
-            branch=worktree.branch,
-            commit=outcome.commit,
-        )
-    )

@@ -179,6 +179,19 @@ class Repo:
         self.git("worktree", "add", "--quiet", "-b", branch, str(path), sha)
         return Worktree(path=path, branch=branch, base=sha, repo=self)
 
+    def readd_worktree(self, path: Path, branch: str, base: str) -> Worktree:
+        """A worktree at `path` on `branch` reset to `base`, whatever a killed process left there."""
+        path = path.absolute()
+        if path in self.worktrees():
+            self.git("worktree", "remove", "--force", "--force", str(path))
+        elif path.exists():
+            shutil.rmtree(path)
+        self.prune_worktrees()
+        sha = self.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.git("worktree", "add", "--quiet", "--force", "-B", branch, str(path), sha)
+        return Worktree(path=path, branch=branch, base=sha, repo=self)
+
     def worktrees(self) -> list[Path]:
         """Every worktree of the repository, the main one first."""
         out = self.git("worktree", "list", "--porcelain")
