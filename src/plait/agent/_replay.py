@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plait.agent.tools import ToolOutcome
 from plait.events.store import EventStore
-from plait.events.types import Decision, PromptGiven, ToolReturned
+from plait.events.types import AgentStopped, Decision, PromptGiven, TaskStarted, ToolReturned
 from plait.models.base import ToolCall
 
 __all__ = ["Recorded", "replayed"]
@@ -17,8 +17,16 @@ class Recorded:
         self.results: dict[tuple[int, str], ToolReturned] = {}
         self.notes: dict[int, list[str]] = {}
         self.prompted = False
-        for event in store.events(run_id, agent=agent, kinds=["prompt", "tool_result", "decision"]):
-            if isinstance(event, PromptGiven) and event.attempt == attempt:
+        self.stopped = False
+        current = 1
+        for event in store.events(
+            run_id, agent=agent, kinds=["task_started", "prompt", "tool_result", "decision", "agent_stopped"]
+        ):
+            if isinstance(event, TaskStarted):
+                current = event.attempt
+            elif isinstance(event, AgentStopped) and current == attempt and event.reason != "interrupted":
+                self.stopped = True
+            elif isinstance(event, PromptGiven) and event.attempt == attempt:
                 self.prompted = True
             elif isinstance(event, ToolReturned) and event.attempt == attempt:
                 self.results[(event.step, event.call_id)] = event

@@ -228,6 +228,8 @@ class Agent:
 
     def _stopped(self, reason: StopReason, summary: str) -> AgentResult:
         result = AgentResult(reason, summary, self.steps, self.usage, self.cost)
+        if self._log.stopped:
+            return result
         self._record(
             AgentStopped(
                 **self._ids, reason=reason, summary=summary, steps=self.steps, usage=self.usage, cost_usd=self.cost

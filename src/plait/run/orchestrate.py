@@ -23,7 +23,8 @@ from plait.reconcile.queue import MergeQueue
 from plait.reconcile.types import Resolver
 from plait.run.integrate import QueueIntegrator
 from plait.run.parallel import ParallelOutcome, RunContext, RunnerFactory, run_plan
-from plait.run.single import Base, RunOutcome, record_start, run_single
+from plait.run.single import Base, RunOutcome, one_task_plan, record_start, run_single
+from plait.run.state import RunState
 from plait.settings import Settings
 from plait.workspace import LocalRunner, Repo
 
@@ -49,23 +50,26 @@ class Orchestration:
     single: bool = False
     use_llm_resolver: bool = True
     review: Review | None = None
+    state: RunState | None = None
+    """Where an interrupted run stood, when this continues it."""
 
 
 async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
-    """Run the task; None when the user declined the plan at review."""
-    s = o.settings
+    """Run the task, or continue it from `o.state`; None when the user declined the plan at review."""
+    s, state = o.settings, o.state
     prices = PriceTable(s.prices)
-    record_start(o.store, o.run_id, o.repo, o.task, o.base, o.model.name, s)
-    if o.single:
+    if state is None:
+        record_start(o.store, o.run_id, o.repo, o.task, o.base, o.model.name, s)
+    if o.single or (state is not None and state.single):
         return await _one_agent(o)
-    budget = Budget(
-        "run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), o.store, o.run_id
-    )
+    limits = Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time)
+    budget = Budget("run", limits, o.store, o.run_id)
     files = tracked_files(o.repo.root)
     shared_map = repo_map(o.repo.root, files=files)
+    if state is not None and state.plan is not None:
+        return await _parallel(o, state.plan, shared_map, budget, prices)
     if o.plan_file is not None:
         plan = load_plan(o.plan_file)
-        o.store.append(PlanMade(run_id=o.run_id, agent="planner", plan=plan.model_dump(mode="json"), source="file"))
     else:
         plan = await make_plan(
             o.task,
@@ -81,15 +85,23 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
     plan, decisions = resolve_overlaps(plan, files)
     for d in decisions:
         o.store.append(d.event(o.run_id))
-    if decisions:
-        o.store.append(PlanMade(run_id=o.run_id, agent="planner", plan=plan.model_dump(mode="json"), source="planner"))
     if o.review is not None and not o.review(plan, decisions):
+        o.store.append(Decision(run_id=o.run_id, topic="review", decision="the user declined the plan"))
         return None
     if plan.mode == "single" or len(plan.tasks) == 1:
         o.store.append(
             Decision(run_id=o.run_id, topic="mode", decision="one agent, no parallel overhead", reason=plan.reason)
         )
         return await _one_agent(o)
+    source = "file" if o.plan_file is not None else "planner"
+    o.store.append(PlanMade(run_id=o.run_id, agent="planner", plan=plan.model_dump(mode="json"), source=source))
+    return await _parallel(o, plan, shared_map, budget, prices)
+
+
+async def _parallel(
+    o: Orchestration, plan: Plan, shared_map: str, budget: Budget, prices: PriceTable
+) -> ParallelOutcome:
+    s = o.settings
     resolvers: list[Resolver] = default_resolvers()
     if o.use_llm_resolver:
         resolvers.append(LLMResolver(o.model, o.store, o.run_id, prices=prices))
@@ -113,6 +125,7 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
         repo_map=shared_map,
         prices=prices,
         budget=budget,
+        state=o.state,
     )
     try:
         return await run_plan(ctx, plan, QueueIntegrator(queue))
@@ -121,6 +134,9 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
 
 
 async def _one_agent(o: Orchestration) -> RunOutcome:
+    if o.state is None or o.state.plan is None:
+        plan = one_task_plan(o.task)
+        o.store.append(PlanMade(run_id=o.run_id, plan=plan.model_dump(mode="json"), source="single"))
     runner = o.runners(o.repo.plait_dir() / "worktrees" / o.run_id / "main", "main", {})
     return await run_single(
         o.repo,
@@ -131,5 +147,7 @@ async def _one_agent(o: Orchestration) -> RunOutcome:
         base=o.base,
         run_id=o.run_id,
         runner=runner,
+        runners=o.runners,
         started=True,
+        state=o.state,
     )

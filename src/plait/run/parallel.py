@@ -269,6 +269,8 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
         max_attempts=s.max_attempts,
         wall_s=s.task_wall_time,
         on_state=lambda task, state, why: None,
+        settled=ctx.state.settled() if ctx.state else None,
+        resume=ctx.state.resume_points(s.max_attempts) if ctx.state else None,
     )
     try:
         results = await scheduler.run()
@@ -283,8 +285,9 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
             )
         )
         raise
+    already = ctx.state.dropped if ctx.state else {}
     for task_id, result in results.items():
-        if result.status == "dropped":
+        if result.status == "dropped" and task_id not in already:
             ctx.store.append(TaskFinished(run_id=ctx.run_id, agent=task_id, status="dropped", reason=result.reason))
     done = [t for t, r in results.items() if r.status == "done"]
     dropped = {t: r.reason for t, r in results.items() if r.status == "dropped"}

@@ -16,6 +16,7 @@ from plait.events.types import (
     TaskStarted,
 )
 from plait.plan.model import Plan
+from plait.run.scheduler import Attempt, TaskResult
 
 __all__ = ["RunState", "load_state"]
 
@@ -28,6 +29,8 @@ class RunState:
     started: RunStarted | None = None
     finished: RunFinished | None = None
     plan: Plan | None = None
+    single: bool = False
+    """The run is one agent on the task as given (its plan was made for it, not by a planner)."""
     attempts: dict[str, int] = field(default_factory=dict)
     """The latest attempt started at each task."""
     bases: dict[Key, str] = field(default_factory=dict)
@@ -42,7 +45,32 @@ class RunState:
 
     @property
     def unfinished(self) -> bool:
-        return self.started is not None and self.finished is None
+        """Started and not ended, or stopped by the user: `plait resume` continues it."""
+        ended = self.finished is not None and self.finished.status != "interrupted"
+        return self.started is not None and not ended
+
+    def settled(self) -> dict[str, TaskResult]:
+        """Tasks a resumption must not run again."""
+        out = {t: TaskResult("dropped", self.attempts.get(t, 0), why) for t, why in self.dropped.items()}
+        for (task, number), status in self.outcomes.items():
+            if status == "done":
+                out[task] = TaskResult("done", number)
+        return out
+
+    def resume_points(self, max_attempts: int) -> dict[str, tuple[int, Attempt | None]]:
+        """For each task begun and not settled: the attempt to continue, and the failure before it."""
+        points: dict[str, tuple[int, Attempt | None]] = {}
+        settled = self.settled()
+        for task, number in self.attempts.items():
+            if task in settled:
+                continue
+            previous = self.reasons.get((task, number - 1), "")
+            last = Attempt(False, previous) if previous else None
+            if self.outcomes.get((task, number)) == "failed":
+                points[task] = (number + 1, Attempt(False, self.reasons.get((task, number), "")))
+            else:
+                points[task] = (number, last)
+        return points
 
     def done(self, task: str) -> bool:
         return any(k[0] == task and v == "done" for k, v in self.outcomes.items())
@@ -59,6 +87,7 @@ def load_state(store: EventStore, run_id: str) -> RunState:
             state.finished = event
         elif isinstance(event, PlanMade):
             state.plan = Plan.model_validate(event.plan)
+            state.single = event.source == "single"
         elif isinstance(event, TaskStarted):
             current[event.agent] = event.attempt
             state.attempts[event.agent] = max(event.attempt, state.attempts.get(event.agent, 0))

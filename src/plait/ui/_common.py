@@ -12,7 +12,7 @@ from plait.errors import EnvironmentProblem, UsageError
 from plait.events.store import SQLiteEventStore
 from plait.workspace import Repo
 
-__all__ = ["JsonOpt", "RepoOpt", "err", "open_store", "out", "resolve_run"]
+__all__ = ["JsonOpt", "RepoOpt", "err", "open_store", "out", "resolve_run", "store_path"]
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
@@ -27,6 +27,15 @@ def open_store(repo: Repo, *, create: bool) -> SQLiteEventStore:
     if not create and not path.exists():
         raise EnvironmentProblem(f"no plait runs in {repo.root} yet: start one with `plait run TASK`")
     return SQLiteEventStore(path)
+
+
+def store_path(store: object) -> Path:
+    """The file of a SQLite store, also through an `ObservedStore`."""
+    inner = getattr(store, "inner", store)
+    path = getattr(inner, "path", None)
+    if not isinstance(path, Path):
+        raise TypeError("not a SQLite event store")
+    return path
 
 
 def resolve_run(store: SQLiteEventStore, ref: str) -> str:

@@ -13,7 +13,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from plait.errors import EnvironmentProblem, UsageError
+from plait.errors import EnvironmentProblem, StateError, UsageError
+from plait.events.lease import Lease
 from plait.events.store import ObservedStore
 from plait.models.registry import make_model
 from plait.plan.model import Plan
@@ -21,9 +22,10 @@ from plait.plan.overlap import OverlapDecision
 from plait.plan.render import render_plan
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome, RunnerFactory
-from plait.run.single import RunOutcome, choose_base, new_run_id
+from plait.run.single import Base, RunOutcome, choose_base, new_run_id
+from plait.run.state import load_state
 from plait.settings import Settings, load_settings
-from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out
+from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, store_path
 from plait.ui.progress import ProgressPrinter
 from plait.ui.summary import summarize
 from plait.workspace import CommandRunner, LocalRunner, Repo
@@ -67,12 +69,31 @@ def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
     return typer.confirm("Run this plan?", default=True, err=True)
 
 
-def _drive(work: Coroutine[Any, Any, Outcome], store: ObservedStore) -> Outcome:
+async def _leased(work: Coroutine[Any, Any, Outcome], lease: Lease) -> Outcome:
+    """Run `work` holding the run's lease, renewed every few seconds, released at the end."""
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(5)
+            lease.beat()
+
+    beating = asyncio.ensure_future(beat())
     try:
-        return asyncio.run(work)
+        return await work
+    finally:
+        beating.cancel()
+        lease.release()
+
+
+def _drive(work: Coroutine[Any, Any, Outcome], store: ObservedStore, run_id: str) -> Outcome:
+    lease = Lease(store_path(store), run_id)
+    note = lease.acquire()
+    if note:
+        err.print(f"[yellow]note:[/] {note}")
+    try:
+        return asyncio.run(_leased(work, lease))
     except KeyboardInterrupt:
-        last = store.run_ids()[-1:] or ["?"]
-        err.print(f"[yellow]interrupted[/]: the work of run {last[0]} so far is committed on its branches")
+        err.print(f"[yellow]interrupted[/]: nothing is lost; continue with `plait resume {run_id}`")
         raise typer.Exit(130) from None
 
 
@@ -121,10 +142,11 @@ def _start(
     repo: Repo, task: str, settings: Settings, *, as_json: bool, quiet: bool, runners: RunnerFactory, **options: Any
 ) -> tuple[Outcome, ObservedStore]:
     llm = options.pop("model", None) or make_model(settings.model, settings)
-    base = choose_base(repo, include_uncommitted=settings.include_uncommitted)
+    base = options.pop("base", None) or choose_base(repo, include_uncommitted=settings.include_uncommitted)
     store = ObservedStore(open_store(repo, create=True))
     if not quiet:
         store.listeners.append(ProgressPrinter(err))
+    run_id = options.pop("run_id", None) or new_run_id()
     work = Orchestration(
         repo=repo,
         task=task,
@@ -132,11 +154,11 @@ def _start(
         model=llm,
         store=store,
         base=base,
-        run_id=new_run_id(),
+        run_id=run_id,
         runners=runners,
         **options,
     )
-    return _drive(orchestrate(work), store), store
+    return _drive(orchestrate(work), store, run_id), store
 
 
 def register(app: typer.Typer) -> None:
@@ -196,6 +218,49 @@ def register(app: typer.Typer) -> None:
             single=single,
             use_llm_resolver=not no_llm,
             review=_review if review else None,
+        )
+        code = _report(outcome, store, as_json)
+        store.close()
+        raise typer.Exit(code)
+
+    @app.command()
+    def resume(
+        run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
+        repo_path: RepoOpt = Path(),
+        as_json: JsonOpt = False,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    ) -> None:
+        """Continue an interrupted run: finished work is kept, answered model calls are not paid again."""
+        repo = Repo.discover(repo_path)
+        with_store = open_store(repo, create=False)
+        run_id = resolve_run(with_store, run_ref)
+        state = load_state(with_store, run_id)
+        with_store.close()
+        if state.started is None:
+            raise StateError(f"run {run_id} has no start in the log: it cannot be resumed")
+        if not state.unfinished:
+            assert state.finished is not None
+            out.print(f"run {run_id} already ended ({state.finished.status}): nothing to resume")
+            raise typer.Exit(0)
+        started = state.started
+        current = load_settings(repo.root).settings
+        recorded = {k: v for k, v in started.settings.items() if k in Settings.model_fields}
+        settings = current.model_copy(update=Settings.model_validate(recorded).model_dump(exclude_unset=True))
+        llm = make_model(started.model, settings)
+        base = Base(started.base_commit, started.base_ref, snapshot=started.snapshot)
+        extra = str(Path(sys.executable).parent) if started.model.startswith("scripted:") else ""
+        err.print(f"resuming run {run_id}: {started.task.splitlines()[0] if started.task else ''}")
+        outcome, store = _start(
+            repo,
+            started.task,
+            settings,
+            as_json=as_json,
+            quiet=quiet,
+            runners=local_runners(settings, extra_path=extra),
+            model=llm,
+            base=base,
+            run_id=run_id,
+            state=state,
         )
         code = _report(outcome, store, as_json)
         store.close()
