@@ -1,0 +1,194 @@
+"""The planner: an agent with read-only tools that explores the repository and submits a validated `Plan`.
+
+make_plan ─► Agent(planner) ─► read_file / list_files / search ... ─► submit_plan
+                                                                       │ invalid: PlanRejected, error back
+                                                                       │ valid:   PlanMade, agent ends
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from plait.agent.loop import Agent, AgentLimits, Spending
+from plait.agent.tools import Toolbox, ToolOutcome
+from plait.errors import ModelError
+from plait.events.store import EventStore
+from plait.events.types import PlanMade, PlanRejected
+from plait.models.base import Model, ToolCall, ToolSpec
+from plait.models.pricing import PriceTable
+from plait.plan._prompt import planner_system, planner_task
+from plait.plan.model import Plan, PlanError, parse_plan
+from plait.plan.repomap import repo_map as build_repo_map
+from plait.workspace.command import CommandRunner
+
+__all__ = ["PLANNER_ID", "PlannerTools", "make_plan", "plan_tool_spec"]
+
+PLANNER_ID = "planner"
+SUBMIT = "submit_plan"
+_READ_TOOLS = ("read_file", "list_files", "search")
+_STEPS_WARNING = 3
+
+
+def _inline(node: Any, defs: dict[str, Any]) -> Any:
+    """The schema with `$ref`s replaced by their definitions and titles dropped, which every provider accepts."""
+    if isinstance(node, list):
+        return [_inline(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _inline(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+    # A string `title` is pydantic's label for a schema; a property may be called title too.
+    return {k: _inline(v, defs) for k, v in node.items() if k != "$defs" and not (k == "title" and isinstance(v, str))}
+
+
+def plan_tool_spec() -> ToolSpec:
+    """The submit_plan tool: its argument is the plan itself, with `Plan`'s JSON schema."""
+    schema = Plan.model_json_schema()
+    parameters = _inline(schema, schema.get("$defs", {}))
+    parameters.pop("description", None)
+    return ToolSpec(
+        name=SUBMIT,
+        description="Submit the plan; this ends planning when the plan is valid. The arguments are the plan "
+        "itself: mode, reason, tasks and contracts. An invalid plan comes back with what to fix.",
+        parameters=parameters,
+    )
+
+
+def _submitted(call: ToolCall) -> Any:
+    """The plan in the call's arguments, unwrapped from a `plan` key or a JSON string, as models sometimes send it."""
+    data: Any = call.arguments
+    if isinstance(data, dict) and set(data) == {"plan"}:
+        data = data["plan"]
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError:
+            return None
+    return data
+
+
+class PlannerTools:
+    """The planner's `ToolSet`: the read-only tools of a `Toolbox`, plus submit_plan."""
+
+    def __init__(self, toolbox: Toolbox, *, store: EventStore, run_id: str, max_attempts: int = 3) -> None:
+        self.toolbox, self.store, self.run_id = toolbox, store, run_id
+        self.max_attempts = max_attempts
+        self.attempts = 0
+        self.plan: Plan | None = None
+        self.last_error = ""
+        self._specs = (*(s for s in toolbox.specs() if s.name in _READ_TOOLS), plan_tool_spec())
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return self._specs
+
+    async def execute(self, call: ToolCall) -> ToolOutcome:
+        """Read-only tools go to the toolbox; submit_plan is checked here; anything else is refused."""
+        if call.name == SUBMIT:
+            return self._submit(call)
+        if call.name not in _READ_TOOLS:
+            valid = ", ".join(s.name for s in self._specs)
+            return ToolOutcome(
+                f"unknown tool {call.name!r}: the planner only reads the repository and cannot change it. "
+                f"The tools are {valid}; call {SUBMIT} with the plan when you are ready.",
+                format_error=True,
+            )
+        return await self.toolbox.execute(call)
+
+    def _submit(self, call: ToolCall) -> ToolOutcome:
+        self.attempts += 1
+        data = _submitted(call)
+        if data is None:
+            problems = [f"the arguments are not a JSON object: {call.raw_arguments[:120]!r}"]
+        else:
+            plan, problems = parse_plan(data)
+            if plan is not None:
+                self.plan = plan
+                self.store.append(
+                    PlanMade(run_id=self.run_id, agent=PLANNER_ID, plan=plan.model_dump(mode="json"), source="planner")
+                )
+                return ToolOutcome(
+                    f"Plan accepted: {plan.mode}, {len(plan.tasks)} task(s).",
+                    finished=True,
+                    summary=f"{plan.mode} plan with {len(plan.tasks)} task(s): {plan.reason}",
+                )
+        self.last_error = "; ".join(problems)
+        self.store.append(
+            PlanRejected(run_id=self.run_id, agent=PLANNER_ID, attempt=self.attempts, error=self.last_error)
+        )
+        listed = "\n".join(f"- {p}" for p in problems)
+        text = f"The plan was rejected (attempt {self.attempts} of {self.max_attempts}):\n{listed}\n"
+        if self.attempts >= self.max_attempts:
+            return ToolOutcome(text + "No attempts are left.", is_error=True, finished=True, summary=self.last_error)
+        return ToolOutcome(text + f"Fix these and call {SUBMIT} again with the whole corrected plan.", is_error=True)
+
+
+async def make_plan(
+    task: str,
+    *,
+    repo_root: Path,
+    model: Model,
+    store: EventStore,
+    run_id: str,
+    prices: PriceTable,
+    runner: CommandRunner,
+    max_attempts: int = 3,
+    max_steps: int = 30,
+    repo_map: str | None = None,
+    budget: Spending | None = None,
+) -> Plan:
+    """Run the planner agent on `task` over the repository at `repo_root` and return its validated plan.
+
+    Args:
+        task: What the user asked for.
+        repo_root: The checkout the planner reads (read-only).
+        model, store, run_id, prices: As for any agent; its events are logged as agent `planner`.
+        runner: Unused by read-only tools; a toolbox needs one.
+        max_attempts: Invalid submissions allowed before the planner fails.
+        max_steps: Model calls allowed.
+        repo_map: The map to put in the system prompt (default: `repo_map(repo_root)`).
+        budget: The spending the planner is charged to.
+
+    Raises:
+        PlanError: no valid plan after `max_attempts` submissions, or the planner stopped without one.
+        ModelError: the model failed for good.
+    """
+    tools = PlannerTools(
+        Toolbox(repo_root, runner, read_only=True), store=store, run_id=run_id, max_attempts=max_attempts
+    )
+    if repo_map is None:
+        repo_map = await asyncio.to_thread(build_repo_map, repo_root)
+    agent = Agent(
+        run_id=run_id,
+        agent_id=PLANNER_ID,
+        model=model,
+        toolbox=tools,
+        store=store,
+        prices=prices,
+        system=planner_system(repo_map),
+        limits=AgentLimits(max_steps=max_steps),
+        budget=budget,
+    )
+    warned: list[bool] = []
+
+    def notes() -> list[str]:
+        if warned or agent.steps < max_steps - _STEPS_WARNING:
+            return []
+        warned.append(True)
+        return [f"You have {max_steps - agent.steps} model calls left: call {SUBMIT} with your plan now."]
+
+    agent.notes = notes
+    result = await agent.run(planner_task(task))
+    if tools.plan is not None:
+        return tools.plan
+    if tools.attempts >= max_attempts:
+        last = tools.last_error if len(tools.last_error) <= 300 else tools.last_error[:297] + "..."
+        raise PlanError(
+            f"the planner submitted {tools.attempts} invalid plans; the last one: {last}. "
+            "Run again, or write the plan yourself and pass it with --plan FILE"
+        )
+    if result.reason == "model_error":
+        raise ModelError(f"the planner's model failed: {result.summary}")
+    raise PlanError(f"the planner stopped without a plan ({result.reason}: {result.summary})")
