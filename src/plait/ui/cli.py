@@ -128,6 +128,12 @@ _register_view(app)
 from plait.ui.cmd_integrate import register as _register_integrate  # noqa: E402
 
 _register_integrate(app)
+from plait.ui.cmd_policy import register as _register_policy  # noqa: E402
+
+_register_policy(app)
+from plait.ui.cmd_bench import register as _register_bench  # noqa: E402
+
+_register_bench(app)
 
 
 def main() -> None:

@@ -1,0 +1,85 @@
+"""Small formatters shared by the live view, the plain status, the cost table and the report."""
+
+from __future__ import annotations
+
+from plait.ui.runview import RunView
+
+__all__ = ["STATE_STYLE", "bar", "duration", "gate_line", "integration_line", "one_line", "plan_line", "tokens", "usd"]
+
+STATE_STYLE = {
+    "waiting": "dim",
+    "running": "cyan",
+    "done": "green",
+    "failed": "red",
+    "dropped": "red",
+    "interrupted": "yellow",
+}
+
+
+def tokens(n: int) -> str:
+    """1234 -> 1.2k, 1234567 -> 1.23M."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.2f}M"
+
+
+def usd(x: float) -> str:
+    return f"${x:.4f}" if x < 10 else f"${x:.2f}"
+
+
+def duration(seconds: float) -> str:
+    """75.2 -> 1m15s; 3725 -> 1h02m."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{seconds:.1f}s" if seconds < 10 else f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+def bar(done: int, total: int, width: int = 20) -> str:
+    if total <= 0:
+        return "░" * width
+    filled = round(width * done / total)
+    return "█" * filled + "░" * (width - filled)
+
+
+def plan_line(view: RunView) -> str:
+    """`plan ███░░ 2/3 done, 1 running` (or what stands for it when the run has no plan)."""
+    counts = view.plan_counts()
+    total = sum(counts.values())
+    if total == 0:
+        return "planning…" if "planner" in view.agents else "no tasks yet"
+    finished = sum(counts.get(s, 0) for s in ("done", "failed", "dropped", "interrupted"))
+    parts = [f"{n} {state}" for state, n in sorted(counts.items()) if n]
+    label = "plan" if view.plan else "tasks"
+    return f"{label} {bar(finished, total)} {finished}/{total} finished ({', '.join(parts)})"
+
+
+def gate_line(view: RunView) -> str:
+    """The last gate check per stage, on the latest commit checked."""
+    if not view.gates:
+        return "gate: not run yet"
+    commit = view.gates[-1].commit
+    stages = [g for g in view.gates if g.commit == commit]
+    marks = " ".join(f"{g.stage} {'✓' if g.passed else '✗'}" for g in stages)
+    return f"gate @{commit[:8]}: {marks}"
+
+
+def integration_line(view: RunView) -> str:
+    """Where the integration branch is and every task it holds so far."""
+    if not view.integrations:
+        return "integration: nothing integrated yet"
+    held: list[str] = []
+    for step in view.integrations:
+        held = [t for t in held if t not in step.ejected] + [t for t in step.tasks if t not in held]
+    last = view.integrations[-1]
+    text = f"integration {last.branch} @{last.commit[:8]}: {', '.join(held) or '-'}"
+    return text + (f"; ejected {', '.join(last.ejected)}" if last.ejected else "")
+
+
+def one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -1,0 +1,216 @@
+"""`plait integrate BRANCH...` (the reconciler alone, on anyone's branches) and `plait apply RUN`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from plait.errors import EnvironmentProblem, MissingApiKey, UsageError
+from plait.events.store import SQLiteEventStore
+from plait.events.types import Decision, RunFinished, RunStarted
+from plait.models.registry import make_model
+from plait.reconcile.apply import apply_commit
+from plait.reconcile.gate import Gate
+from plait.reconcile.ladder import default_resolvers
+from plait.reconcile.llm_resolver import LLMResolver
+from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch, integration_branch
+from plait.reconcile.types import Resolver
+from plait.run.single import new_run_id
+from plait.settings import Settings, load_settings
+from plait.workspace import GitError, Repo
+
+__all__ = ["register"]
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True)
+
+RepoOpt = Annotated[Path, typer.Option("--repo", "-C", help="The git repository to work on.", show_default=False)]
+_INTENT_LIMIT = 4000
+
+
+def _store(repo: Repo, *, create: bool) -> SQLiteEventStore:
+    path = repo.common_dir / "plait" / "events.db"
+    if not create and not path.exists():
+        raise EnvironmentProblem(f"no plait runs in {repo.root} yet: start one with `plait run TASK`")
+    return SQLiteEventStore(path)
+
+
+def _commit(repo: Repo, ref: str, what: str) -> str:
+    try:
+        return repo.git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+    except GitError:
+        raise UsageError(f"{what} '{ref}' is not a branch or commit of {repo.root}") from None
+
+
+def _task(repo: Repo, name: str, base: str) -> TaskBranch:
+    """A branch as a task: its commit messages since the base tell its intent."""
+    sha = _commit(repo, name, "branch")
+    log = repo.git("log", "--no-merges", "--format=%s%n%n%b", f"{base}..{sha}", check=False).strip()
+    subject = log.splitlines()[0] if log else ""
+    return TaskBranch(task_id=name, branch=name, commit=sha, instructions=log[:_INTENT_LIMIT], summary=subject)
+
+
+def _resolvers(settings: Settings, no_llm: bool, store: SQLiteEventStore, run_id: str) -> list[Resolver]:
+    resolvers = default_resolvers()
+    if no_llm:
+        return resolvers
+    try:
+        model = make_model(settings.model, settings)
+    except MissingApiKey as exc:
+        err.print(f"[yellow]note:[/] the LLM rung is off ({exc}); pass --no-llm to do without it", highlight=False)
+        return resolvers
+    return [*resolvers, LLMResolver(model, store, run_id)]
+
+
+def _outcomes(tasks: list[TaskBranch], report: QueueReport) -> list[dict[str, Any]]:
+    ejected = {e.task_id: e for e in report.ejected}
+    rows: list[dict[str, Any]] = []
+    for task in tasks:
+        row: dict[str, Any] = {"branch": task.branch, "commit": task.commit}
+        if task.task_id in ejected:
+            e = ejected[task.task_id]
+            row.update(outcome="ejected", stage=e.stage, reason=e.reason, conflicts=list(e.conflicts), output=e.output)
+        else:
+            resolutions = report.resolutions.get(task.task_id, [])
+            row.update(
+                outcome="integrated",
+                resolutions=[{"path": r.path, "rung": r.rung, "reason": r.reason} for r in resolutions],
+            )
+        rows.append(row)
+    return rows
+
+
+def integrate(
+    branches: Annotated[list[str], typer.Argument(metavar="BRANCH...", help="Branches to integrate, in order.")],
+    onto: Annotated[str, typer.Option("--onto", help="Where the integration branch starts.")] = "HEAD",
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Only the rungs that need no model.")] = False,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="The model of the LLM rung.")] = None,
+    verify: Annotated[str | None, typer.Option("--verify", help="The command that proves the result.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+    repo_path: RepoOpt = Path(),
+) -> None:
+    """Merge BRANCHes onto a new, verified integration branch; your checkout is not touched.
+
+    Exits with 1 when a branch had to be left out (ejected); the others are integrated all the same.
+    """
+    repo = Repo.discover(repo_path)
+    settings = load_settings(repo.root, {"model": model, "verify_command": verify}).settings
+    base = _commit(repo, onto, "--onto")
+    tasks = [_task(repo, name, base) for name in dict.fromkeys(branches)]
+    run_id = f"integrate-{new_run_id()}"
+    store = _store(repo, create=True)
+    try:
+        store.append(
+            RunStarted(
+                run_id=run_id,
+                task="integrate " + " ".join(t.branch for t in tasks),
+                repo=str(repo.root),
+                base_commit=base,
+                base_ref=onto,
+                model="" if no_llm else settings.model,
+            )
+        )
+        gate = Gate(repo, base=base, store=store, run_id=run_id, verify_command=settings.verify_command)
+        queue = MergeQueue(repo, store, run_id, base, gate=gate, resolvers=_resolvers(settings, no_llm, store, run_id))
+
+        async def work() -> QueueReport:
+            for task in tasks:
+                await queue.submit(task)
+            return await queue.drain()
+
+        try:
+            report = asyncio.run(work())
+        finally:
+            gate.close()
+        if gate.base_fails:
+            err.print("[yellow]note:[/] the verify command fails at the base too, so its failures were not held")
+        status = "done" if not report.ejected else "failed"
+        reason = f"{len(report.ejected)} of {len(tasks)} branch(es) ejected" if report.ejected else ""
+        store.append(RunFinished(run_id=run_id, status=status, reason=reason, branch=queue.branch, commit=queue.head))
+    finally:
+        store.close()
+    rows = _outcomes(tasks, report)
+    if as_json:
+        data = {"run_id": run_id, "branch": queue.branch, "base": base, "head": report.head}
+        sys.stdout.write(json.dumps({**data, "gate_runs": report.gate_runs, "branches": rows}, indent=2) + "\n")
+    else:
+        _print(run_id, queue.branch, report, rows)
+    raise typer.Exit(0 if not report.ejected else 1)
+
+
+def _print(run_id: str, branch: str, report: QueueReport, rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        if row["outcome"] == "integrated":
+            how = ", ".join(f"{r['path']} by {r['rung']}" for r in row["resolutions"]) or "merged cleanly"
+            out.print(f"[green]integrated[/] {row['branch']}: {how}", highlight=False)
+        else:
+            out.print(f"[red]ejected[/] {row['branch']}: {row['reason']}", highlight=False)
+    out.print(f"  {branch} @ {report.head[:10]}, {report.gate_runs} gate run(s)", highlight=False)
+    if report.ejected:
+        out.print(f"  redo or rebase the ejected branches on {branch}, then integrate them again", highlight=False)
+    out.print(f"  the log: plait show {run_id}; bring it in: plait apply {run_id}", highlight=False)
+
+
+def _run_id(store: SQLiteEventStore, ref: str) -> str:
+    ids = store.run_ids()
+    matches = ids[-1:] if ref == "last" else [i for i in ids if i == ref] or [i for i in ids if i.startswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise UsageError(f"no run '{ref}' in this repository: `plait runs` lists them")
+    raise UsageError(f"'{ref}' matches {len(matches)} runs: give more of the id")
+
+
+def _result_branch(repo: Repo, store: SQLiteEventStore, run_id: str) -> str:
+    if repo.branch_exists(integration_branch(run_id)):
+        return integration_branch(run_id)
+    single = f"plait/{run_id}/main"
+    finished = [e for e in store.events(run_id, kinds=["run_finished"]) if isinstance(e, RunFinished)]
+    if repo.branch_exists(single) and finished and finished[-1].status == "done":
+        return single
+    state = finished[-1].status if finished else "unfinished"
+    raise EnvironmentProblem(f"run {run_id} has no verified result to apply (it is {state})")
+
+
+def apply_run(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
+    repo_path: RepoOpt = Path(),
+) -> None:
+    """Bring a run's verified result into your current branch (fast-forward, else a merge commit)."""
+    repo = Repo.discover(repo_path)
+    store = _store(repo, create=False)
+    try:
+        run_id = _run_id(store, run_ref)
+        branch = _result_branch(repo, store, run_id)
+        target = _commit(repo, branch, "branch")
+        applied = asyncio.run(apply_commit(repo, target, what=f"plait run {run_id}"))
+        store.append(
+            Decision(
+                run_id=run_id,
+                topic="apply",
+                decision=f"{applied.mode} of {repo.head_ref()} to {applied.commit[:12]}",
+                data={"branch": branch, "commit": applied.commit, "files": list(applied.files)},
+            )
+        )
+    finally:
+        store.close()
+    if applied.mode == "up-to-date":
+        out.print(f"{repo.head_ref()} already has run {run_id}: nothing to apply", highlight=False)
+        return
+    out.print(
+        f"[green]applied[/] run {run_id} to {repo.head_ref()}: {applied.mode} to {applied.commit[:10]}, "
+        f"{len(applied.files)} file(s) changed",
+        highlight=False,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `integrate` and `apply` to the CLI."""
+    app.command()(integrate)
+    app.command("apply")(apply_run)

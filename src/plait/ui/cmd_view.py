@@ -1,0 +1,201 @@
+"""Commands that look at a run from its event log: `status`, `log`, `cost`, `report` and `trace`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from plait.errors import EnvironmentProblem
+from plait.events.types import Event, RunFinished
+from plait.redact import Redactor
+from plait.settings import load_settings
+from plait.ui._common import JsonOpt, RepoOpt, open_store, resolve_run
+from plait.ui._log_lines import log_line
+from plait.ui.cost import cost_breakdown
+from plait.ui.feed import EventFeed, make_redactor
+from plait.ui.overview import print_run_summary, render_cost, render_status
+from plait.ui.runview import RunView
+from plait.ui.summary import summarize
+from plait.workspace import Repo
+
+__all__ = ["register"]
+
+RunArg = Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")]
+IntervalOpt = Annotated[float, typer.Option("--interval", min=0.05, help="Seconds between reads of the log.")]
+
+
+class _Run:
+    """A run opened for reading: its repository, its log and the redactor for everything shown."""
+
+    def __init__(self, repo_path: Path, ref: str | None) -> None:
+        self.repo = Repo.discover(repo_path)
+        self.store = open_store(self.repo, create=False)
+        self.run_id = resolve_run(self.store, ref or "last")
+        self.redact: Redactor = make_redactor(load_settings(self.repo.root).settings)
+
+    def feed(self) -> EventFeed:
+        return EventFeed(self.store, self.run_id, self.redact)
+
+    def events(self) -> list[Event]:
+        return self.feed().poll()
+
+
+def _write(line: str) -> None:
+    try:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`plait log RUN | head`): stop quietly, without a traceback at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
+
+
+def _console() -> Console:
+    """Rich output: the terminal's width, or a wide page when written to a file or a pipe."""
+    return Console() if sys.stdout.isatty() else Console(width=int(os.environ.get("COLUMNS", "160")))
+
+
+def status(
+    run_ref: Annotated[
+        str | None, typer.Argument(metavar="[RUN]", help="A run id or prefix; the last by default.")
+    ] = None,
+    repo_path: RepoOpt = Path(),
+    as_json: JsonOpt = False,
+    plain: Annotated[bool, typer.Option("--plain", help="Print the status once as text, even in a terminal.")] = False,
+    interval: IntervalOpt = 0.25,
+) -> None:
+    """Show every agent of a run (live in a terminal), whether it runs in another process or has ended."""
+    run = _Run(repo_path, run_ref)
+    if as_json:
+        events = run.events()
+        view = RunView.of(run.run_id, events)
+        data = summarize(run.run_id, events).as_json() | {
+            "plan": view.plan,
+            "agents": [_agent_json(view, a) for a in view.agents],
+            "merges": [m.model_dump(mode="json", exclude={"v", "run_id"}) for m in view.merges],
+            "gate": [g.model_dump(mode="json", exclude={"v", "run_id", "output"}) for g in view.gates],
+        }
+        _write(json.dumps(data, indent=2))
+        return
+    if plain or not sys.stdout.isatty():
+        render_status(_console(), RunView.of(run.run_id, run.events()))
+        return
+    from plait.ui.live import Dashboard
+
+    Dashboard(run.feed(), poll_s=interval).run()
+
+
+def _agent_json(view: RunView, agent_id: str) -> dict[str, object]:
+    a = view.agents[agent_id]
+    return {
+        "id": a.id,
+        "title": a.title,
+        "state": a.state,
+        "attempt": a.attempt,
+        "now": a.now,
+        "steps": a.steps,
+        "tool_calls": a.tool_calls,
+        "retries": a.retries,
+        "usage": a.usage.model_dump(),
+        "cost_usd": round(a.cost_usd, 6),
+        "merge": a.merge,
+        "summary": a.summary,
+    }
+
+
+def log(
+    run_ref: RunArg,
+    repo_path: RepoOpt = Path(),
+    as_json: JsonOpt = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new events until the run finishes.")
+    ] = False,
+    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent's events.")] = None,
+    interval: IntervalOpt = 0.25,
+) -> None:
+    """Print a run's events in order (secrets redacted): one line each, or JSON lines with --json."""
+    run = _Run(repo_path, run_ref)
+    feed = run.feed()
+    start: float | None = None
+    while True:
+        fresh = feed.poll()
+        for event in fresh:
+            start = event.ts if start is None else start
+            if agent is None or event.agent == agent:
+                _write(event.model_dump_json() if as_json else log_line(event, start))
+        if not follow or (fresh and isinstance(fresh[-1], RunFinished)):
+            return
+        time.sleep(interval)
+
+
+def cost(run_ref: RunArg, repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
+    """What a run spent, by agent, by model and by phase, and its speed-up over one agent after another."""
+    run = _Run(repo_path, run_ref)
+    costs = cost_breakdown(run.events())
+    if as_json:
+        _write(json.dumps({"run_id": run.run_id, **costs.as_json()}, indent=2))
+        return
+    render_cost(_console(), costs)
+
+
+def report(
+    run_ref: RunArg,
+    repo_path: RepoOpt = Path(),
+    html: Annotated[bool, typer.Option("--html", help="Write a self-contained HTML report.")] = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Where to write it (default .git/plait/reports/RUN.html).")
+    ] = None,
+) -> None:
+    """Summarize a run; with --html, write one HTML file (timeline, merges, cost, changes, transcripts)."""
+    run = _Run(repo_path, run_ref)
+    events = run.events()
+    if not html:
+        print_run_summary(_console(), events)
+        return
+    from plait.ui.report import write_report
+
+    view = RunView.of(run.run_id, events)
+    diffstat = ""
+    if view.base_commit and view.commit:
+        diffstat = run.repo.git("diff", "--stat", view.base_commit, view.commit, check=False)
+    target = output or run.repo.plait_dir() / "reports" / f"{run.run_id}.html"
+    try:
+        written = write_report(target, events, diffstat=diffstat, redact=run.redact)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write the report to {target}: {exc.strerror}") from exc
+    _write(str(written))
+
+
+def trace(run_ref: RunArg, repo_path: RepoOpt = Path()) -> None:
+    """Print a run as OpenTelemetry spans (JSON, one per line) with GenAI token usage; needs the otel extra."""
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        from plait.ui.tracing import export_run
+    except ImportError as exc:
+        raise EnvironmentProblem(
+            f"tracing needs the OpenTelemetry SDK ({exc.name} is missing): install plait with its otel extra"
+        ) from exc
+    run = _Run(repo_path, run_ref)
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    export_run(run.events(), provider, redact=run.redact)
+    provider.shutdown()
+    for span in sorted(spans.get_finished_spans(), key=lambda s: s.start_time or 0):
+        _write(str(span.to_json(indent=None)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to the `plait` app."""
+    for command in (status, log, cost, report, trace):
+        app.command()(command)

@@ -1,0 +1,151 @@
+"""`plait cost`: what a run spent, by agent, by model and by phase, and what running in parallel saved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from plait.events.types import Event, ModelCallFinished, ModelCallStarted
+from plait.models.base import Usage
+from plait.models.pricing import Price, PriceTable
+from plait.ui.runview import RunView, Span, phase_of
+
+__all__ = ["CostBreakdown", "CostLine", "cost_breakdown", "prices_of"]
+
+
+@dataclass
+class CostLine:
+    """Spending of one agent, model or phase."""
+
+    name: str
+    calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    saved_usd: float = 0.0
+    """What the cached input tokens would have cost more at the full input price."""
+
+    def add(self, usage: Usage, cost: float, saved: float) -> None:
+        self.calls += 1
+        self.usage, self.cost_usd, self.saved_usd = self.usage + usage, self.cost_usd + cost, self.saved_usd + saved
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "calls": self.calls,
+            "usage": self.usage.model_dump(),
+            "cost_usd": round(self.cost_usd, 6),
+            "cache_saved_usd": round(self.saved_usd, 6),
+        }
+
+
+@dataclass
+class CostBreakdown:
+    """The spending of a run and its parallel speed-up, from its events."""
+
+    by_agent: dict[str, CostLine]
+    by_model: dict[str, CostLine]
+    by_phase: dict[str, CostLine]
+    total: CostLine
+    wall_s: float
+    """Wall time of the run."""
+    busy_s: dict[str, float]
+    """Seconds each agent was busy, over all its attempts."""
+    covered_s: float
+    """Wall time during which at least one agent was busy."""
+
+    @property
+    def sequential_s(self) -> float:
+        """How long the same agents would have taken one after another."""
+        return sum(self.busy_s.values())
+
+    @property
+    def speedup(self) -> float:
+        return self.sequential_s / self.wall_s if self.wall_s > 0 else 1.0
+
+    @property
+    def idle_s(self) -> float:
+        """Wall time with no agent busy: starting up, merging, the gate, waiting."""
+        return max(self.wall_s - self.covered_s, 0.0)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "total": self.total.as_json(),
+            "by_agent": [line.as_json() for line in self.by_agent.values()],
+            "by_model": [line.as_json() for line in self.by_model.values()],
+            "by_phase": [line.as_json() for line in self.by_phase.values()],
+            "time": {
+                "wall_s": round(self.wall_s, 3),
+                "sequential_s": round(self.sequential_s, 3),
+                "speedup": round(self.speedup, 3),
+                "idle_s": round(self.idle_s, 3),
+                "busy_s": {k: round(v, 3) for k, v in self.busy_s.items()},
+            },
+        }
+
+
+def prices_of(view: RunView, overrides: dict[str, Price] | None = None) -> PriceTable:
+    """The price table the run was started with (its settings' prices), then `overrides`."""
+    table: dict[str, Price] = {}
+    raw = view.settings.get("prices")
+    if isinstance(raw, dict):
+        for name, value in raw.items():
+            try:
+                table[name] = Price.model_validate(value)
+            except ValidationError:
+                continue
+    return PriceTable({**table, **(overrides or {})})
+
+
+def _saved(prices: PriceTable, model: str, usage: Usage) -> float:
+    price = prices.price(model)
+    if price is None or price.cached_input is None:
+        return 0.0
+    return usage.cached_tokens * max(price.input - price.cached_input, 0.0) / 1_000_000
+
+
+def _covered(spans: list[tuple[float, float]]) -> float:
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
+
+
+def cost_breakdown(events: list[Event], prices: PriceTable | None = None) -> CostBreakdown:
+    """Sum every model call's usage and cost; times are as of the run's end, or its last event so far."""
+    view = RunView.of(events[0].run_id if events else "", events)
+    prices = prices or prices_of(view)
+    pending: dict[str, str] = {}
+    by_agent: dict[str, CostLine] = {}
+    by_model: dict[str, CostLine] = {}
+    by_phase: dict[str, CostLine] = {}
+    total = CostLine("total")
+    for event in events:
+        if isinstance(event, ModelCallStarted):
+            pending[event.agent] = event.model
+        elif isinstance(event, ModelCallFinished):
+            model = pending.pop(event.agent, "") or event.response.model or view.model or "?"
+            usage, saved = event.response.usage, _saved(prices, model, event.response.usage)
+            who = event.agent or "(run)"
+            for table, key in ((by_agent, who), (by_model, model), (by_phase, phase_of(event.agent))):
+                table.setdefault(key, CostLine(key)).add(usage, event.cost_usd, saved)
+            total.add(usage, event.cost_usd, saved)
+    end = view.ended or view.last_ts
+    spans: list[tuple[float, float]] = []
+    busy: dict[str, float] = {}
+    for agent in view.agents.values():
+        closed = [_closed(s, agent.last_ts) for s in agent.spans]
+        if closed:
+            busy[agent.id] = sum(e - s for s, e in closed)
+            spans.extend(closed)
+    phases: dict[str, CostLine] = {
+        p: by_phase[p] for p in ("planning", "work", "reconciliation", "run") if p in by_phase
+    }
+    return CostBreakdown(by_agent, by_model, phases, total, view.elapsed_s(end), busy, _covered(spans))
+
+
+def _closed(span: Span, end: float) -> tuple[float, float]:
+    return span.start, max(span.end if span.end is not None else end, span.start)

@@ -1,0 +1,233 @@
+"""The live view: a dashboard of every agent of a run, read from the event log as it grows.
+
+It only reads the log (`store.events(run, after=last_seq)` on a timer), so the same view follows a run
+driven by this process (`run_with_dashboard`) or by another one (`plait status`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, ClassVar, TypeVar
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Footer, Static
+
+from plait.events.store import EventStore
+from plait.events.types import Event
+from plait.redact import Redactor
+from plait.ui import _fmt
+from plait.ui._live_transcript import TranscriptScreen
+from plait.ui.feed import EventFeed
+from plait.ui.runview import AgentView, RunView
+
+__all__ = ["Dashboard", "run_with_dashboard"]
+
+T = TypeVar("T")
+AutoPilot = Callable[[Pilot[object]], Coroutine[Any, Any, None]] | None
+
+_COLUMNS = ("agent", "task", "state", "now", "steps", "tokens", "cost", "merge")
+
+
+def _cells(agent: AgentView) -> list[Text | str]:
+    state = agent.state + (f" #{agent.attempt}" if agent.attempt > 1 else "")
+    return [
+        agent.id,
+        _fmt.one_line(agent.title, 30),
+        Text(state, style=_fmt.STATE_STYLE.get(agent.state, "")),
+        _fmt.one_line(agent.now, 44),
+        Text(str(agent.steps), justify="right"),
+        Text(_fmt.tokens(agent.usage.total_tokens), justify="right"),
+        Text(_fmt.usd(agent.cost_usd), justify="right"),
+        agent.merge,
+    ]
+
+
+class Dashboard(App[None]):
+    """One row per agent (task, state, tool call in flight, steps, tokens, money), the plan, merges and gate."""
+
+    TITLE = "plait"
+    CSS = """
+    #summary { height: auto; padding: 0 1; }
+    #agents { height: 1fr; }
+    #merges { height: auto; max-height: 9; padding: 0 1; border-top: solid $primary; }
+    #transcript-title { padding: 0 1; background: $primary; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("t", "transcript", "Transcript", key_display="enter/t"),
+        Binding("q", "quit_view", "Quit"),
+        Binding("ctrl+c", "interrupt", "Stop the run", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        feed: EventFeed,
+        *,
+        run_id_getter: Callable[[], str | None] | None = None,
+        poll_s: float = 0.25,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.feed = feed
+        self.run_id_getter = run_id_getter
+        self.work: asyncio.Future[Any] | None = None
+        self.poll_s = poll_s
+        self.clock = clock
+        self.view: RunView | None = None
+        self.events: list[Event] = []
+        self._rows: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="summary")
+        table: DataTable[Text | str] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Static(id="merges")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#agents", DataTable)
+        for column in _COLUMNS:
+            table.add_column(column, key=column)
+        self.poll()
+        self.set_interval(self.poll_s, self.poll)
+        self.set_interval(1.0, self._tick)
+        if self.work is not None:
+            self.run_worker(self._await_work(self.work), exit_on_error=False)
+
+    async def _await_work(self, work: asyncio.Future[Any]) -> None:
+        await asyncio.wait([work])
+        self.poll()
+        self.exit()
+
+    def poll(self) -> int:
+        """Read the events appended since the last poll and show them; returns how many there were."""
+        if self.feed.run_id is None and self.run_id_getter is not None:
+            self.feed.run_id = self.run_id_getter()
+        fresh = self.feed.poll()
+        if self.feed.run_id is not None and self.view is None:
+            self.view = RunView(self.feed.run_id)
+            self.sub_title = f"run {self.feed.run_id}"
+        if fresh and self.view is not None:
+            self.events.extend(fresh)
+            self.view.apply(fresh)
+            self._show()
+            if isinstance(self.screen, TranscriptScreen):
+                self.screen.add(fresh)
+        elif self.view is None:
+            self.query_one("#summary", Static).update("waiting for the run to start…")
+        return len(fresh)
+
+    async def run_work(self, work: Awaitable[T], *, headless: bool = False, auto_pilot: AutoPilot = None) -> T:
+        """Run the view while `work` runs, and return what it returned (see `run_with_dashboard`)."""
+        task: asyncio.Future[T] = asyncio.ensure_future(work)
+        self.work = task
+        try:
+            await self.run_async(headless=headless, auto_pilot=auto_pilot)
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait([task])
+        if task.cancelled():
+            raise KeyboardInterrupt
+        return task.result()
+
+    def _tick(self) -> None:
+        if self.view is not None and self.view.ended is None:
+            self._show_summary(self.view)
+
+    def _show(self) -> None:
+        view = self.view
+        assert view is not None
+        self._show_summary(view)
+        table = self.query_one("#agents", DataTable)
+        for agent in view.agents.values():
+            cells = _cells(agent)
+            if agent.id not in self._rows:
+                self._rows.append(agent.id)
+                table.add_row(*cells, key=agent.id)
+                continue
+            for column, value in zip(_COLUMNS, cells, strict=True):
+                table.update_cell(agent.id, column, value, update_width=True)
+        lines = [f"merge {m.task}: {m.rung} {m.outcome} {', '.join(m.files[:3])}" for m in view.merges[-4:]]
+        lines += [_fmt.gate_line(view), _fmt.integration_line(view)]
+        lines += [f"decision by {d.agent or 'run'}: {d.decision}" for d in view.decisions[-2:]]
+        self.query_one("#merges", Static).update(Text("\n".join(_fmt.one_line(x, 200) for x in lines)))
+
+    def _show_summary(self, view: RunView) -> None:
+        now = self.clock()
+        head = Text.assemble(
+            (f"run {view.run_id}", "bold"),
+            f" · {view.status_text(now)} · {_fmt.duration(view.elapsed_s(now))} · {len(view.agents)} agents · ",
+            f"{view.model_calls} model calls · {view.tool_calls} tool calls · ",
+            f"{_fmt.tokens(view.usage.total_tokens)} tokens · {_fmt.usd(view.cost_usd)}",
+        )
+        task = Text("task: ", style="bold") + Text(_fmt.one_line(view.task, 150))
+        plan = Text(_fmt.plan_line(view))
+        self.query_one("#summary", Static).update(Text("\n").join([head, task, plan]))
+
+    @property
+    def agent_ids(self) -> list[str]:
+        """The agents shown, one row each, in the order they appeared."""
+        return list(self._rows)
+
+    def selected_agent(self) -> str | None:
+        table = self.query_one("#agents", DataTable)
+        if not self._rows or isinstance(self.screen, TranscriptScreen):
+            return None
+        return self._rows[min(max(table.cursor_row, 0), len(self._rows) - 1)]
+
+    def open_transcript(self, agent: str) -> TranscriptScreen:
+        """Show `agent`'s transcript; it follows the agent's new steps until closed."""
+        screen = TranscriptScreen(agent, self.events)
+        self.push_screen(screen)
+        return screen
+
+    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        if message.row_key.value is not None:
+            self.open_transcript(message.row_key.value)
+
+    def action_transcript(self) -> None:
+        agent = self.selected_agent()
+        if agent is not None:
+            self.open_transcript(agent)
+
+    def action_quit_view(self) -> None:
+        if self.work is not None and not self.work.done():
+            self.notify("the run goes on while the view is open: ctrl+c stops it", timeout=4)
+            return
+        self.exit()
+
+    def action_interrupt(self) -> None:
+        if self.work is not None and not self.work.done():
+            self.notify("stopping the agents…")
+            self.work.cancel()
+            return
+        self.exit()
+
+
+async def run_with_dashboard(
+    work: Awaitable[T],
+    store: EventStore,
+    run_id_getter: Callable[[], str | None],
+    *,
+    redact: Redactor | None = None,
+    headless: bool = False,
+) -> T:
+    """Run `work` (a whole run) under the live view in this terminal; the view closes when the work ends.
+
+    Args:
+        work: The run; it appends its events to `store`.
+        store: The event log the view reads.
+        run_id_getter: Returns the run's id once the run has one (None before).
+        redact: Hides secrets in what is shown (the environment's secrets by default).
+        headless: Draw nothing (for tests).
+
+    Returns:
+        What `work` returned. Raises what it raised; ctrl+c in the view cancels it and raises KeyboardInterrupt.
+    """
+    app = Dashboard(EventFeed(store, None, redact), run_id_getter=run_id_getter)
+    return await app.run_work(work, headless=headless)
