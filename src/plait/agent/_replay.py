@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plait.agent.tools import ToolOutcome
 from plait.events.store import EventStore
-from plait.events.types import AgentStopped, Decision, PromptGiven, TaskStarted, ToolReturned
+from plait.events.types import AgentStopped, Decision, PromptGiven, TaskStarted, ToolCalled, ToolReturned
 from plait.models.base import ToolCall
 
 __all__ = ["Recorded", "replayed"]
@@ -15,12 +15,16 @@ class Recorded:
 
     def __init__(self, store: EventStore, run_id: str, agent: str, attempt: int) -> None:
         self.results: dict[tuple[int, str], ToolReturned] = {}
+        self.called: set[tuple[int, str]] = set()
+        """Tool calls logged as started: one in flight at a crash runs again, but is not logged again."""
         self.notes: dict[int, list[str]] = {}
         self.prompted = False
         self.stopped = False
         current = 1
         for event in store.events(
-            run_id, agent=agent, kinds=["task_started", "prompt", "tool_result", "decision", "agent_stopped"]
+            run_id,
+            agent=agent,
+            kinds=["task_started", "prompt", "tool_call", "tool_result", "decision", "agent_stopped"],
         ):
             if isinstance(event, TaskStarted):
                 current = event.attempt
@@ -28,6 +32,8 @@ class Recorded:
                 self.stopped = True
             elif isinstance(event, PromptGiven) and event.attempt == attempt:
                 self.prompted = True
+            elif isinstance(event, ToolCalled) and event.attempt == attempt:
+                self.called.add((event.step, event.call.id))
             elif isinstance(event, ToolReturned) and event.attempt == attempt:
                 self.results[(event.step, event.call_id)] = event
             elif isinstance(event, Decision) and event.topic == "notes" and event.data.get("attempt") == attempt:

@@ -172,7 +172,8 @@ class Agent:
             failed = recorded.is_error
         else:
             at = {"step": self.steps, "attempt": self.attempt}
-            self._record(ToolCalled(**self._ids, call=call, **at))
+            if (self.steps, call.id) not in self._log.called:
+                self._record(ToolCalled(**self._ids, call=call, **at))
             started = time.monotonic()
             outcome = await self.toolbox.execute(call)
             failed = outcome.is_error or outcome.format_error
