@@ -113,6 +113,26 @@ class SQLiteEventStore:
         with self._lock:
             self._db.close()
 
+    def integrity(self) -> str:
+        """SQLite's own check of the file: `ok`, or what is wrong."""
+        with self._lock:
+            try:
+                return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
+            except sqlite3.DatabaseError as exc:
+                return str(exc)
+
+    @staticmethod
+    def decode(payload: str) -> Event:
+        """One stored payload as an event; a `StateError` says what is wrong with it."""
+        try:
+            data = json.loads(payload)
+        except json.JSONDecodeError as exc:
+            raise StateError(f"an event is not valid JSON ({exc.msg})") from exc
+        try:
+            return EventAdapter.validate_python(data)
+        except ValidationError as exc:
+            raise StateError(f"an event is malformed: {exc.errors()[0]['msg']}") from exc
+
     def _decode(self, rows: Iterable[tuple[int, str]]) -> Iterable[Event]:
         for seq, payload in rows:
             try:

@@ -161,6 +161,7 @@ class _TaskRunner:
         finally:
             commit = self._commit(worktree, task, result)
             worktree.remove()
+            ctx.repo.git("update-ref", "-d", f"refs/plait/checkpoints/{ctx.run_id}/{task_id}.{number}", check=False)
             if result is None and not failure:
                 self._finished(task_id, "interrupted", "stopped before the agent finished", commit)
         if result is None:

@@ -122,6 +122,9 @@ def config(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
 from plait.ui.cmd_run import register as _register_run  # noqa: E402
 
 _register_run(app)
+from plait.ui.cmd_maint import register as _register_maint  # noqa: E402
+
+_register_maint(app)
 from plait.ui.cmd_view import register as _register_view  # noqa: E402
 
 _register_view(app)

@@ -1,0 +1,185 @@
+"""`plait doctor` and `plait gc`: find what crashes and hand edits left behind, and repair what is safe."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from plait.errors import StateError
+from plait.events.store import SQLiteEventStore
+from plait.run.state import RunState, load_state
+from plait.workspace import Repo
+
+__all__ = ["Finding", "diagnose", "disk_usage", "salvage_log"]
+
+
+@dataclass
+class Finding:
+    """One problem: what it is, how bad, and the repair (None when only a person should decide)."""
+
+    kind: str
+    message: str
+    severity: str = "warning"
+    repair: Callable[[], str] | None = None
+    freed: int = 0
+
+
+def disk_usage(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += (Path(root) / name).lstat().st_size
+            except OSError:
+                continue
+    return total
+
+
+def salvage_log(path: Path) -> str:
+    """Copy every readable event of a damaged log into a fresh one; the damaged file is kept beside it."""
+    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    path.rename(aside)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(aside.with_name(aside.name + suffix))
+    kept = lost = 0
+    fresh = SQLiteEventStore(path)
+    fresh.close()
+    target = sqlite3.connect(path)
+    try:
+        source = sqlite3.connect(f"file:{aside}?mode=ro", uri=True)
+        rows = source.execute("SELECT seq, run_id, agent, kind, ts, payload FROM events ORDER BY seq")
+        while True:
+            try:
+                row = rows.fetchone()
+            except sqlite3.DatabaseError:
+                lost += 1
+                break
+            if row is None:
+                break
+            try:
+                SQLiteEventStore.decode(row[5])
+            except StateError:
+                lost += 1
+                continue
+            target.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", row)
+            kept += 1
+        target.commit()
+    except sqlite3.DatabaseError:
+        lost += 1
+    finally:
+        target.close()
+    return f"kept {kept} event(s) in a fresh log, {lost} unreadable; the damaged file is {aside.name}"
+
+
+def _log_findings(path: Path) -> tuple[list[Finding], SQLiteEventStore | None]:
+    try:
+        store = SQLiteEventStore(path)
+        check = store.integrity()
+        for run_id in store.run_ids():
+            store.events(run_id)
+    except StateError as exc:
+        return [Finding("log", str(exc), "error", lambda: salvage_log(path))], None
+    if check != "ok":
+        store.close()
+        return [
+            Finding("log", f"the event log fails its integrity check: {check}", "error", lambda: salvage_log(path))
+        ], None
+    return [], store
+
+
+def _worktree_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]:
+    findings: list[Finding] = []
+    root = repo.plait_dir() / "worktrees"
+    registered = set(repo.worktrees())
+    for run_dir in sorted(root.glob("*")) if root.exists() else []:
+        state = states.get(run_dir.name)
+        ended = state is None or not state.unfinished
+        for tree in sorted(run_dir.iterdir()):
+            if not ended:
+                continue
+            size = disk_usage(tree)
+
+            def remove(tree: Path = tree) -> str:
+                if tree.absolute() in registered:
+                    repo.git("worktree", "remove", "--force", "--force", str(tree))
+                elif tree.exists():
+                    shutil.rmtree(tree)
+                return f"removed {tree.relative_to(root)}"
+
+            why = "registered with git" if tree.absolute() in registered else "not known to git"
+            findings.append(
+                Finding(
+                    "worktree",
+                    f"leftover worktree {tree.relative_to(root)} of an ended run ({why})",
+                    repair=remove,
+                    freed=size,
+                )
+            )
+    missing = [p for p in registered if not p.exists()]
+    if missing:
+
+        def prune() -> str:
+            repo.prune_worktrees()
+            return "pruned git's record of them"
+
+        findings.append(Finding("worktree", f"{len(missing)} worktree(s) git knows are gone from disk", repair=prune))
+    return findings
+
+
+def _branch_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]:
+    findings: list[Finding] = []
+    for state in states.values():
+        if not state.unfinished:
+            continue
+        for (task, number), sha in state.commits.items():
+            branch = f"plait/{state.run_id}/{task}" + (f".{number}" if number > 1 else "")
+            if repo.branch_exists(branch):
+                continue
+            present = bool(repo.git("rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}", check=False).strip())
+            if present:
+
+                def restore(branch: str = branch, sha: str = sha) -> str:
+                    repo.git("branch", branch, sha)
+                    return f"restored {branch}"
+
+                message = f"branch {branch} of unfinished run {state.run_id} was deleted"
+                findings.append(Finding("branch", message, repair=restore))
+            else:
+                message = f"branch {branch} and commit {sha[:10]} are gone: resuming {state.run_id} redoes that task"
+                findings.append(Finding("branch", message, "error"))
+    return findings
+
+
+def _ref_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]:
+    refs = repo.git("for-each-ref", "--format=%(refname)", "refs/plait/checkpoints/").split()
+    ended = {r for r in refs if (s := states.get(r.split("/")[3])) is None or not s.unfinished}
+    if not ended:
+        return []
+
+    def drop() -> str:
+        for ref in ended:
+            repo.git("update-ref", "-d", ref)
+        return f"deleted {len(ended)} checkpoint ref(s)"
+
+    return [Finding("refs", f"{len(ended)} checkpoint ref(s) of ended runs", "info", repair=drop)]
+
+
+def diagnose(repo: Repo) -> list[Finding]:
+    """Everything wrong with a repository's plait state, most serious first."""
+    path = repo.common_dir / "plait" / "events.db"
+    if not path.exists():
+        return []
+    findings, store = _log_findings(path)
+    if store is None:
+        return findings
+    states = {run_id: load_state(store, run_id) for run_id in store.run_ids()}
+    store.close()
+    findings += _worktree_findings(repo, states) + _branch_findings(repo, states) + _ref_findings(repo, states)
+    return findings
