@@ -19,3 +19,26 @@ def test_demo_runs_the_scripted_agent_to_a_committed_tested_change(plait: Plait,
     assert shown.code == 0 and "79 passed" in shown.out
     again = plait("demo", "--fast", "--dir", str(where), cwd=tmp_path)
     assert again.code == 2 and "is not empty" in again.err
+
+
+def test_the_parallel_demo_plans_runs_agents_at_once_and_integrates_them(plait: Plait, tmp_path: Path) -> None:
+    import json
+
+    where = tmp_path / "pdemo"
+    result = plait("demo", "--fast", "--json", "--dir", str(where), cwd=tmp_path)
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["status"] == "done" and data["branch"].endswith("/integration")
+    assert {t: v["status"] for t, v in data["tasks"].items()} == {
+        "csv-export": "done",
+        "percent-split": "done",
+        "storage-errors": "done",
+        "remove-expense": "done",
+    }
+    events = [json.loads(line) for line in plait("log", "last", "--json", cwd=where).out.splitlines()]
+    rungs = {(e["task"], e["rung"], e["outcome"]) for e in events if e["kind"] == "merge"}
+    assert ("csv-export", "structured", "resolved") in rungs or ("percent-split", "structured", "resolved") in rungs
+    assert all(e["passed"] for e in events if e["kind"] == "gate")
+    tree = git(where, "ls-tree", "-r", "--name-only", data["branch"])
+    for path in ("tests/test_export.py", "tests/test_percent.py", "tests/test_remove_expense.py"):
+        assert path in tree
