@@ -65,3 +65,21 @@ def test_a_failed_call_is_logged(tmp_path: Path) -> None:
     assert len(failed) == 1 and isinstance(failed[0], ModelCallFailed)
     assert ScriptError.__name__ not in failed[0].error and "call 1 has none" in failed[0].error
     assert Usage() == Usage(input_tokens=0)
+
+
+def test_the_chained_fingerprint_equals_a_fresh_one_and_sees_any_change() -> None:
+    from plait.models import AssistantMessage
+    from plait.models.base import MessageChain
+
+    chain = MessageChain()
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(text="q")]
+    for i in range(5):
+        request = ModelRequest(system="s", messages=tuple(messages))
+        assert request.fingerprint(chain) == request.fingerprint()
+        messages += [AssistantMessage(text=f"a{i}"), UserMessage(text=f"q{i}")]
+    edited = ModelRequest(system="s", messages=(UserMessage(text="changed"), *messages[1:]))
+    assert (
+        edited.fingerprint(chain)
+        == edited.fingerprint()
+        != ModelRequest(system="s", messages=tuple(messages)).fingerprint()
+    )

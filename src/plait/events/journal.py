@@ -11,7 +11,7 @@ import time
 from plait.errors import StateError
 from plait.events.store import EventStore
 from plait.events.types import ModelCallFailed, ModelCallFinished, ModelCallRetried, ModelCallStarted
-from plait.models.base import Model, ModelRequest, ModelResponse
+from plait.models.base import MessageChain, Model, ModelRequest, ModelResponse
 from plait.models.pricing import PriceTable
 
 __all__ = ["Journal"]
@@ -32,12 +32,13 @@ class Journal:
             if event.attempt == attempt:
                 self._recorded[event.call] = event
         self.calls = 0
+        self._chain = MessageChain()
         self.replayed = 0
 
     async def complete(self, model: Model, request: ModelRequest) -> tuple[ModelResponse, float]:
         """Answer the agent's next call, from the log when it was answered before; returns (response, cost)."""
         self.calls += 1
-        call, digest = self.calls, request.fingerprint()
+        call, digest = self.calls, request.fingerprint(self._chain)
         recorded = self._recorded.get(call)
         if recorded is not None:
             if recorded.req_hash != digest:

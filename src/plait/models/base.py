@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "AssistantMessage",
     "Message",
+    "MessageChain",
     "Model",
     "RetryHook",
     "ModelRequest",
@@ -113,10 +114,42 @@ class ModelRequest(_Frozen):
     tools: tuple[ToolSpec, ...] = ()
     max_output_tokens: int = 8192
 
-    def fingerprint(self) -> str:
-        """A stable hash of the request: the journal uses it to spot a replay that diverged."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()
+    def fingerprint(self, chain: MessageChain | None = None) -> str:
+        """A stable hash of the request: the journal uses it to spot a replay that diverged.
+
+        The messages are hashed as a chain, one link per message; with a `MessageChain` that saw
+        the earlier messages of this conversation, only the new ones are hashed.
+        """
+        head = {
+            "system": self.system,
+            "tools": [t.model_dump(mode="json") for t in self.tools],
+            "max_output_tokens": self.max_output_tokens,
+        }
+        blob = json.dumps(head, sort_keys=True, separators=(",", ":"))
+        link = (chain or MessageChain()).digest(self.messages)
+        return hashlib.sha256(blob.encode() + link.encode()).hexdigest()
+
+
+class MessageChain:
+    """Hashes a growing conversation in time proportional to what is new since the last call."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._first: object = None
+        self._last: object = None
+        self._digest = hashlib.sha256(b"plait-messages").hexdigest()
+
+    def digest(self, messages: tuple[Message, ...]) -> str:
+        same = 0 < self._count <= len(messages) and messages[0] is self._first
+        if not (same and messages[self._count - 1] is self._last):
+            self._count, self._last = 0, None
+            self._digest = hashlib.sha256(b"plait-messages").hexdigest()
+        for message in messages[self._count :]:
+            blob = message.model_dump_json()
+            self._digest = hashlib.sha256(self._digest.encode() + blob.encode()).hexdigest()
+        self._count = len(messages)
+        self._first, self._last = (messages[0], messages[-1]) if messages else (None, None)
+        return self._digest
 
 
 class ModelResponse(_Frozen):
