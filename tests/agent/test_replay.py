@@ -45,7 +45,7 @@ def _agent(worktree: Worktree, store: SQLiteEventStore, model: FunctionModel) ->
     ref = "refs/plait/checkpoints/r/main.1"
     state = {"last": worktree.base}
 
-    def checkpoint() -> str | None:
+    async def checkpoint() -> str | None:
         sha = worktree.checkpoint(ref, state["last"])
         if sha:
             state["last"] = sha

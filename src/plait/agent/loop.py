@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -29,7 +29,7 @@ from plait.models.pricing import PriceTable
 
 __all__ = ["Agent", "AgentLimits", "AgentResult", "NoteSource", "ToolSet"]
 
-Checkpoint = Callable[[], str | None]
+Checkpoint = Callable[[], Awaitable[str | None]]
 """Saves the worktree when its files changed; returns the checkpoint commit, or None when nothing changed."""
 
 _CHANGES_FILES = frozenset({"edit_file", "write_file", "run"})
@@ -178,7 +178,7 @@ class Agent:
             outcome = await self.toolbox.execute(call)
             failed = outcome.is_error or outcome.format_error
             took = time.monotonic() - started
-            saved = (self.checkpoint() or "") if self.checkpoint and call.name in _CHANGES_FILES else ""
+            saved = (await self.checkpoint() or "") if self.checkpoint and call.name in _CHANGES_FILES else ""
             self._record(
                 ToolReturned(
                     **self._ids,

@@ -134,13 +134,13 @@ class _TaskRunner:
             self.summaries[task_id] = state.agent_done[key]
             return await self._integrate(task, branch, state.commits[key], state.agent_done[key])
         if state is not None and key in state.bases:
-            worktree = ctx.repo.readd_worktree(path, branch, state.bases[key])
+            worktree = await asyncio.to_thread(ctx.repo.readd_worktree, path, branch, state.bases[key])
             saved = Recorded(ctx.store, ctx.run_id, task_id, number).last_checkpoint
             if saved:
-                worktree.restore(saved)
+                await asyncio.to_thread(worktree.restore, saved)
         else:
             base = self.integrator.head if task.depends_on else ctx.base.commit
-            worktree = ctx.repo.add_worktree(path, branch, base)
+            worktree = await asyncio.to_thread(ctx.repo.add_worktree, path, branch, base)
             ctx.store.append(
                 TaskStarted(
                     run_id=ctx.run_id,
@@ -159,9 +159,8 @@ class _TaskRunner:
         except PlaitError as exc:
             failure = str(exc)
         finally:
-            commit = self._commit(worktree, task, result)
-            worktree.remove()
-            ctx.repo.git("update-ref", "-d", f"refs/plait/checkpoints/{ctx.run_id}/{task_id}.{number}", check=False)
+            # shielded: a cancelled attempt still commits what its agent left, so nothing is lost
+            commit = await asyncio.shield(asyncio.to_thread(self._wrap_up, worktree, task, result, number))
             if result is None and not failure:
                 self._finished(task_id, "interrupted", "stopped before the agent finished", commit)
         if result is None:
@@ -202,8 +201,8 @@ class _TaskRunner:
         ref = f"refs/plait/checkpoints/{self.ctx.run_id}/{task.id}.{attempt}"
         last = {"sha": Recorded(self.ctx.store, self.ctx.run_id, task.id, attempt).last_checkpoint or worktree.base}
 
-        def checkpoint() -> str | None:
-            sha = worktree.checkpoint(ref, last["sha"])
+        async def checkpoint() -> str | None:
+            sha = await asyncio.to_thread(worktree.checkpoint, ref, last["sha"])
             if sha:
                 last["sha"] = sha
             return sha
@@ -226,6 +225,14 @@ class _TaskRunner:
             attempt=attempt,
             checkpoint=checkpoint,
         )
+
+    def _wrap_up(self, worktree: Worktree, task: PlanTask, result: AgentResult | None, number: int) -> str:
+        """Commit the attempt's work, remove its worktree and checkpoint ref; returns the commit."""
+        commit = self._commit(worktree, task, result)
+        worktree.remove()
+        ref = f"refs/plait/checkpoints/{self.ctx.run_id}/{task.id}.{number}"
+        self.ctx.repo.git("update-ref", "-d", ref, check=False)
+        return commit
 
     def _commit(self, worktree: Worktree, task: PlanTask, result: AgentResult | None) -> str:
         summary = result.summary if result else "interrupted before the agent finished"
