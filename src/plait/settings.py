@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from plait.errors import UsageError
 from plait.models.pricing import Price
+from plait.workspace.policy import SandboxSettings
 
 __all__ = ["LayeredSettings", "Settings", "load_settings", "user_config_path"]
 
@@ -72,6 +73,8 @@ class Settings(BaseModel):
     """Extra or overriding prices, USD per million tokens, keyed by full model name."""
     verify_command: str | None = None
     """The command that proves a combined tree (run by bash in the integration worktree); detected when unset."""
+    sandbox: SandboxSettings = SandboxSettings()
+    """How agents' commands are confined: preset, OS layer, limits, extra rules (`plait sandbox`, `plait policy`)."""
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -101,6 +104,8 @@ def _show(value: object) -> str:
         return "****" + raw[-4:] if len(raw) > 12 else "****"
     if isinstance(value, dict):
         return json.dumps({k: v.model_dump() if isinstance(v, BaseModel) else v for k, v in value.items()})
+    if isinstance(value, BaseModel):
+        return value.model_dump_json(exclude_defaults=True) or "{}"
     return "" if value is None else str(value)
 
 
@@ -125,7 +130,10 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
         raw = env.get(f"PLAIT_{name.upper()}")
         if raw is None:
             continue
-        if field.annotation is not None and ("dict" in str(field.annotation) or "list" in str(field.annotation)):
+        nested = isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
+        if nested or (
+            field.annotation is not None and ("dict" in str(field.annotation) or "list" in str(field.annotation))
+        ):
             try:
                 out[name] = json.loads(raw)
             except json.JSONDecodeError as exc:
@@ -152,7 +160,7 @@ def load_settings(
     sources: dict[str, str] = {}
     for label, values in layers:
         for key, value in values.items():
-            if key == "prices" and isinstance(value, dict):
+            if key in ("prices", "sandbox") and isinstance(value, dict):
                 merged[key] = {**merged.get(key, {}), **value}
             else:
                 merged[key] = value

@@ -10,13 +10,23 @@ import os
 import signal
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["CommandResult", "CommandRunner", "LocalRunner", "cap_output", "scrub_env"]
+__all__ = [
+    "CommandResult",
+    "CommandRunner",
+    "Launch",
+    "LocalRunner",
+    "Watch",
+    "cap_output",
+    "process_tree",
+    "scrub_env",
+]
 
 _SECRET_NAMES = (
     "*_API_KEY",
@@ -50,6 +60,22 @@ class CommandRunner(Protocol):
     async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109
         """Run `command` with bash in `cwd`, killing it and its descendants after `timeout` seconds."""
         ...
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start a command: the whole argv, its environment as given, and set-up in the child before exec."""
+
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    preexec_fn: Callable[[], None] | None = None
+    pass_fds: Sequence[int] = ()
+    reap: Callable[[], None] | None = None
+    """Kills what the walk of the process tree cannot find (say, a cgroup's members), right after the tree."""
+
+
+Watch = Callable[[int], Awaitable[str]]
+"""Watches a started command, given its pid; when it returns (a reason), the command's tree is killed."""
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -145,6 +171,11 @@ def _tree(leader: int) -> dict[int, str]:
     return found
 
 
+def process_tree(leader: int) -> list[int]:
+    """Pids of the live processes started by `leader`: its session, its group and their descendants (Linux)."""
+    return sorted(_tree(leader))
+
+
 def _alive(pid: int, start: str) -> bool:
     stat = _stat(pid)
     return stat is not None and stat[4] == start and stat[3] != "Z"
@@ -168,8 +199,42 @@ async def _exited(proc: asyncio.subprocess.Process, seconds: float) -> bool:
     return True
 
 
+async def _wait(proc: asyncio.subprocess.Process, seconds: float, watch: Watch | None) -> tuple[bool, bool]:
+    """(ended by itself, stopped by the watch) after waiting up to `seconds`."""
+    if watch is None:
+        return await _exited(proc, seconds), False
+    watcher = asyncio.ensure_future(watch(proc.pid))
+    try:
+        ended = await _exited_or(proc, seconds, watcher)
+        stopped = not ended and watcher.done()
+        if stopped:
+            watcher.result()  # a failing watch raises here, not as an unretrieved exception
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    return ended, stopped
+
+
+async def _exited_or(proc: asyncio.subprocess.Process, seconds: float, other: asyncio.Future[str]) -> bool:
+    """Wait up to `seconds` for the process to exit or `other` to finish; True if the process exited."""
+    waiter: asyncio.Future[Any] = asyncio.ensure_future(proc.wait())
+    try:
+        await asyncio.wait({waiter, other}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiter
+    return proc.returncode is not None
+
+
 async def _kill_tree(proc: asyncio.subprocess.Process, grace: float) -> None:
-    """SIGTERM the process tree, wait up to `grace` seconds, then SIGKILL what is left."""
+    """SIGTERM the process tree, wait up to `grace` seconds, then SIGKILL what is left.
+
+    With no grace the group is killed first, before the walk of /proc: a fork bomb must not outgrow the walk.
+    """
+    if grace <= 0:
+        _signal(proc.pid, {}, signal.SIGKILL)
     pids = _tree(proc.pid)
     if proc.returncode is not None and not pids:
         return
@@ -182,6 +247,7 @@ async def _kill_tree(proc: asyncio.subprocess.Process, grace: float) -> None:
         if proc.returncode is not None and not pids and not _tree(proc.pid):
             return
     _signal(proc.pid, {**pids, **_tree(proc.pid)}, signal.SIGKILL)
+    await _exited(proc, 1.0)
 
 
 async def _drain(reader: asyncio.Future[None], capture: _Capture, idle: float) -> None:
@@ -218,6 +284,25 @@ class LocalRunner:
 
     async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109
         """Run `command`; when it ends or times out, its leftover background processes are killed too."""
+        env = scrub_env(os.environ if self._env is None else self._env)
+        return await self.launch(
+            Launch(("bash", "-c", command), env), cwd=cwd, timeout=timeout, output_limit=output_limit
+        )
+
+    async def launch(
+        self,
+        spec: Launch,
+        *,
+        cwd: Path,
+        timeout: float,  # noqa: ASYNC109
+        output_limit: int,
+        watch: Watch | None = None,
+    ) -> CommandResult:
+        """Start `spec` in a new session and collect its output, like `run`; `spec.env` is used as given.
+
+        `watch`, if given, is started with the pid; should it return, the process tree is killed at once, with no
+        grace (the result is not marked timed out).
+        """
         started = time.monotonic()
         capture = _Capture(output_limit)
         # Our own pipe, not asyncio's: a descendant that escaped the kill may hold it open, and we must be
@@ -225,15 +310,15 @@ class LocalRunner:
         read_fd, write_fd = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                command,
+                *spec.argv,
                 cwd=cwd,
-                env=scrub_env(os.environ if self._env is None else self._env),
+                env=dict(spec.env),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=spec.preexec_fn,
+                pass_fds=tuple(spec.pass_fds),
             )
         except OSError:
             os.close(read_fd)
@@ -247,8 +332,11 @@ class LocalRunner:
         reader = asyncio.ensure_future(_pump(stream, capture))
         timed_out = False
         try:
-            timed_out = not await _exited(proc, timeout)
-            await _kill_tree(proc, self._grace if timed_out else 0.2)
+            ended, stopped = await _wait(proc, timeout, watch)
+            timed_out = not ended and not stopped
+            await _kill_tree(proc, 0.0 if stopped else self._grace if timed_out else 0.2)
+            if spec.reap is not None:
+                spec.reap()
             await _drain(reader, capture, self._drain)
         finally:
             if proc.returncode is None:

@@ -1,0 +1,114 @@
+"""Cost per command of each sandbox layer: none, limits only, Landlock, bubblewrap.
+
+Baseline, measured in the same run: `LocalRunner` (new session, scrubbed environment, capped output, tree kill)
+with no policy, limits or OS layer. The layers run round-robin, so drift in the machine's load hits all alike.
+Run: .venv/bin/python benchmarks/bench_sandbox.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from plait.settings import Settings
+from plait.workspace import CommandRunner, LocalRunner
+from plait.workspace.policy import Limits, Policy, SandboxSettings
+from plait.workspace.sandbox import SandboxedRunner, make_runner, probe
+
+COMMANDS = {"true": "true", "python -c pass": f"{sys.executable} -c pass"}
+
+
+def workspace(tmp: Path) -> tuple[Path, Path]:
+    repo = tmp / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    common = repo / ".git"
+    worktree = common / "plait" / "worktrees" / "bench" / "a"
+    worktree.mkdir(parents=True)
+    return worktree, common
+
+
+def runners(worktree: Path, common: Path, cgroup: bool) -> dict[str, CommandRunner]:
+    found = probe()
+    out: dict[str, CommandRunner] = {"none": LocalRunner()}
+    layers = [("limits only", "none")] + [(name, name) for name in ("landlock", "bwrap") if name in found.usable()]
+    for label, layer in layers:
+        limits = Limits(cgroup=cgroup)
+        settings = Settings(sandbox=SandboxSettings(layer=layer, allow_unsandboxed=True, limits=limits))
+        out[label] = make_runner(
+            settings,
+            worktree=worktree,
+            common_dir=common,
+            store=None,
+            run_id="bench",
+            agent="a",
+            interactive=False,
+            found=found,
+        )
+    for name in ("landlock", "bwrap"):
+        if name not in found.usable():
+            print(f"{name}: not measured, {found.problem(name)}")
+    return out
+
+
+async def measure(chosen: dict[str, CommandRunner], command: str, cwd: Path, runs: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {name: [] for name in chosen}
+    for runner in chosen.values():  # one warm-up each
+        await runner.run(command, cwd=cwd, timeout=60, output_limit=1000)
+    for _ in range(runs):
+        for name, runner in chosen.items():
+            started = time.perf_counter()
+            result = await runner.run(command, cwd=cwd, timeout=60, output_limit=1000)
+            times[name].append((time.perf_counter() - started) * 1000)
+            if result.exit_code != 0:
+                raise SystemExit(f"{name}: {command!r} failed: {result.output}")
+    return times
+
+
+def policy_check_us(n: int) -> float:
+    policy = Policy.from_settings(SandboxSettings())
+    line = "cd src && FOO=1 python -m pytest -q tests/ 2>&1 | tail -n 20"
+    started = time.perf_counter()
+    for _ in range(n):
+        policy.check_command(line, cwd=Path.cwd())
+    return (time.perf_counter() - started) / n * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--no-cgroup", action="store_true", help="Bound processes with the watchdog only.")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        worktree, common = workspace(Path(tmp))
+        chosen = runners(worktree, common, cgroup=not args.no_cgroup)
+        results = {label: asyncio.run(measure(chosen, cmd, worktree, args.runs)) for label, cmd in COMMANDS.items()}
+        for runner in chosen.values():
+            if isinstance(runner, SandboxedRunner):
+                runner.close()
+    print(probe().report(probe().usable()[0], Limits(cgroup=not args.no_cgroup)))
+    print(f"\n{args.runs} runs each, milliseconds per command (median, and p90), ratio of medians against none")
+    header = f"{'layer':<13}"
+    for label in COMMANDS:
+        header += f" {label + ' ms':>18} {'p90':>7} {'ratio':>6}"
+    print(header)
+    for name in chosen:
+        row = f"{name:<13}"
+        for label in COMMANDS:
+            samples = results[label][name]
+            median = statistics.median(samples)
+            p90 = statistics.quantiles(samples, n=10)[-1]
+            base = statistics.median(results[label]["none"])
+            row += f" {median:>18.1f} {p90:>7.1f} {median / base:>6.2f}"
+        print(row)
+    print(f"\npolicy check of one command line: {policy_check_us(2000):.0f} µs")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""Build the runner for one agent's commands from the settings: the probe's layer, the preset, the limits."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from plait.errors import EnvironmentProblem
+from plait.events.store import EventStore
+from plait.redact import Redactor
+from plait.settings import Settings
+from plait.workspace.policy import Asker, ConsoleAsker, Policy
+from plait.workspace.sandbox._confinement import Confinement
+from plait.workspace.sandbox._layers import make_layer
+from plait.workspace.sandbox.probe import Probe, probe
+from plait.workspace.sandbox.runner import SandboxedRunner
+
+__all__ = ["make_runner"]
+
+
+def make_runner(
+    settings: Settings,
+    *,
+    worktree: Path,
+    common_dir: Path,
+    store: EventStore | None,
+    run_id: str,
+    agent: str,
+    interactive: bool,
+    asker: Asker | None = None,
+    found: Probe | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    preset: str | None = None,
+    grace: float = 2.0,
+) -> SandboxedRunner:
+    """The runner for `agent`'s commands in `worktree`; call `close()` on it when the agent is done.
+
+    Args:
+        settings: `settings.sandbox` gives the preset, layer, limits and extra rules.
+        worktree: the one directory commands may write (besides a private tmp).
+        common_dir: the repository's shared `.git`, kept read-only.
+        store: where each policy decision is recorded (None records nothing).
+        interactive: whether `ask` verdicts go to `asker` (the terminal by default) or are denied.
+        found: the machine's probe, to share one among agents (probed now when None).
+        extra_env: variables added for this agent, such as its port block.
+        env: the environment commands start from, scrubbed (this process's by default).
+        preset: a preset other than the settings' own, e.g. "trusted" for the user's own setup command.
+        grace: seconds between SIGTERM and SIGKILL when a command's tree is killed.
+
+    Raises:
+        EnvironmentProblem: `sandbox.layer` names a layer that cannot run here, or the layer fails to set up.
+    """
+    sandbox = settings.sandbox
+    found = found or probe()
+    name = found.choose(sandbox.layer)
+    policy = Policy.from_settings(sandbox, preset)
+    tmp = Path(tempfile.mkdtemp(prefix=f"plait-{re.sub(r'[^A-Za-z0-9_.-]', '_', agent)[:40]}-"))
+    confinement = Confinement(
+        worktree=worktree.absolute(),
+        common_dir=common_dir.absolute(),
+        tmp=tmp,
+        home=Path.home(),
+        writable=tuple(policy.writable(worktree)),
+        hidden=tuple(policy.hidden(worktree)),
+    )
+    try:
+        layer = make_layer(name, confinement, found)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise EnvironmentProblem(
+            f"the {name} sandbox could not be set up ({exc}): choose another sandbox.layer (`plait sandbox` lists them)"
+        ) from exc
+    keys = [k.get_secret_value() for k in (settings.openai_api_key, settings.anthropic_api_key) if k is not None]
+    base = dict(os.environ if env is None else env)
+    base.update(extra_env or {})
+    return SandboxedRunner(
+        policy=policy,
+        layer=layer,
+        confinement=confinement,
+        limits=sandbox.limits,
+        store=store,
+        run_id=run_id,
+        agent=agent,
+        interactive=interactive,
+        asker=asker or (ConsoleAsker() if interactive else None),
+        redactor=Redactor(keys, env=base),
+        env=base,
+        passthrough=sandbox.env_passthrough,
+        allow_unsandboxed=sandbox.allow_unsandboxed,
+        cgroup_parent=Path(found.cgroup) if found.cgroup else None,
+        root=found.root,
+        grace=grace,
+    )

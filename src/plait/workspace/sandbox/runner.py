@@ -1,0 +1,213 @@
+"""The sandboxed runner: the policy decides, an OS layer confines, limits bound, output is redacted, all is logged."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import shutil
+import subprocess
+import uuid
+import weakref
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from plait.events.store import EventStore
+from plait.events.types import PolicyDecided
+from plait.redact import Redactor
+from plait.workspace.command import CommandResult, Launch, LocalRunner, scrub_env
+from plait.workspace.policy import Asker, Decision, Limits, Policy
+from plait.workspace.sandbox._bounds import Bounds
+from plait.workspace.sandbox._confinement import Confinement
+from plait.workspace.sandbox._guards import GitLink, refusals
+from plait.workspace.sandbox._layers import Layer
+from plait.workspace.sandbox._limits import CapabilityDrop
+
+__all__ = ["SandboxedRunner"]
+
+_MARKER = "PLAIT_SANDBOX_ID"
+_GIT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+
+
+def _release(layer: Layer, tmp: Path) -> None:
+    layer.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+class SandboxedRunner:
+    """A `CommandRunner` for one agent: policy, OS layer, limits and a scrubbed environment; decisions are logged."""
+
+    def __init__(
+        self,
+        *,
+        policy: Policy,
+        layer: Layer,
+        confinement: Confinement,
+        limits: Limits,
+        store: EventStore | None,
+        run_id: str,
+        agent: str,
+        interactive: bool = False,
+        asker: Asker | None = None,
+        redactor: Redactor | None = None,
+        env: Mapping[str, str] | None = None,
+        passthrough: Sequence[str] = (),
+        allow_unsandboxed: bool = False,
+        cgroup_parent: Path | None = None,
+        root: bool = False,
+        grace: float = 2.0,
+        drain: float = 1.0,
+    ) -> None:
+        """`env` is the environment commands start from (this process's by default), scrubbed of credentials."""
+        self.policy, self.layer, self.confinement, self.limits = policy, layer, confinement, limits
+        self.store, self.run_id, self.agent = store, run_id, agent
+        self.interactive, self.asker = interactive, asker
+        self._base_env = dict(os.environ if env is None else env)
+        self._redact = redactor or Redactor(env=self._base_env)
+        self._passthrough = tuple(passthrough)
+        self.allow_unsandboxed = allow_unsandboxed
+        self._cgroup_parent = cgroup_parent if limits.cgroup else None
+        self._root = root
+        self._drop = CapabilityDrop() if root and layer.name != "bwrap" else None
+        self._local = LocalRunner(grace=grace, drain=drain)
+        self._link = GitLink(confinement.worktree)
+        self._answers: dict[str, bool] = {}
+        self._cleanup = weakref.finalize(self, _release, layer, confinement.tmp)
+        private_tmp = [Path("/tmp")] if layer.pid_namespace else []
+        self._writable = (confinement.tmp, *confinement.writable, *private_tmp)
+        self._protected = (confinement.common_dir, confinement.home) if private_tmp else ()
+
+    async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109
+        """Judge `command`, then run it confined; a refusal is an observation, never an exception."""
+        decision, network = await self._decide(command, cwd)
+        if decision.verdict != "allow":
+            text = f"plait did not run this command: {decision.reason or 'the policy forbids it'}"
+            text += f" (rule {decision.rule})." if decision.rule else "."
+            if decision.instead:
+                text += f" Instead: {decision.instead}."
+            return CommandResult(exit_code=126, output=self._redact(text))
+        result, notes = await self._execute(command, cwd=cwd, seconds=timeout, limit=output_limit, network=network)
+        if self._link.restore():
+            self._record(
+                Decision(
+                    action="write",
+                    subject=str(self._link.path),
+                    verdict="deny",
+                    rule="git-link",
+                    reason="a command changed the worktree's .git link; plait restored it",
+                )
+            )
+            notes.append("the command changed the worktree's .git link, which plait restored: git state is plait's")
+        notes += self._observe(result.output, network)
+        output = result.output + "".join(f"\n[plait: {note}]" for note in notes)
+        return result.model_copy(update={"output": self._redact(output)})
+
+    def close(self) -> None:
+        """Release the layer and remove the private tmp directory (also done when the runner is collected)."""
+        self._cleanup()
+
+    async def _decide(self, command: str, cwd: Path) -> tuple[Decision, bool]:
+        """The final verdict (asks resolved) and whether the command gets the network; recorded either way."""
+        decision = self.policy.check_command(command, cwd=cwd, writable=self._writable, protected=self._protected)
+        network = self.policy.network == "allow"
+        if decision.verdict == "allow" and self.layer.name == "none" and not self.allow_unsandboxed:
+            decision = decision.model_copy(
+                update={
+                    "verdict": "ask",
+                    "rule": "unsandboxed",
+                    "reason": "no OS sandbox works on this machine, so the command would run unconfined",
+                    "instead": "edit files with the file tools; the user can install bubblewrap or set "
+                    "sandbox.allow_unsandboxed = true",
+                }
+            )
+        if decision.verdict == "ask":
+            decision = await self._ask(decision)
+            network = network or (decision.verdict == "allow" and self.policy.network == "ask")
+        self._record(decision)
+        if network and self.policy.network == "ask":
+            self._record(
+                Decision(action="network", subject=command, verdict="allow", rule="approved", reason="with the command")
+            )
+        return decision, network
+
+    async def _ask(self, decision: Decision) -> Decision:
+        why = decision.reason or "the policy asks for approval"
+        if not self.interactive or self.asker is None:
+            reason = f"{why}; that needs the user's approval, and this run is unattended"
+            return decision.model_copy(update={"verdict": "deny", "reason": reason})
+        if decision.subject not in self._answers:
+            self._answers[decision.subject] = await asyncio.to_thread(self.asker, decision, self.agent)
+        approved = self._answers[decision.subject]
+        reason = f"{why}; the user {'approved' if approved else 'refused'}"
+        return decision.model_copy(update={"verdict": "allow" if approved else "deny", "reason": reason})
+
+    def _env(self, marker: str) -> dict[str, str]:
+        base = self._base_env
+        env = scrub_env(base)
+        env.update({k: v for k, v in base.items() if any(fnmatch.fnmatchcase(k, p) for p in self._passthrough)})
+        for name in _GIT_VARS:
+            env.pop(name, None)
+        env.update(TMPDIR=self.layer.tmpdir, **{_MARKER: marker})
+        return env
+
+    async def _execute(
+        self, command: str, *, cwd: Path, seconds: float, limit: int, network: bool
+    ) -> tuple[CommandResult, list[str]]:
+        marker = uuid.uuid4().hex
+        argv, layer_setup = self.layer.prepare(["bash", "-c", command], cwd=cwd, network=network)
+        bounds = Bounds(
+            self.limits,
+            marker=f"{_MARKER}={marker}",
+            cgroup_parent=self._cgroup_parent,
+            root=self._root,
+            drop=self._drop,
+            pid_namespace=self.layer.pid_namespace,
+            layer_setup=layer_setup,
+        )
+        spec = Launch(argv, self._env(marker), bounds.setup, reap=bounds.reap)
+        try:
+            result = await self._local.launch(spec, cwd=cwd, timeout=seconds, output_limit=limit, watch=bounds.watch)
+        except subprocess.SubprocessError as exc:  # the child's set-up failed: nothing ran, fail closed
+            text = f"plait could not confine this command ({self.layer.name}: {exc}), so it did not run it"
+            return CommandResult(exit_code=126, output=text), []
+        finally:
+            bounds.reap()
+            await bounds.close()
+        return result, [bounds.stopped] if bounds.stopped else []
+
+    def _observe(self, output: str, network: bool) -> list[str]:
+        if self.layer.name == "none":
+            return []
+        found = refusals(output)
+        for kind, line in found:
+            self._record(
+                Decision(
+                    action=kind,
+                    subject=line,
+                    verdict="deny",
+                    rule=f"sandbox:{self.layer.name}",
+                    reason="the output suggests the OS sandbox refused this",
+                )
+            )
+        if not found:
+            return []
+        offline = "" if network else "; the network is off"
+        return [
+            f"if the {self.layer.name} sandbox refused something above: commands may write only inside the worktree "
+            f"and {self.layer.tmpdir}{offline}; the shared .git is read-only and plait commits your work itself"
+        ]
+
+    def _record(self, decision: Decision) -> None:
+        if self.store is None:
+            return
+        self.store.append(
+            PolicyDecided(
+                run_id=self.run_id,
+                agent=self.agent,
+                action=decision.action,
+                subject=self._redact(decision.subject)[:2000],
+                verdict=decision.verdict,
+                rule=decision.rule,
+                reason=self._redact(decision.reason),
+            )
+        )
