@@ -22,6 +22,7 @@ from plait.agent._tool_args import (
     tool_spec,
 )
 from plait.models.base import ToolCall, ToolSpec
+from plait.redact import Redactor
 from plait.workspace.command import CommandRunner
 from plait.workspace.paths import PathEscape, confine
 
@@ -84,6 +85,7 @@ class Toolbox:
         """`use_ripgrep` None uses `rg` when it is on PATH; False always searches in Python."""
         self.root = root.absolute()
         self.runner = runner
+        self.redact = Redactor()
         self.command_timeout = command_timeout
         self.output_limit = output_limit
         self.read_only = read_only
@@ -165,7 +167,7 @@ class Toolbox:
                 return ToolOutcome("finished.", finished=True, summary=args.summary)
             case _:
                 raise TypeError(f"no handler for {type(args).__name__}")
-        return ToolOutcome(text)
+        return ToolOutcome(self.redact(text))
 
     async def _run(self, args: RunArgs) -> ToolOutcome:
         timeout = min(args.timeout or self.command_timeout, self.command_timeout)

@@ -6,16 +6,17 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from plait.errors import EnvironmentProblem, StateError, UsageError
 from plait.events.lease import Lease
-from plait.events.store import ObservedStore
+from plait.events.store import EventStore, ObservedStore
 from plait.models.registry import make_model
 from plait.plan.model import Plan
 from plait.plan.overlap import OverlapDecision
@@ -28,7 +29,8 @@ from plait.settings import Settings, load_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, store_path
 from plait.ui.progress import ProgressPrinter
 from plait.ui.summary import summarize
-from plait.workspace import CommandRunner, LocalRunner, Repo
+from plait.workspace import CommandRunner, Repo
+from plait.workspace.sandbox import make_runner, probe
 
 __all__ = ["register"]
 
@@ -52,16 +54,41 @@ def _confirm_base(repo: Repo, *, include_uncommitted: bool, yes: bool) -> None:
         raise typer.Exit(1)
 
 
-def local_runners(settings: Settings, extra_path: str = "") -> RunnerFactory:
-    """Commands run directly on this machine, each agent with its own ports."""
+Runners = Callable[[EventStore, str], RunnerFactory]
+"""Given the run's log and id, the factory of each agent's command runner."""
 
-    def make(worktree: Path, agent: str, env: dict[str, str]) -> CommandRunner:
-        merged = {**os.environ, **env}
-        if extra_path:
-            merged["PATH"] = os.pathsep.join([extra_path, merged.get("PATH", "")])
-        return LocalRunner(env=merged)
 
-    return make
+def sandboxed_runners(settings: Settings, repo: Repo, *, extra_path: str = "", quiet: bool = False) -> Runners:
+    """Agents' commands under the permission policy and the strongest OS sandbox that works here."""
+    found = probe()
+    layer = found.choose(settings.sandbox.layer)
+    sandbox = settings.sandbox
+    if not quiet:
+        err.print(
+            f"[dim]{found.report(layer, sandbox.limits, allow_unsandboxed=sandbox.allow_unsandboxed)}[/]"
+        )
+    base_env = dict(os.environ)
+    if extra_path:
+        base_env["PATH"] = os.pathsep.join([extra_path, base_env.get("PATH", "")])
+
+    def bind(store: EventStore, run_id: str) -> RunnerFactory:
+        def make(worktree: Path, agent: str, env: dict[str, str]) -> CommandRunner:
+            return make_runner(
+                settings,
+                worktree=worktree,
+                common_dir=repo.common_dir,
+                store=store,
+                run_id=run_id,
+                agent=agent,
+                interactive=False,
+                found=found,
+                extra_env=env,
+                env=base_env,
+            )
+
+        return make
+
+    return bind
 
 
 def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
@@ -121,12 +148,12 @@ def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
         return 0 if outcome.status == "done" else 1
     colour = "green" if outcome.status == "done" else "red"
     headline = outcome.summary or outcome.reason if isinstance(outcome, RunOutcome) else ""
-    out.print(f"[{colour} bold]{outcome.status}[/] run {outcome.run_id} {headline}")
+    out.print(f"[{colour} bold]{outcome.status}[/] run {outcome.run_id} {escape(headline)}")
     if isinstance(outcome, ParallelOutcome):
         table = Table("task", "status", "attempts", "summary or reason")
         for task, result in outcome.results.items():
             note = outcome.summaries.get(task, "") if result.status == "done" else result.reason
-            table.add_row(task, result.status, str(result.attempts), note.splitlines()[0] if note else "")
+            table.add_row(task, result.status, str(result.attempts), escape(note.splitlines()[0]) if note else "")
         out.print(table)
     if outcome.commit:
         out.print(f"  result: branch {outcome.branch} @ {outcome.commit[:10]}")
@@ -139,7 +166,7 @@ def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
 
 
 def _start(
-    repo: Repo, task: str, settings: Settings, *, as_json: bool, quiet: bool, runners: RunnerFactory, **options: Any
+    repo: Repo, task: str, settings: Settings, *, as_json: bool, quiet: bool, runners: Runners, **options: Any
 ) -> tuple[Outcome, ObservedStore]:
     llm = options.pop("model", None) or make_model(settings.model, settings)
     base = options.pop("base", None) or choose_base(repo, include_uncommitted=settings.include_uncommitted)
@@ -155,7 +182,7 @@ def _start(
         store=store,
         base=base,
         run_id=run_id,
-        runners=runners,
+        runners=runners(store, run_id),
         **options,
     )
     return _drive(orchestrate(work), store, run_id), store
@@ -212,7 +239,7 @@ def register(app: typer.Typer) -> None:
             settings,
             as_json=as_json,
             quiet=quiet,
-            runners=local_runners(settings),
+            runners=sandboxed_runners(settings, repo, quiet=quiet),
             model=llm,
             plan_file=plan_file,
             single=single,
@@ -256,7 +283,7 @@ def register(app: typer.Typer) -> None:
             settings,
             as_json=as_json,
             quiet=quiet,
-            runners=local_runners(settings, extra_path=extra),
+            runners=sandboxed_runners(settings, repo, extra_path=extra, quiet=quiet),
             model=llm,
             base=base,
             run_id=run_id,
@@ -283,7 +310,10 @@ def register(app: typer.Typer) -> None:
         kind = "one scripted agent works" if single else "scripted agents plan and work in parallel"
         err.print(f"[bold]plait demo[/]: {kind} in a copy of a small project at {repo.root}")
         err.print(f"[bold]task:[/] {task}")
-        runners = local_runners(settings, extra_path=str(Path(sys.executable).parent))
+        # the demo runs only its own scripted commands: where no OS sandbox works, it says so and goes on
+        allow = settings.sandbox.model_copy(update={"allow_unsandboxed": True})
+        settings = settings.model_copy(update={"sandbox": allow})
+        runners = sandboxed_runners(settings, repo, extra_path=str(Path(sys.executable).parent))
         outcome, store = _start(
             repo,
             task,
