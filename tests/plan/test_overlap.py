@@ -105,7 +105,10 @@ def test_tasks_sharing_most_of_both_write_sets_are_merged() -> None:
     )
     resolved, decisions = resolve_overlaps(plan, FILES)
 
-    assert [(d.action, d.what) for d in decisions] == [("merge", "merged rounding into split-rules")]
+    assert [(d.action, d.what) for d in decisions] == [
+        ("order", "docs wait for split-rules"),  # Rounding has no path for a stub: its lone consumer waits
+        ("merge", "merged rounding into split-rules"),
+    ]
     assert [t.id for t in resolved.tasks] == ["split-rules", "docs"]
     merged = resolved.task("split-rules")
     assert merged.writes == ["tally/split.py", "tally/money.py", "tally/settle.py"]
@@ -143,7 +146,7 @@ def test_a_provider_goes_before_a_consumer_it_clashes_with() -> None:
     )
     resolved, decisions = resolve_overlaps(plan, FILES)
     assert [(d.action, d.tasks) for d in decisions] == [("order", ("currency", "report"))]
-    assert decisions[0].why == "currency provides what report builds on"
+    assert decisions[0].why == "1 task consumes Money, which has no path to write a stub in, so it waits for its owner"
     assert resolved.task("report").depends_on == ["currency"]
 
 
@@ -256,10 +259,22 @@ def test_without_a_path_for_the_stub_the_consumers_wait_for_the_owner() -> None:
     assert resolved.task("report").depends_on == resolved.task("storage").depends_on == ["currency"]
 
 
-def test_one_consumer_gets_no_contract_task() -> None:
+def test_a_lone_consumer_running_beside_its_provider_builds_on_a_stub() -> None:
     plan = _plan(
         _task("currency", ["tally/money.py"], provides=["Money"]),
         _task("report", ["tally/report.py"], consumes=["Money"]),
+        contracts=[{"name": "Money", "signature": "class Money", "owner": "currency", "path": "tally/money.py"}],
+    )
+    resolved, decisions = resolve_overlaps(plan, FILES)
+    assert [t.id for t in resolved.tasks][0] == "contract-money"
+    assert "contract-money" in resolved.task("report").depends_on
+    assert validate_plan(resolved) == []
+
+
+def test_a_lone_consumer_already_after_its_provider_needs_no_stub() -> None:
+    plan = _plan(
+        _task("currency", ["tally/money.py"], provides=["Money"]),
+        _task("report", ["tally/report.py"], consumes=["Money"], depends_on=["currency"]),
         contracts=[{"name": "Money", "signature": "class Money", "owner": "currency", "path": "tally/money.py"}],
     )
     assert resolve_overlaps(plan, FILES) == (plan, [])

@@ -43,12 +43,32 @@ def shared_prefix(repo_map: str, plan_overview: str) -> str:
 
 
 def task_brief(
-    task_id: str, title: str, instructions: str, writes: list[str], last_failure: str = "", detail: str = ""
+    task_id: str,
+    title: str,
+    instructions: str,
+    writes: list[str],
+    last_failure: str = "",
+    detail: str = "",
+    *,
+    interfaces: list[str] | None = None,
+    starts_from: list[str] | None = None,
+    verify: str = "",
 ) -> str:
-    """What one task's agent is asked (its first message wraps this); a retry carries why the last attempt failed."""
+    """What one task's agent is asked (its first message wraps this); a retry carries why the last attempt failed.
+
+    `interfaces` are lines on the contracts the task provides or consumes, `starts_from` the tasks whose
+    integrated work its worktree already holds, `verify` the command the merge gate runs on the result.
+    """
     lines = [f"Your task is `{task_id}`: {title}", "", instructions.strip(), ""]
     if writes:
         lines.append("Your write-set (files you own): " + ", ".join(writes))
+    for line in interfaces or []:
+        lines.append(line)
+    if starts_from:
+        lines.append("Your worktree already holds the finished, integrated work of: " + ", ".join(starts_from))
+    if verify:
+        lines.append(f"When all branches are merged, the result must pass: {verify}")
+        lines.append("Run it (or the part that covers your change) before you finish.")
     if last_failure:
         lines += ["", f"A previous attempt at this task failed: {last_failure}"]
         if detail:

@@ -29,8 +29,8 @@ How to cut the tasks (parallel mode):
 - contracts: when tasks that run at the same time must agree on an interface (a function or class signature,
   a data shape, a file format, a command-line flag), declare it once in contracts with its name, its exact
   signature, its owner (the task that implements it, which lists the name in provides) and the path of the
-  file it lives in; the tasks that use it list the name in consumes. An interface that two or more tasks
-  consume is written first as a stub, so that they build on real code instead of an assumption.
+  file it lives in; the tasks that use it list the name in consumes. An interface that a task running at the
+  same time consumes is written first as a stub, so that it builds on real code instead of an assumption.
 - ids are short lowercase slugs made of letters, digits and dashes, such as 'add-currency'.
 - Two to six tasks is typical. Do not make a task that only reads, or one that only runs the tests.
 

@@ -1,4 +1,4 @@
-"""Contract tasks: an interface that two or more tasks consume is written first, as a stub, by its own task.
+"""Contract tasks: an interface another task consumes is written first, as a stub, by its own task.
 
 One contract task per file: the contracts that live in the same file share it. The owner and the
 consumers of each contract depend on it, so they all start from the commit with the stub.
@@ -60,19 +60,24 @@ def _wait_for_owner(
     if not waiting:
         return []
     ids = [c.id for c in waiting]
-    why = f"{len(consumers)} tasks consume {name}, which has no path to write a stub in, so they wait for its owner"
+    who = "1 task consumes" if len(consumers) == 1 else f"{len(consumers)} tasks consume"
+    why = f"{who} {name}, which has no path to write a stub in, so it waits for its owner"
     return [OverlapDecision("order", (owner.id, *ids), (), f"{names(ids)} wait for {owner.id}", why)]
 
 
 def insert_contract_tasks(tasks: list[PlanTask], plan: Plan) -> list[OverlapDecision]:
-    """Add (or extend) a contract task for every contract two or more tasks consume; change `tasks` in place."""
+    """Add (or extend) a contract task for every contract another task consumes; change `tasks` in place."""
     decisions: list[OverlapDecision] = []
     stubs = {normalize(t.writes[0]): t for t in tasks if t.kind == "contract" and len(t.writes) == 1}
     for name in dict.fromkeys(n for t in tasks for n in t.consumes):
         owner, consumers = _parties(tasks, plan, name)
         contract = plan.contract(name)
-        if owner is None or len(consumers) < 2:
+        if owner is None or not consumers:
             continue
+        if len(consumers) == 1:
+            reach = ancestors(tasks)
+            if owner.id in reach[consumers[0].id] or consumers[0].id in reach[owner.id]:
+                continue  # already in order: the consumer starts from the owner's integrated work
         if contract is None or not contract.path.strip():
             decisions.extend(_wait_for_owner(tasks, name, owner, consumers))
             continue

@@ -126,6 +126,7 @@ async def _parallel(
         prices=prices,
         budget=budget,
         state=o.state,
+        verify=gate.command_for(o.base.commit) or "",
     )
     try:
         return await run_plan(ctx, plan, QueueIntegrator(queue))

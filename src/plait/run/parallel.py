@@ -66,6 +66,8 @@ class RunContext:
     """One agent on the user's task as given, no plan around it."""
     state: RunState | None = None
     """Where an interrupted run stood, when this is its resumption."""
+    verify: str = ""
+    """The command the merge gate runs on combined results, told to every agent."""
 
 
 class DirectIntegrator:
@@ -99,6 +101,21 @@ class ParallelOutcome:
     @property
     def dropped(self) -> dict[str, str]:
         return {t: r.reason for t, r in self.results.items() if r.status == "dropped"}
+
+
+def _interfaces(plan: Plan, task: PlanTask) -> list[str]:
+    """The contracts a task implements or builds on, with their signatures, for its brief."""
+    lines = []
+    for name in task.provides:
+        contract = plan.contract(name)
+        shape = f" `{contract.signature.strip()}` in {contract.path or 'a file you choose'}" if contract else ""
+        lines.append(f"You implement the interface {name}:{shape}; other tasks code against it exactly.")
+    for name in task.consumes:
+        contract = plan.contract(name)
+        shape = f" `{contract.signature.strip()}` in {contract.path}" if contract else ""
+        owner = f" (task {contract.owner} implements it)" if contract and contract.owner else ""
+        lines.append(f"You use the interface {name}:{shape}{owner}. Code against that signature exactly.")
+    return lines
 
 
 def plan_overview(plan: Plan) -> str:
@@ -184,7 +201,17 @@ class _TaskRunner:
             brief = task.instructions
         else:
             why, detail = (last.reason, last.detail) if last else ("", "")
-            brief = task_brief(task.id, task.title, task.instructions, task.writes, why, detail)
+            brief = task_brief(
+                task.id,
+                task.title,
+                task.instructions,
+                task.writes,
+                why,
+                detail,
+                interfaces=_interfaces(self.plan, task),
+                starts_from=task.depends_on,
+                verify=self.ctx.verify,
+            )
         return await self._agent(task, runner, worktree, number).run(brief)
 
     async def _integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> Attempt:

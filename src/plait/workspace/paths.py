@@ -31,7 +31,9 @@ def _relative_parts(base: Path, root: Path, path: str) -> tuple[str, ...]:
         raise PathEscape(f"{path} cannot be resolved ({exc}): use a path relative to the worktree root") from exc
     if real.is_relative_to(base):
         return real.relative_to(base).parts
-    raise PathEscape(f"{path} is outside the worktree: use a path relative to the worktree root, such as src/main.py")
+    raise PathEscape(
+        f"{path} is outside the worktree: use a path relative to the worktree root (list_files shows them)"
+    )
 
 
 def confine(root: Path, path: str) -> Path:
@@ -40,7 +42,7 @@ def confine(root: Path, path: str) -> Path:
     Raises `PathEscape` for an empty path, a `..` or symlink that leaves the root, and anything in `.git`.
     """
     if not path.strip():
-        raise PathEscape("the path is empty: give a path relative to the worktree root, such as src/main.py")
+        raise PathEscape("the path is empty: give a path relative to the worktree root (list_files shows them)")
     if "\0" in path:
         raise PathEscape("the path contains a NUL byte: give a plain path relative to the worktree root")
     if path == "~" or path.startswith("~/"):

@@ -1,0 +1,90 @@
+"""git plumbing that moves raw bytes: blobs, trees and paths that need not be UTF-8."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from plait.errors import EnvironmentProblem
+from plait.workspace import GitError, Repo
+
+__all__ = ["decode", "encode", "git_bytes", "hash_blob", "read_blobs"]
+
+_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "commit.gpgsign=false")
+_SPAWN_TRIES = 6
+_INHERITED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+
+
+def decode(data: bytes) -> str:
+    """Text of a blob or path; bytes that are not UTF-8 survive the round trip through `encode`."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def encode(text: str) -> bytes:
+    """The bytes `decode` came from."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+def git_bytes(
+    repo: Repo | None,
+    *args: str,
+    input: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    ok: Iterable[int] = (0,),
+) -> tuple[int, bytes]:
+    """Run git (hooks off) on bytes in `cwd` or the repository; return the status and stdout, raising outside `ok`."""
+    environment = {k: v for k, v in os.environ.items() if k not in _INHERITED}
+    environment.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat", GIT_OPTIONAL_LOCKS="0")
+    environment.update(env or {})
+    try:
+        done = _spawn(["git", *_CONFIG, *args], cwd or (repo.root if repo else Path.cwd()), environment, input)
+    except FileNotFoundError as exc:
+        raise EnvironmentProblem("git is not installed or not on PATH: install git and try again") from exc
+    except OSError as exc:
+        raise GitError(shlex.join(args), str(exc)) from exc
+    if done.returncode not in set(ok):
+        first = next((line.strip() for line in decode(done.stderr).splitlines() if line.strip()), "")
+        raise GitError(shlex.join(args[:3]), first or f"exit status {done.returncode}")
+    return done.returncode, done.stdout
+
+
+def _spawn(argv: list[str], cwd: Path, env: dict[str, str], input: bytes | None) -> subprocess.CompletedProcess[bytes]:
+    """Run a process; a fork refused for lack of resources (EAGAIN) is transient, so it is tried again."""
+    for attempt in range(_SPAWN_TRIES):
+        try:
+            return subprocess.run(argv, cwd=cwd, env=env, input=input, capture_output=True, check=False)
+        except BlockingIOError:
+            if attempt == _SPAWN_TRIES - 1:
+                raise
+            time.sleep(0.05 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:
+    """The contents of many blobs in one `cat-file --batch` call."""
+    wanted = list(dict.fromkeys(oids))
+    if not wanted:
+        return {}
+    _, out = git_bytes(repo, "cat-file", "--batch", input="".join(f"{oid}\n" for oid in wanted).encode())
+    found: dict[str, bytes] = {}
+    pos = 0
+    for oid in wanted:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        if len(header) < 3 or header[1] == b"missing":
+            raise GitError("cat-file --batch", f"object {oid} is missing")
+        size = int(header[2])
+        found[oid] = out[end + 1 : end + 1 + size]
+        pos = end + 1 + size + 1
+    return found
+
+
+def hash_blob(repo: Repo, data: bytes) -> str:
+    """Write `data` as a blob into the repository's object store; return its id."""
+    _, out = git_bytes(repo, "hash-object", "-w", "--no-filters", "--stdin", input=data)
+    return out.decode().strip()

@@ -1,0 +1,195 @@
+"""The merge ladder: git's merge first, then each resolver in turn (cheapest first) on each file left conflicted."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from plait.reconcile._gitio import decode, git_bytes, read_blobs
+from plait.reconcile.deterministic import DeterministicResolver
+from plait.reconcile.structured import StructuredResolver
+from plait.reconcile.textmerge import (
+    PathConflict,
+    TreeMerge,
+    both_changed,
+    commit_merge,
+    has_conflict_markers,
+    load_conflicts,
+    merge_attributes,
+    merge_file,
+    merge_tree,
+    write_tree,
+)
+from plait.reconcile.types import FileConflict, MergeContext, MergeOutcome, Resolution, Resolver
+from plait.workspace import Repo
+
+__all__ = ["default_resolvers", "merge_commits", "merge_commits_sync"]
+
+_KEEP_OURS = ("binary", "unset")
+
+
+def default_resolvers() -> list[Resolver]:
+    """The rungs that need no model: deterministic rules, then the structured (entity-level) merge."""
+    return [DeterministicResolver(), StructuredResolver()]
+
+
+@dataclass
+class _Plan:
+    """A merge-tree result with what plait adds: texts of each conflict, merge attributes, attribute-made conflicts."""
+
+    merge: TreeMerge
+    loaded: list[tuple[PathConflict, FileConflict, bool]] = field(default_factory=list)
+    attributes: dict[str, str] = field(default_factory=dict)
+    held: list[FileConflict] = field(default_factory=list)
+
+
+def _uses_merge_attributes(repo: Repo, commit: str) -> bool:
+    status, _ = git_bytes(
+        repo, "grep", "-q", "-I", "-e", "merge", commit, "--", ".gitattributes", "*/.gitattributes", ok=(0, 1)
+    )
+    info = repo.common_dir / "info" / "attributes"
+    return status == 0 or (info.is_file() and "merge" in info.read_text(errors="replace"))
+
+
+def _blob_at(repo: Repo, commit: str, path: str) -> str | None:
+    _, out = git_bytes(repo, "ls-tree", "-z", commit, "--", path)
+    if not out:
+        return None
+    oid = out.split(b"\t", 1)[0].split()[2].decode()
+    return decode(read_blobs(repo, [oid])[oid])
+
+
+def _plan(repo: Repo, ours: str, theirs: str) -> _Plan:
+    plan = _Plan(merge_tree(repo, ours, theirs))
+    plan.loaded = load_conflicts(repo, plan.merge) if plan.merge.conflicts else []
+    if not _uses_merge_attributes(repo, ours):
+        return plan
+    conflicted = {pc.path for pc, _, _ in plan.loaded}
+    clean_both = [p for p in both_changed(repo, ours, theirs) if p not in conflicted]
+    plan.attributes = merge_attributes(repo, ours, [*conflicted, *clean_both])
+    bases = git_bytes(repo, "merge-base", ours, theirs, ok=(0, 1))[1].decode().split()
+    for path in clean_both:
+        if plan.attributes.get(path) in _KEEP_OURS:
+            sides = [_blob_at(repo, c, path) if c else None for c in (bases[0] if bases else "", ours, theirs)]
+            plan.held.append(FileConflict(path, sides[0], sides[1], sides[2], merged=sides[1] or ""))
+    return plan
+
+
+def _commit_id(repo: Repo, ref: str) -> str:
+    return git_bytes(repo, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}")[1].decode().strip()
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _acceptable(res: Resolution, conflict: FileConflict) -> str | None:
+    """Why a resolution must be refused (markers or a parse error the sides did not have), or None."""
+    if res.path != conflict.path:
+        return f"a resolution for {res.path} was offered for {conflict.path}"
+    if res.text is None:
+        return None
+    sides = [s for s in (conflict.ours, conflict.theirs) if s is not None]
+    if has_conflict_markers(res.text) and not any(has_conflict_markers(s) for s in sides):
+        return "it still holds conflict markers"
+    if conflict.path.endswith((".py", ".pyi")) and all(_parses(s) for s in sides) and not _parses(res.text):
+        return "it does not parse"
+    return None
+
+
+async def _climb(
+    conflict: FileConflict, resolvers: Sequence[Resolver], context: MergeContext, refusals: list[str]
+) -> Resolution | None:
+    for resolver in resolvers:
+        found = await resolver.resolve(conflict, context)
+        if found is None:
+            continue
+        problem = _acceptable(found, conflict)
+        if problem is None:
+            return found
+        refusals.append(f"{conflict.path}: {found.rung} refused, {problem}")
+    return None
+
+
+def _by_attribute(pc: PathConflict, conflict: FileConflict, attribute: str) -> Resolution | None:
+    if attribute != "union" or conflict.ours is None or conflict.theirs is None:
+        return None
+    text, _ = merge_file(conflict.base or "", conflict.ours, conflict.theirs, style="union")
+    return Resolution(pc.path, text, "deterministic", "merge=union attribute: kept both sides' lines")
+
+
+def _summary(plan: _Plan, resolutions: list[Resolution], unresolved: list[FileConflict], refusals: list[str]) -> str:
+    if not plan.loaded and not plan.held:
+        return "git merged it cleanly"
+    rungs = Counter(r.rung for r in resolutions)
+    parts = [f"{len(plan.loaded) + len(plan.held)} conflicted file(s)"]
+    if rungs:
+        parts.append("resolved: " + ", ".join(f"{n} by {rung}" for rung, n in rungs.items()))
+    if unresolved:
+        parts.append(
+            "unresolved: " + ", ".join(c.path for c in unresolved[:5]) + (" ..." if len(unresolved) > 5 else "")
+        )
+    return "; ".join(parts + refusals[:3])
+
+
+async def merge_commits(
+    repo: Repo,
+    ours: str,
+    theirs: str,
+    *,
+    resolvers: Sequence[Resolver],
+    context: MergeContext = MergeContext(),  # noqa: B008 - frozen, never mutated
+    message: str = "",
+) -> MergeOutcome:
+    """Merge commit `theirs` into `ours`: git's merge, then each resolver on each conflicted file.
+
+    Never touches a work tree, an index or a ref: the result is a merge commit (parents ours, theirs) when
+    every file was resolved, else `commit` is None and `unresolved` lists what is left. When `theirs` is
+    already in `ours`, the commit is `ours` itself.
+    """
+    ours_sha = await asyncio.to_thread(_commit_id, repo, ours)
+    theirs_sha = await asyncio.to_thread(_commit_id, repo, theirs)
+    merged_in, _ = await asyncio.to_thread(
+        git_bytes, repo, "merge-base", "--is-ancestor", theirs_sha, ours_sha, ok=(0, 1)
+    )
+    if merged_in == 0:
+        return MergeOutcome(ours_sha, theirs_sha, ours_sha, clean=True, detail="already merged")
+    plan = await asyncio.to_thread(_plan, repo, ours_sha, theirs_sha)
+    resolutions: list[Resolution] = []
+    unresolved: list[FileConflict] = list(plan.held)
+    refusals: list[str] = []
+    for pc, conflict, binary in plan.loaded:
+        attribute = plan.attributes.get(pc.path, "unspecified")
+        if not pc.textual or binary or attribute in _KEEP_OURS:
+            unresolved.append(conflict)
+            continue
+        found = _by_attribute(pc, conflict, attribute) or await _climb(conflict, resolvers, context, refusals)
+        if found is None:
+            unresolved.append(conflict)
+        else:
+            resolutions.append(found)
+    outcome = MergeOutcome(ours_sha, theirs_sha, None, clean=not plan.loaded and not plan.held)
+    outcome.resolutions, outcome.unresolved = resolutions, unresolved
+    outcome.detail = _summary(plan, resolutions, unresolved, refusals)
+    if not unresolved:
+        modes = {pc.path: pc.mode for pc, _, _ in plan.loaded}
+        tree = plan.merge.tree
+        if resolutions:
+            tree = await asyncio.to_thread(write_tree, repo, tree, resolutions, modes)
+        outcome.commit = await asyncio.to_thread(commit_merge, repo, tree, ours_sha, theirs_sha, message)
+    return outcome
+
+
+def merge_commits_sync(
+    repo: Repo, ours: str, theirs: str, *, resolvers: Sequence[Resolver] | None = None, message: str = ""
+) -> MergeOutcome:
+    """`merge_commits` for code without an event loop; the default (model-free) rungs unless told otherwise."""
+    chosen = default_resolvers() if resolvers is None else resolvers
+    return asyncio.run(merge_commits(repo, ours, theirs, resolvers=chosen, message=message))

@@ -1,0 +1,303 @@
+"""The merge queue of one run: finished branches merged onto the integration branch, gated, bisected.
+
+    submit ─► pending ─► drain: order by dependencies ─► merge each with the ladder (no work tree)
+          ─► gate the batch's last commit ─► pass: move the branch ─► fail: find the culprit, eject it,
+             move the branch to the last prefix that passed, rebuild the rest on it, gate again
+
+The integration branch `plait/<run>/integration` only ever points at a commit that passed the gate. An
+ejected branch is handed back to the caller, which decides whether its agent tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from plait.events.store import EventStore
+from plait.events.types import Integrated, MergeStep
+from plait.reconcile._bisect import find_culprit
+from plait.reconcile._trees import changed_paths
+from plait.reconcile.gate import Gate, GateResult
+from plait.reconcile.ladder import merge_commits
+from plait.reconcile.types import MergeContext, MergeOutcome, Resolution, Resolver, Rung
+from plait.workspace import GitError, Repo, cap_output
+
+__all__ = ["Ejection", "MergeQueue", "QueueReport", "TaskBranch", "integration_branch"]
+
+_OUTPUT_LIMIT = 8000
+_StepOutcome = Literal["clean", "resolved", "conflict", "failed"]
+
+
+def integration_branch(run_id: str) -> str:
+    """The branch a run integrates into (beside, not above, its task branches `plait/<run>/<task>`)."""
+    return f"plait/{run_id}/integration"
+
+
+@dataclass(frozen=True)
+class TaskBranch:
+    """A finished task's branch, as submitted to the queue."""
+
+    task_id: str
+    branch: str
+    commit: str
+    instructions: str = ""
+    summary: str = ""
+    depends_on: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    """Notes the agent posted, shown to a resolver."""
+
+
+@dataclass(frozen=True)
+class Ejection:
+    """A branch the queue could not integrate: why (one line), the failing output, the unresolved paths."""
+
+    task_id: str
+    reason: str
+    output: str = ""
+    conflicts: tuple[str, ...] = ()
+    stage: str = "merge"
+    """`merge` (conflicts left) or the gate stage that failed: `parse`, `semantic`, `verify`."""
+
+
+@dataclass
+class QueueReport:
+    """What one `drain` did."""
+
+    integrated: list[str] = field(default_factory=list)
+    ejected: list[Ejection] = field(default_factory=list)
+    head: str = ""
+    resolutions: dict[str, list[Resolution]] = field(default_factory=dict)
+    """The rungs that resolved each integrated task's conflicts."""
+    gate_runs: int = 0
+
+
+@dataclass
+class _Merged:
+    task: TaskBranch
+    commit: str
+    outcome: MergeOutcome | None
+
+
+def _ordered(batch: Sequence[TaskBranch]) -> list[TaskBranch]:
+    """Submission order, except that a task comes after the tasks of the batch it depends on."""
+    waiting, done, out = list(batch), set(), []
+    ids = {t.task_id for t in batch}
+    while waiting:
+        ready = next((t for t in waiting if all(d in done or d not in ids for d in t.depends_on)), waiting[0])
+        waiting.remove(ready)
+        done.add(ready.task_id)
+        out.append(ready)
+    return out
+
+
+class MergeQueue:
+    """Integrates the finished branches of run `run_id` onto its integration branch, starting at `base`."""
+
+    def __init__(
+        self,
+        repo: Repo,
+        store: EventStore,
+        run_id: str,
+        base: str,
+        *,
+        gate: Gate,
+        resolvers: Sequence[Resolver],
+        branch: str | None = None,
+    ) -> None:
+        """A branch left by an earlier process of the same run is taken up where it stands."""
+        self.repo, self.store, self.run_id, self.base = repo, store, run_id, base
+        self.gate, self.resolvers = gate, list(resolvers)
+        self.branch = branch or integration_branch(run_id)
+        self._ref = f"refs/heads/{self.branch}"
+        found = repo.git("rev-parse", "--verify", "--quiet", f"{self._ref}^{{commit}}", check=False).strip()
+        if not found:
+            repo.git("update-ref", self._ref, base, "")
+        self._head = found or repo.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
+        self.integrated: dict[str, TaskBranch] = {}
+        self._touched: dict[str, set[str]] = {}
+        for event in store.events(run_id, kinds=["integrated"]):
+            if isinstance(event, Integrated) and event.branch == self.branch:
+                self.integrated.update({t: TaskBranch(t, "", "") for t in event.tasks})
+        self._pending: list[TaskBranch] = []
+        self._lock = asyncio.Lock()
+
+    @property
+    def head(self) -> str:
+        """The commit the integration branch points at: the last one that passed the gate."""
+        return self._head
+
+    async def submit(self, task: TaskBranch) -> None:
+        """Queue a finished branch (a newer submission of the same task replaces a pending one)."""
+        self._pending = [t for t in self._pending if t.task_id != task.task_id] + [task]
+
+    async def drain(self) -> QueueReport:
+        """Merge, gate and integrate everything pending, including what is submitted meanwhile."""
+        async with self._lock:
+            report = QueueReport(head=self._head)
+            runs = self.gate.runs
+            while self._pending:
+                batch, self._pending = _ordered(self._pending), []
+                try:
+                    await self._batch(batch, report)
+                except BaseException:  # a failure or a cancellation: what was not settled stays pending
+                    settled = {*report.integrated, *(e.task_id for e in report.ejected)}
+                    self._pending = [t for t in batch if t.task_id not in settled] + self._pending
+                    raise
+            report.head, report.gate_runs = self._head, self.gate.runs - runs
+            return report
+
+    async def _batch(self, batch: list[TaskBranch], report: QueueReport) -> None:
+        merged = await self._merge_all(batch, report, rebuilt_without="")
+        while merged:
+            tasks = [m.task.task_id for m in merged]
+            result = await self._check(merged, len(merged) - 1)
+            if result.passed:
+                self._advance(merged, report)
+                return
+            position, failure = await find_culprit(tasks, result, functools.partial(self._check, merged))
+            self._advance(merged[:position], report)
+            culprit = merged[position].task
+            self._eject(culprit, report, _gate_ejection(culprit.task_id, failure))
+            merged = await self._merge_all([m.task for m in merged[position + 1 :]], report, culprit.task_id)
+
+    async def _check(self, merged: Sequence[_Merged], position: int) -> GateResult:
+        prefix = merged[: position + 1]
+        branches = {m.task.task_id: m.task.commit for m in prefix}
+        return await self.gate.check(prefix[-1].commit, tasks=list(branches), branches=branches)
+
+    async def _merge_all(self, batch: Sequence[TaskBranch], report: QueueReport, rebuilt_without: str) -> list[_Merged]:
+        """Merge each branch onto the previous; a branch left with conflicts is ejected and skipped."""
+        merged: list[_Merged] = []
+        prefix = self._head
+        for task in batch:
+            if self._is_ancestor(task.commit, prefix):
+                self._step(task, "git", "clean", detail="nothing new to merge", commit=prefix)
+                merged.append(_Merged(task, prefix, None))
+                continue
+            try:
+                outcome = await merge_commits(
+                    self.repo,
+                    prefix,
+                    task.commit,
+                    resolvers=self.resolvers,
+                    context=self._context(task, [m.task for m in merged]),
+                    message=self._message(task, rebuilt_without),
+                )
+            except GitError as exc:
+                self._eject(task, report, Ejection(task.task_id, f"git could not merge it: {exc.detail}", str(exc)))
+                continue
+            self._record(task, outcome, rebuilt_without)
+            if outcome.commit is None:
+                self._eject(task, report, _conflict_ejection(task.task_id, outcome))
+                continue
+            prefix = outcome.commit
+            merged.append(_Merged(task, prefix, outcome))
+        return merged
+
+    def _is_ancestor(self, commit: str, of: str) -> bool:
+        try:
+            self.repo.git("merge-base", "--is-ancestor", commit, of)
+        except GitError:
+            return False
+        return True
+
+    def _touched_by(self, task: TaskBranch) -> set[str]:
+        if task.task_id not in self._touched and task.commit:
+            self._touched[task.task_id] = set(changed_paths(self.repo, self.base, task.commit))
+        return self._touched.get(task.task_id, set())
+
+    def _context(self, task: TaskBranch, ahead: Sequence[TaskBranch]) -> MergeContext:
+        """Both sides' intents; `ours` is told by the integrated tasks that touched the same paths."""
+        mine = self._touched_by(task)
+        ours = [t for t in [*self.integrated.values(), *ahead] if t.commit and self._touched_by(t) & mine]
+        return MergeContext(
+            ours_task="\n\n".join(f"[{t.task_id}] {t.instructions}" for t in ours),
+            theirs_task=task.instructions,
+            ours_intent="\n\n".join(f"[{t.task_id}] {t.summary}" for t in ours if t.summary),
+            theirs_intent=task.summary,
+            notes=tuple(n for t in [*ours, task] for n in t.notes),
+        )
+
+    def _message(self, task: TaskBranch, rebuilt_without: str) -> str:
+        title = f"plait: integrate {task.task_id} ({task.branch or task.commit[:10]})"
+        again = f"\n\nRebuilt without {rebuilt_without}, which was ejected." if rebuilt_without else ""
+        return f"{title}\n\n{task.summary.strip()}{again}\n\nplait run {self.run_id}\n"
+
+    def _step(
+        self,
+        task: TaskBranch,
+        rung: Rung,
+        outcome: _StepOutcome,
+        *,
+        files: Sequence[str] = (),
+        detail: str = "",
+        commit: str = "",
+    ) -> None:
+        step = MergeStep(
+            run_id=self.run_id,
+            task=task.task_id,
+            branch=task.branch,
+            rung=rung,
+            outcome=outcome,
+            files=list(files),
+            detail=detail,
+            commit=commit,
+        )
+        self.store.append(step)
+
+    def _record(self, task: TaskBranch, outcome: MergeOutcome, rebuilt_without: str) -> None:
+        """One `MergeStep` for git's merge and one per rung that resolved a file."""
+        note = f" (rebuilt without {rebuilt_without})" if rebuilt_without else ""
+        conflicted = [r.path for r in outcome.resolutions] + [c.path for c in outcome.unresolved]
+        if outcome.clean:
+            self._step(task, "git", "clean", detail="merged by git" + note, commit=outcome.commit or "")
+            return
+        self._step(task, "git", "conflict", files=conflicted, detail=(outcome.detail or "git left conflicts") + note)
+        for res in outcome.resolutions:
+            self._step(task, res.rung, "resolved", files=[res.path], detail=res.reason, commit=outcome.commit or "")
+
+    def _advance(self, merged: Sequence[_Merged], report: QueueReport) -> None:
+        """Move the integration branch to the last of `merged`, a commit that passed the gate."""
+        if not merged:
+            return
+        new, tasks = merged[-1].commit, [m.task.task_id for m in merged]
+        if new != self._head:
+            self.repo.git("update-ref", "-m", f"plait: integrate {', '.join(tasks)}", self._ref, new, self._head)
+            self._head = new
+        for m in merged:
+            self.integrated[m.task.task_id] = m.task
+            report.integrated.append(m.task.task_id)
+            report.resolutions[m.task.task_id] = list(m.outcome.resolutions) if m.outcome else []
+        self.store.append(
+            Integrated(run_id=self.run_id, branch=self.branch, commit=new, tasks=tasks, reason="passed the gate")
+        )
+
+    def _eject(self, task: TaskBranch, report: QueueReport, ejection: Ejection) -> None:
+        rung_outcome: _StepOutcome = "conflict" if ejection.stage == "merge" else "failed"
+        self._step(task, "redo", rung_outcome, files=list(ejection.conflicts), detail=ejection.reason)
+        self.store.append(
+            Integrated(
+                run_id=self.run_id,
+                branch=self.branch,
+                commit=self._head,
+                ejected=[task.task_id],
+                reason=ejection.reason,
+            )
+        )
+        report.ejected.append(ejection)
+
+
+def _conflict_ejection(task_id: str, outcome: MergeOutcome) -> Ejection:
+    paths = tuple(c.path for c in outcome.unresolved)
+    shown = "\n\n".join(f"--- {c.path}\n{c.merged}" if c.merged else f"--- {c.path}" for c in outcome.unresolved)
+    reason = f"conflicts no rung could resolve in {', '.join(paths)}"
+    return Ejection(task_id, reason, cap_output(shown, _OUTPUT_LIMIT), paths, "merge")
+
+
+def _gate_ejection(task_id: str, failure: GateResult) -> Ejection:
+    first = next((line for line in failure.output.splitlines() if line.strip()), "")
+    reason = f"the {failure.stage} check failed once it was merged: {first}"[:300]
+    return Ejection(task_id, reason, cap_output(failure.output, _OUTPUT_LIMIT), (), failure.stage)

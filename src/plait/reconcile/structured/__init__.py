@@ -1,0 +1,64 @@
+"""The structured rung: merge a file entity by entity where a merger for its language exists.
+
+A language plugs in by implementing `LanguageMerger` (usually: cut the file into `Entity`s and call
+`merge_entities`) and being passed to `StructuredResolver`; `DEFAULT_MERGERS` holds the built-in ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+from plait.reconcile.structured.base import Entity, EntityMerge, LanguageMerger, LeafMerge, merge_entities
+from plait.reconcile.structured.python import PythonMerger, python_entities
+from plait.reconcile.types import FileConflict, MergeContext, Resolution, Rung
+
+__all__ = [
+    "DEFAULT_MERGERS",
+    "Entity",
+    "EntityMerge",
+    "LanguageMerger",
+    "LeafMerge",
+    "PythonMerger",
+    "StructuredResolver",
+    "merge_entities",
+    "python_entities",
+]
+
+DEFAULT_MERGERS: tuple[LanguageMerger, ...] = (PythonMerger(),)
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:4])
+    return shown + (f" and {len(names) - 4} more" if len(names) > 4 else "") if names else "nothing"
+
+
+class StructuredResolver:
+    """Merges definitions independently when the two sides changed different ones; the registry is by extension."""
+
+    rung: Rung = "structured"
+
+    def __init__(self, mergers: Sequence[LanguageMerger] = DEFAULT_MERGERS) -> None:
+        self._by_extension = {ext: merger for merger in mergers for ext in merger.extensions}
+
+    def merger_for(self, path: str) -> LanguageMerger | None:
+        """The merger registered for the file's extension, if any."""
+        return self._by_extension.get(PurePosixPath(path).suffix.lower())
+
+    def resolve_now(self, conflict: FileConflict) -> Resolution | None:
+        """The entity-level merge of `conflict`, or None (no merger, a side missing, or one entity changed twice)."""
+        merger = self.merger_for(conflict.path)
+        if merger is None or conflict.base is None or conflict.ours is None or conflict.theirs is None:
+            return None
+        merged = merger.merge(conflict.base, conflict.ours, conflict.theirs)
+        if merged is None:
+            return None
+        reason = (
+            f"entity merge: ours changed {_names(merged.ours_changed)}; theirs changed {_names(merged.theirs_changed)}"
+        )
+        return Resolution(path=conflict.path, text=merged.text, rung="structured", reason=reason)
+
+    async def resolve(self, conflict: FileConflict, context: MergeContext) -> Resolution | None:
+        """Merge entity by entity, off the event loop."""
+        return await asyncio.to_thread(self.resolve_now, conflict)
