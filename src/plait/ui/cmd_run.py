@@ -64,9 +64,7 @@ def sandboxed_runners(settings: Settings, repo: Repo, *, extra_path: str = "", q
     layer = found.choose(settings.sandbox.layer)
     sandbox = settings.sandbox
     if not quiet:
-        err.print(
-            f"[dim]{found.report(layer, sandbox.limits, allow_unsandboxed=sandbox.allow_unsandboxed)}[/]"
-        )
+        err.print(f"[dim]{found.report(layer, sandbox.limits, allow_unsandboxed=sandbox.allow_unsandboxed)}[/]")
     base_env = dict(os.environ)
     if extra_path:
         base_env["PATH"] = os.pathsep.join([extra_path, base_env.get("PATH", "")])
