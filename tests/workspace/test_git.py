@@ -235,3 +235,22 @@ def test_repository_hooks_never_run(repo_dir: Path, tmp_path: Path) -> None:
     wt.remove(delete_branch=True)
     repo.prune_worktrees()
     assert not marker.exists()
+
+
+def test_many_worktrees_made_and_removed_at_once_all_succeed(repo_dir: Path, tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    repo = Repo.discover(repo_dir)
+    head = repo.head()
+
+    def cycle(i: int) -> str:
+        wt = repo.add_worktree(tmp_path / "many" / f"w{i}", f"many/{i}", head)
+        (wt.path / f"f{i}.txt").write_text(str(i))
+        sha = wt.commit_all(f"work {i}") or ""
+        wt.remove()
+        return sha
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        shas = list(pool.map(cycle, range(24)))
+    assert all(shas) and len(set(shas)) == 24
+    assert git(repo_dir, "worktree", "list").count("\n") == 0

@@ -1,4 +1,4 @@
-"""Rules that settle one diff3 conflict hunk without judgement: each returns the lines to keep, or None."""
+"""Rules that settle one diff3 conflict hunk without judgement: each says whether it applies, or what to keep."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ __all__ = [
     "import_union",
     "is_import_block",
     "loose_equal",
+    "opens_paren_import",
     "union_order",
 ]
 

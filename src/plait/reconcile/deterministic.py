@@ -72,15 +72,11 @@ class _File:
         shape = _python_shape(assemble(self.regions, bases))
         return shape is not None and shape == _python_shape(assemble(self.regions, with_side))
 
-    def _around(self, index: int) -> tuple[list[str], list[str]]:
-        """The stable lines just before and just after hunk `index`."""
+    def _before(self, index: int) -> list[str]:
+        """The stable lines just above hunk `index`."""
         position = self.regions.index(self.hunks[index])
         previous = self.regions[position - 1] if position else None
-        following = self.regions[position + 1] if position + 1 < len(self.regions) else None
-        return (
-            list(previous.lines) if isinstance(previous, Stable) else [],
-            list(following.lines) if isinstance(following, Stable) else [],
-        )
+        return list(previous.lines) if isinstance(previous, Stable) else []
 
     def settle(self, index: int) -> tuple[list[str], str] | None:
         """The lines that replace hunk `index`, and the rule that chose them."""
@@ -93,12 +89,12 @@ class _File:
         if t == b:
             return o, "only ours changed it"
         o_fmt, t_fmt = self._reformat_only(index, o), self._reformat_only(index, t)
-        if o_fmt or t_fmt:
-            return (
-                (o, "both only reformatted (kept ours)")
-                if o_fmt and t_fmt
-                else ((t, "ours only reformatted") if o_fmt else (o, "theirs only reformatted"))
-            )
+        if o_fmt and t_fmt:
+            return o, "both only reformatted (kept ours)"
+        if o_fmt:
+            return t, "ours only reformatted"
+        if t_fmt:
+            return o, "theirs only reformatted"
         if _hunks.contains_other(o, t, b):
             return t, "theirs already holds ours' change"
         if _hunks.contains_other(t, o, b):
@@ -107,7 +103,7 @@ class _File:
         if higher:
             return (o if higher == "ours" else t), f"version numbers: kept the higher ({higher})"
         if self.language:
-            in_paren = self.language == "python" and _hunks.opens_paren_import(self._around(index)[0])
+            in_paren = self.language == "python" and _hunks.opens_paren_import(self._before(index))
             if all(_hunks.is_import_block(x, self.language, in_paren_import=in_paren) for x in (o, b, t)):
                 united = _hunks.import_union(o, b, t, python=self.language == "python")
                 return None if united is None else (united, "import union")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from plait.workspace import Repo
+from plait.workspace.git import worktree_lock
 
 __all__ = ["KEEP_ON_CLEAN", "IntegrationWorktree", "detect_verify_command"]
 
@@ -85,7 +86,8 @@ class IntegrationWorktree:
             self.repo.prune_worktrees()
             if not (self.path / ".git").exists():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self.repo.git("worktree", "add", "--detach", "--force", str(self.path), commit)
+                with worktree_lock(self.repo.common_dir):
+                    self.repo.git("worktree", "add", "--detach", "--force", str(self.path), commit)
             self._made = True
         self.repo.git("checkout", "--quiet", "--detach", "--force", commit, cwd=self.path)
         excludes = [arg for name in self.keep for arg in ("-e", f"/{name}")]
@@ -95,6 +97,7 @@ class IntegrationWorktree:
     def remove(self) -> None:
         """Delete the worktree and git's record of it."""
         if self.path.exists():
-            self.repo.git("worktree", "remove", "--force", "--force", str(self.path), check=False)
+            with worktree_lock(self.repo.common_dir):
+                self.repo.git("worktree", "remove", "--force", "--force", str(self.path), check=False)
         self.repo.prune_worktrees()
         self._made = False

@@ -14,6 +14,7 @@ from plait.errors import StateError
 from plait.events.store import SQLiteEventStore
 from plait.run.state import RunState, load_state
 from plait.workspace import Repo
+from plait.workspace.git import worktree_lock
 
 __all__ = ["Finding", "diagnose", "disk_usage", "salvage_log"]
 
@@ -108,7 +109,8 @@ def _worktree_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]
 
             def remove(tree: Path = tree) -> str:
                 if tree.absolute() in registered:
-                    repo.git("worktree", "remove", "--force", "--force", str(tree))
+                    with worktree_lock(repo.common_dir):
+                        repo.git("worktree", "remove", "--force", "--force", str(tree))
                 elif tree.exists():
                     shutil.rmtree(tree)
                 return f"removed {tree.relative_to(root)}"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +78,25 @@ def _run(
         raise EnvironmentProblem(f"{cwd} does not exist: run plait from a git checkout") from exc
     except OSError as exc:
         raise GitError(shlex.join(args), str(exc)) from exc
+
+
+_THREADS = threading.Lock()
+
+
+@contextlib.contextmanager
+def worktree_lock(common_dir: Path) -> Iterator[None]:
+    """Serialise git's worktree bookkeeping: concurrent `worktree add` runs read each other's half-written state.
+
+    A thread lock for the agents of this process, a file lock for other plait processes on the repository.
+    """
+    path = common_dir / "plait" / "worktrees.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _THREADS, path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)
@@ -176,20 +198,22 @@ class Repo:
             )
         sha = self.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         path = path.absolute()
-        self.git("worktree", "add", "--quiet", "-b", branch, str(path), sha)
+        with worktree_lock(self.common_dir):
+            self.git("worktree", "add", "--quiet", "-b", branch, str(path), sha)
         return Worktree(path=path, branch=branch, base=sha, repo=self)
 
     def readd_worktree(self, path: Path, branch: str, base: str) -> Worktree:
         """A worktree at `path` on `branch` reset to `base`, whatever a killed process left there."""
         path = path.absolute()
-        if path in self.worktrees():
-            self.git("worktree", "remove", "--force", "--force", str(path))
-        elif path.exists():
-            shutil.rmtree(path)
-        self.prune_worktrees()
         sha = self.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.git("worktree", "add", "--quiet", "--force", "-B", branch, str(path), sha)
+        with worktree_lock(self.common_dir):
+            if path in self.worktrees():
+                self.git("worktree", "remove", "--force", "--force", str(path))
+            elif path.exists():
+                shutil.rmtree(path)
+            self.git("worktree", "prune")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.git("worktree", "add", "--quiet", "--force", "-B", branch, str(path), sha)
         return Worktree(path=path, branch=branch, base=sha, repo=self)
 
     def worktrees(self) -> list[Path]:
@@ -199,7 +223,8 @@ class Repo:
 
     def prune_worktrees(self) -> None:
         """Forget worktrees whose directories are gone."""
-        self.git("worktree", "prune")
+        with worktree_lock(self.common_dir):
+            self.git("worktree", "prune")
 
 
 CACHE_PATTERNS = (
@@ -273,8 +298,9 @@ class Worktree:
 
     def remove(self, delete_branch: bool = False) -> None:
         """Delete the worktree's directory and git's record of it; optionally its branch too."""
-        if self.path.exists():
-            self.repo.git("worktree", "remove", "--force", "--force", str(self.path))
-        self.repo.prune_worktrees()
+        with worktree_lock(self.repo.common_dir):
+            if self.path.exists():
+                self.repo.git("worktree", "remove", "--force", "--force", str(self.path))
+            self.repo.git("worktree", "prune")
         if delete_branch and self.repo.branch_exists(self.branch):
             self.repo.delete_branch(self.branch)
