@@ -15,6 +15,7 @@ from plait.errors import EnvironmentProblem, PlaitError
 from plait.events.store import SQLiteEventStore
 from plait.settings import load_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run
+from plait.ui.feed import make_redactor, redact_event
 from plait.ui.summary import RunSummary, summarize
 from plait.ui.transcript import render_transcript
 from plait.workspace import Repo
@@ -88,7 +89,8 @@ def show(
     repo = Repo.discover(repo_path)
     store = open_store(repo, create=False)
     run_id = resolve_run(store, run_ref)
-    events = store.events(run_id, agent=None)
+    redact = make_redactor(load_settings(repo.root).settings)
+    events = [redact_event(e, redact) for e in store.events(run_id, agent=None)]
     if as_json:
         for event in events:
             if task is None or event.agent in ("", task):
@@ -97,7 +99,7 @@ def show(
     s = summarize(run_id, events)
     diff = ""
     if s.commit and s.base_commit:
-        diff = repo.git("diff", "--stat", "--patch", s.base_commit, s.commit, check=False)
+        diff = redact(repo.git("diff", "--stat", "--patch", s.base_commit, s.commit, check=False))
     render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
 
 

@@ -15,9 +15,14 @@ from plait.events.types import (
     Committed,
     Decision,
     Event,
+    GateChecked,
+    Integrated,
+    MergeStep,
     ModelCallFailed,
     ModelCallFinished,
     ModelCallRetried,
+    PlanMade,
+    PolicyDecided,
     PromptGiven,
     RunFinished,
     RunStarted,
@@ -85,6 +90,36 @@ def _render_event(event: Event, max_lines: int) -> RenderableType | None:
         return Text.from_markup(f"{who}committed [bold]{event.sha[:10]}[/] on {escape(event.branch)}: {escape(files)}")
     if isinstance(event, RunFinished):
         return Text.from_markup(f"[bold]Run {event.status}[/] {escape(event.reason)}")
+    return _render_reconciliation(event)
+
+
+def _render_reconciliation(event: Event) -> RenderableType | None:
+    """The plan, merges, the gate and the integration branch, one line each."""
+    if isinstance(event, PlanMade):
+        tasks = event.plan.get("tasks", [])
+        ids = ", ".join(str(t.get("id")) for t in tasks if isinstance(t, dict))
+        return Text.from_markup(f"[bold]plan[/] ({event.source}, {event.plan.get('mode', '')}): {escape(ids)}")
+    if isinstance(event, MergeStep):
+        colour = {"clean": "green", "resolved": "green", "conflict": "yellow"}.get(event.outcome, "red")
+        files = f" {', '.join(event.files[:6])}" if event.files else ""
+        return Text.from_markup(
+            f"[bold]merge[/] {escape(event.task)}: [{colour}]{event.rung} {event.outcome}[/]{escape(files)}"
+            f" [dim]{escape(event.detail)}[/]"
+        )
+    if isinstance(event, GateChecked):
+        verdict = "[green]passed[/]" if event.passed else "[red]failed[/]"
+        head = Text.from_markup(
+            f"[bold]gate[/] {event.stage} {verdict} @ {event.commit[:10]} ({event.duration_s:.1f}s)"
+        )
+        return head if event.passed or not event.output else Group(head, Text(_clip(event.output, 12), style="red"))
+    if isinstance(event, Integrated):
+        if event.ejected:
+            return Text.from_markup(f"[red]ejected {escape(', '.join(event.ejected))}[/]: {escape(event.reason)}")
+        return Text.from_markup(f"[bold]integrated[/] {escape(', '.join(event.tasks))} → {event.commit[:10]}")
+    if isinstance(event, PolicyDecided) and event.verdict != "allow":
+        return Text.from_markup(
+            f"[cyan]{escape(event.agent)}[/] [red]policy {event.verdict}[/] {event.action} {escape(event.subject[:80])}"
+        )
     return None
 
 
