@@ -127,7 +127,7 @@ def test_function_model_async_keeps_given_usage() -> None:
 
 
 def test_conversations_answer_each_agent_by_its_own_history() -> None:
-    from plait.models import AssistantMessage, ModelRequest, ToolResultMessage, UserMessage
+    from plait.models import AssistantMessage, ModelRequest, UserMessage
     from plait.models.scripted import ScriptedModel as Scripted
 
     model = Scripted(

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from cli_support import Plait, git
+
 from wire_server import WireServer
 
 
@@ -85,7 +85,9 @@ def test_a_model_that_keeps_sending_malformed_calls_fails_the_run_cleanly(plait:
 def test_a_rejected_key_is_one_line_and_exit_4(plait: Plait, project: Path) -> None:
     with WireServer([{"status": 401, "message": "invalid x-api-key"}]) as server:
         extra = {"ANTHROPIC_API_KEY": "wrong", "ANTHROPIC_BASE_URL": server.url}
-        result = plait("run", "do it", "--single", "--model", "anthropic:claude-sonnet-4-5", cwd=project, extra_env=extra)
+        result = plait(
+            "run", "do it", "--single", "--model", "anthropic:claude-sonnet-4-5", cwd=project, extra_env=extra
+        )
     assert result.code == 1  # the agent stopped on a model error; the run is recorded as failed
     assert "401" in result.out
 
@@ -138,7 +140,9 @@ def test_uncommitted_changes_are_refused_then_left_out_or_snapshotted(
     assert "uncommitted change(s)" in from_head.err
 
     script.write_text(script.read_text().replace("hello ", "hi "))
-    snap = plait("run", "look", "--single", "--model", f"scripted:{script}", "--include-uncommitted", "--json", cwd=project)
+    snap = plait(
+        "run", "look", "--single", "--model", f"scripted:{script}", "--include-uncommitted", "--json", cwd=project
+    )
     assert snap.code == 0, snap.err + snap.out
     assert git(project, "status", "--porcelain") == before  # the user's changes are still there, untouched
     assert git(project, "rev-parse", "HEAD") != snap.json()["base_commit"]

@@ -270,7 +270,7 @@ def register(app: typer.Typer) -> None:
         started = state.started
         current = load_settings(repo.root).settings
         recorded = {k: v for k, v in started.settings.items() if k in Settings.model_fields}
-        settings = current.model_copy(update=Settings.model_validate(recorded).model_dump(exclude_unset=True))
+        settings = Settings.model_validate({**current.model_dump(), **recorded})  # the run's own settings, today's keys
         llm = make_model(started.model, settings)
         base = Base(started.base_commit, started.base_ref, snapshot=started.snapshot)
         extra = str(Path(sys.executable).parent) if started.model.startswith("scripted:") else ""
