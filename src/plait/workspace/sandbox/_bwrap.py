@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,6 +51,10 @@ def bwrap_argv(bwrap: str, c: Confinement, argv: Sequence[str], *, cwd: Path, ne
     home = c.home.resolve()
     if _under(home, covered):
         binds.append((home, "--ro-bind"))
+    # plait's own interpreter (and the tools of its environment) stay visible even when they live under /tmp
+    for prefix in {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}:
+        if _under(prefix, covered):
+            binds.append((prefix, "--ro-bind"))
     binds += [(p.resolve(), "--bind") for p in (c.worktree, *c.writable)]
     visible = [p for p, _ in binds]
     for path, flag in sorted(binds, key=lambda b: len(b[0].parts)):
