@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import ssl
 from typing import Any, cast
 
 import anthropic
-import httpx2
 from anthropic.types import Message, MessageParam, TextBlockParam, ToolUnionParam
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
+from plait.models._provider import ProviderBase
 from plait.models._retry import Sleep, Transient, status_transient, with_retries
 from plait.models.base import (
     AssistantMessage,
@@ -96,7 +95,7 @@ def _server_message(exc: anthropic.APIStatusError) -> str:
     return " ".join(text.split())[:500]
 
 
-class AnthropicModel:
+class AnthropicModel(ProviderBase):
     """A Claude model behind the Anthropic Messages API."""
 
     def __init__(
@@ -110,29 +109,24 @@ class AnthropicModel:
         max_retries: int = 6,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        self._name = name
-        self.model_id = model_id
-        self.base_url = base_url or "https://api.anthropic.com"
-        self._api_key = api_key
-        self._timeout = timeout
-        self._max_retries = max_retries
-        self._sleep = sleep
-        self._ssl: ssl.SSLContext | None = None
-
-    @property
-    def name(self) -> str:
-        return self._name
+        super().__init__(
+            name,
+            model_id,
+            api_key=api_key,
+            base_url=base_url or "https://api.anthropic.com",
+            timeout=timeout,
+            max_retries=max_retries,
+            sleep=sleep,
+        )
 
     def _client(self) -> anthropic.AsyncAnthropic:
         """A client for one call, so no connection outlives the event loop that opened it."""
-        if self._ssl is None:
-            self._ssl = httpx2.create_ssl_context()
         return anthropic.AsyncAnthropic(
             api_key=self._api_key,
             base_url=self.base_url,
             timeout=self._timeout,
             max_retries=0,
-            http_client=anthropic.DefaultAsyncHttpxClient(verify=self._ssl),
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=self._tls()),
         )
 
     def _classify(self, exc: Exception) -> Transient | None:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import ssl
 from typing import Any, cast
 
-import httpx2
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCompletionToolUnionParam
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
+from plait.models._provider import ProviderBase
 from plait.models._retry import Sleep, Transient, status_transient, with_retries
 from plait.models.base import (
     AssistantMessage,
@@ -96,7 +95,7 @@ def _server_message(exc: openai.APIStatusError) -> str:
     return " ".join(text.split())[:500]
 
 
-class OpenAIModel:
+class OpenAIModel(ProviderBase):
     """A chat model behind the OpenAI Chat Completions API; `provider` is "openai" or "openai-compatible"."""
 
     def __init__(
@@ -111,30 +110,25 @@ class OpenAIModel:
         provider: str = "openai",
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        self._name = name
-        self.model_id = model_id
-        self.base_url = base_url or "https://api.openai.com/v1"
+        super().__init__(
+            name,
+            model_id,
+            api_key=api_key,
+            base_url=base_url or "https://api.openai.com/v1",
+            timeout=timeout,
+            max_retries=max_retries,
+            sleep=sleep,
+        )
         self.provider = provider
-        self._api_key = api_key
-        self._timeout = timeout
-        self._max_retries = max_retries
-        self._sleep = sleep
-        self._ssl: ssl.SSLContext | None = None
-
-    @property
-    def name(self) -> str:
-        return self._name
 
     def _client(self) -> openai.AsyncOpenAI:
         """A client for one call, so no connection outlives the event loop that opened it."""
-        if self._ssl is None:
-            self._ssl = httpx2.create_ssl_context()
         return openai.AsyncOpenAI(
             api_key=self._api_key,
             base_url=self.base_url,
             timeout=self._timeout,
             max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(verify=self._ssl),
+            http_client=openai.DefaultAsyncHttpxClient(verify=self._tls()),
         )
 
     def _classify(self, exc: Exception) -> Transient | None:
