@@ -94,7 +94,7 @@ def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
     return typer.confirm("Run this plan?", default=True, err=True)
 
 
-async def _leased(work: Coroutine[Any, Any, Outcome], lease: Lease) -> Outcome:
+async def _leased(work: Coroutine[Any, Any, Outcome], lease: Lease, live: tuple[ObservedStore, str] | None) -> Outcome:
     """Run `work` holding the run's lease, renewed every few seconds, released at the end."""
 
     async def beat() -> None:
@@ -104,19 +104,24 @@ async def _leased(work: Coroutine[Any, Any, Outcome], lease: Lease) -> Outcome:
 
     beating = asyncio.ensure_future(beat())
     try:
+        if live is not None:
+            from plait.ui.live import run_with_dashboard
+
+            store, run_id = live
+            return await run_with_dashboard(work, store.inner, lambda: run_id)
         return await work
     finally:
         beating.cancel()
         lease.release()
 
 
-def _drive(work: Coroutine[Any, Any, Outcome], store: ObservedStore, run_id: str) -> Outcome:
+def _drive(work: Coroutine[Any, Any, Outcome], store: ObservedStore, run_id: str, *, tui: bool = False) -> Outcome:
     lease = Lease(store_path(store), run_id)
     note = lease.acquire()
     if note:
         err.print(f"[yellow]note:[/] {note}")
     try:
-        return asyncio.run(_leased(work, lease))
+        return asyncio.run(_leased(work, lease, (store, run_id) if tui else None))
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted[/]: nothing is lost; continue with `plait resume {run_id}`")
         raise typer.Exit(130) from None
@@ -169,7 +174,8 @@ def _start(
     llm = options.pop("model", None) or make_model(settings.model, settings)
     base = options.pop("base", None) or choose_base(repo, include_uncommitted=settings.include_uncommitted)
     store = ObservedStore(open_store(repo, create=True))
-    if not quiet:
+    tui = bool(options.pop("tui", False)) and sys.stdout.isatty() and sys.stdin.isatty() and not as_json
+    if not quiet and not tui:
         store.listeners.append(ProgressPrinter(err))
     run_id = options.pop("run_id", None) or new_run_id()
     work = Orchestration(
@@ -183,7 +189,7 @@ def _start(
         runners=runners(store, run_id),
         **options,
     )
-    return _drive(orchestrate(work), store, run_id), store
+    return _drive(orchestrate(work), store, run_id, tui=tui), store
 
 
 def register(app: typer.Typer) -> None:
@@ -211,6 +217,7 @@ def register(app: typer.Typer) -> None:
         repo_path: RepoOpt = Path(),
         as_json: JsonOpt = False,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+        no_tui: Annotated[bool, typer.Option("--no-tui", help="Plain progress lines, even in a terminal.")] = False,
     ) -> None:
         """Plan TASK, run its parts in parallel worktrees, and integrate them on plait/RUN/integration.
 
@@ -243,6 +250,7 @@ def register(app: typer.Typer) -> None:
             single=single,
             use_llm_resolver=not no_llm,
             review=_review if review else None,
+            tui=not no_tui and not review,  # the review asks on the terminal before the view would start
         )
         code = _report(outcome, store, as_json)
         store.close()
@@ -298,6 +306,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         fast: Annotated[bool, typer.Option("--fast", help="No pauses between the scripted model's turns.")] = False,
         single: Annotated[bool, typer.Option("--single", help="The one-agent demo.")] = False,
+        no_tui: Annotated[bool, typer.Option("--no-tui", help="Plain progress lines, even in a terminal.")] = False,
         as_json: JsonOpt = False,
     ) -> None:
         """Run scripted agents on a bundled repository: no network, no API key."""
@@ -322,6 +331,7 @@ def register(app: typer.Typer) -> None:
             model=llm,
             single=single,
             use_llm_resolver=False,
+            tui=not no_tui,
         )
         code = _report(outcome, store, as_json)
         store.close()
