@@ -57,6 +57,8 @@ class Settings(BaseModel):
     """Tokens the whole run may spend; unlimited when unset."""
     run_wall_time: float | None = Field(None, gt=0)
     """Seconds the whole run may take before no further model call is made."""
+    radar_interval: float = Field(5.0, ge=0)
+    """Seconds between trial merges of the agents' live work (0 turns the conflict radar off)."""
     worktree_include: list[str] = []
     """Untracked files (globs) copied into each agent's worktree, such as `.env`; `.worktreeinclude` adds more."""
     setup_command: str | None = None

@@ -263,6 +263,8 @@ class NotePosted(_Event):
     topic: str
     text: str
     paths: list[str] = []
+    to: list[str] = []
+    """The agents it is addressed to; empty for everyone it concerns."""
 
 
 Event = Annotated[

@@ -20,6 +20,7 @@ from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
 from plait.run.base import Base
+from plait.run.radar import Radar
 from plait.run.scheduler import Attempt, Scheduler, TaskResult
 from plait.run.state import RunState
 from plait.settings import Settings
@@ -140,6 +141,7 @@ class _TaskRunner:
         }
         self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
         self.summaries: dict[str, str] = {}
+        self.radar: Radar | None = None
 
     async def __call__(self, task_id: str, number: int, last: Attempt | None) -> Attempt:
         ctx, task, key = self.ctx, self.tasks[task_id], (task_id, number)
@@ -251,6 +253,7 @@ class _TaskRunner:
             budget=self.budgets.get(task.id),
             attempt=attempt,
             checkpoint=checkpoint,
+            notes=self.radar.notes_for(task.id) if self.radar else None,
         )
 
     def _wrap_up(self, worktree: Worktree, task: PlanTask, result: AgentResult | None, number: int) -> str:
@@ -296,6 +299,8 @@ class _TaskRunner:
 async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> ParallelOutcome:
     """Run every task of `plan`, integrating each as it finishes; tasks that keep failing are dropped."""
     runner = _TaskRunner(ctx, plan, integrator)
+    radar = None if ctx.single else Radar(ctx.repo, ctx.store, ctx.run_id, plan, lambda: integrator.head)
+    runner.radar = radar
     s = ctx.settings
     scheduler = Scheduler(
         {t.id: t.depends_on for t in plan.tasks},
@@ -307,6 +312,7 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
         settled=ctx.state.settled() if ctx.state else None,
         resume=ctx.state.resume_points(s.max_attempts) if ctx.state else None,
     )
+    watching = asyncio.ensure_future(radar.watch(s.radar_interval)) if radar and s.radar_interval else None
     try:
         results = await scheduler.run()
     except asyncio.CancelledError:
@@ -320,6 +326,9 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
             )
         )
         raise
+    finally:
+        if watching is not None:
+            watching.cancel()
     already = ctx.state.dropped if ctx.state else {}
     for task_id, result in results.items():
         if result.status == "dropped" and task_id not in already:

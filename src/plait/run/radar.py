@@ -1,0 +1,100 @@
+"""The conflict radar: live branches trial-merged against each other while their agents still work.
+
+Every few seconds the latest checkpoint of each running attempt is merged (git's merge, no work
+tree) with every other one and with the integration head. A conflict nobody was told of yet becomes
+a note for both agents, naming the files and the other task's intent; they read it at their next turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import defaultdict
+from collections.abc import Callable
+
+from plait.events.store import EventStore
+from plait.events.types import NotePosted
+from plait.plan.model import Plan
+from plait.workspace import Repo
+
+__all__ = ["Radar"]
+
+
+class Radar:
+    """Watches the checkpoints of one run and tells agents of conflicts coming their way."""
+
+    def __init__(self, repo: Repo, store: EventStore, run_id: str, plan: Plan, head: Callable[[], str]) -> None:
+        self.repo, self.store, self.run_id = repo, store, run_id
+        self.titles = {t.id: t.title for t in plan.tasks}
+        self.head = head
+        self.inbox: dict[str, list[str]] = defaultdict(list)
+        self.told: set[tuple[str, str, tuple[str, ...]]] = set()
+
+    def notes_for(self, task_id: str) -> Callable[[], list[str]]:
+        """What the agent of `task_id` has not yet been told; each note is given once."""
+
+        def take() -> list[str]:
+            notes, self.inbox[task_id] = self.inbox[task_id], []
+            return notes
+
+        return take
+
+    async def watch(self, interval: float = 5.0) -> None:
+        """Scan until cancelled."""
+        while True:
+            await asyncio.sleep(interval)
+            await asyncio.to_thread(self.scan)
+
+    def live(self) -> dict[str, str]:
+        """The latest checkpoint of each running attempt, by task."""
+        prefix = f"refs/plait/checkpoints/{self.run_id}/"
+        out = self.repo.git("for-each-ref", "--format=%(refname) %(objectname)", prefix, check=False)
+        found: dict[str, str] = {}
+        for line in out.splitlines():
+            ref, sha = line.split()
+            found[ref.removeprefix(prefix).rsplit(".", 1)[0]] = sha
+        return found
+
+    def conflicts(self, ours: str, theirs: str) -> list[str]:
+        out = self.repo.git("merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs, check=False)
+        lines = out.splitlines()
+        return sorted(set(lines[1:])) if len(lines) > 1 else []
+
+    def scan(self) -> int:
+        """One look at every pair of live branches and at each against the integration head; returns notes posted."""
+        live, posted = self.live(), 0
+        for (a, sha_a), (b, sha_b) in itertools.combinations(sorted(live.items()), 2):
+            files = self.conflicts(sha_a, sha_b)
+            if files and (a, b, tuple(files)) not in self.told:
+                self.told.add((a, b, tuple(files)))
+                self._warn(a, b, files)
+                self._warn(b, a, files)
+                posted += 1
+        head = self.head()
+        for task, sha in sorted(live.items()):
+            files = self.conflicts(head, sha)
+            if files and ("integrated", task, tuple(files)) not in self.told:
+                self.told.add(("integrated", task, tuple(files)))
+                text = (
+                    f"Conflict radar: your changes to {', '.join(files)} conflict with work already integrated "
+                    "for this run. Re-read those files (they will be merged with yours) and keep your edits there "
+                    "small and local."
+                )
+                self._post(task, text, files)
+                posted += 1
+        return posted
+
+    def _warn(self, task: str, other: str, files: list[str]) -> None:
+        text = (
+            f"Conflict radar: your changes to {', '.join(files)} overlap lines that task `{other}` "
+            f"({self.titles.get(other, other)}) is changing at the same time. Keep your edits there minimal and "
+            "local (add rather than rewrite), or leave those files alone if your task allows it; both branches "
+            "will be merged."
+        )
+        self._post(task, text, files)
+
+    def _post(self, task: str, text: str, files: list[str]) -> None:
+        self.inbox[task].append(text)
+        self.store.append(
+            NotePosted(run_id=self.run_id, agent="radar", topic="conflict", text=text, paths=files, to=[task])
+        )

@@ -1,0 +1,64 @@
+"""The conflict radar tells two agents editing the same lines about each other while they still work."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from integrators import MergeTreeIntegrator
+
+from plait.events import NotePosted, SQLiteEventStore
+from plait.models import FunctionModel, ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.models.base import AssistantMessage
+from plait.plan.model import Plan, PlanTask
+from plait.run.base import Base
+from plait.run.parallel import RunContext, run_plan
+from plait.settings import Settings
+from plait.workspace import LocalRunner, Repo
+
+
+def test_two_agents_changing_the_same_lines_are_warned_at_their_next_turn(repo: Repo, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "events.db")
+    seen: dict[str, list[str]] = {}
+
+    async def reply(request: ModelRequest) -> ModelResponse:
+        first = request.messages[0]
+        me = first.text.split("`")[1] if isinstance(first, UserMessage) else "?"
+        turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
+        seen[me] = [m.text for m in request.messages if isinstance(m, UserMessage)]
+        if turn == 0:
+            value = "1" if me == "left" else "2"
+            args = {"path": "alpha.py", "old": "return 0", "new": f"return {value}"}
+            return ModelResponse(tool_calls=(ToolCall.parse("e", "edit_file", args),))
+        if turn == 1:  # hold this turn until the radar has spoken to me: the next request must carry it
+            for _ in range(400):
+                notes = [e for e in store.events("r1", kinds=["note"]) if isinstance(e, NotePosted) and me in e.to]
+                if notes:
+                    break
+                await asyncio.sleep(0.025)
+            return ModelResponse(tool_calls=(ToolCall.parse("l", "list_files", {}),))
+        return ModelResponse(tool_calls=(ToolCall.parse("f", "finish", {"summary": "done"}),))
+
+    tasks = [
+        PlanTask(id=i, title=f"{i} change to alpha", instructions="change alpha", writes=["alpha.py"])
+        for i in ("left", "right")
+    ]
+    ctx = RunContext(
+        repo=repo,
+        settings=Settings(concurrency=2, max_attempts=1, radar_interval=0.05),
+        model=FunctionModel(reply),
+        store=store,
+        run_id="r1",
+        base=Base(repo.head(), "main"),
+        runners=lambda p, a, e: LocalRunner(),
+    )
+    asyncio.run(
+        run_plan(ctx, Plan(mode="parallel", reason="test", tasks=tasks), MergeTreeIntegrator(repo, "r1", repo.head()))
+    )
+
+    notes = [e for e in store.events("r1") if isinstance(e, NotePosted)]
+    assert {tuple(n.to) for n in notes} >= {("left",), ("right",)}
+    assert all(n.agent == "radar" and n.paths == ["alpha.py"] for n in notes if n.topic == "conflict")
+    for me, other in (("left", "right"), ("right", "left")):
+        told = [t for t in seen[me] if "Conflict radar" in t]
+        assert told and f"task `{other}`" in told[0] and "alpha.py" in told[0]
