@@ -58,8 +58,14 @@ Runners = Callable[[EventStore, str], RunnerFactory]
 """Given the run's log and id, the factory of each agent's command runner."""
 
 
-def sandboxed_runners(settings: Settings, repo: Repo, *, extra_path: str = "", quiet: bool = False) -> Runners:
-    """Agents' commands under the permission policy and the strongest OS sandbox that works here."""
+def sandboxed_runners(
+    settings: Settings, repo: Repo, *, extra_path: str = "", quiet: bool = False, interactive: bool = False
+) -> Runners:
+    """Agents' commands under the permission policy and the strongest OS sandbox that works here.
+
+    With `interactive`, a command the policy says to ask about is put to the user on this terminal;
+    otherwise (unattended, or under the live view) it is denied with the reason.
+    """
     found = probe()
     layer = found.choose(settings.sandbox.layer)
     sandbox = settings.sandbox
@@ -78,7 +84,7 @@ def sandboxed_runners(settings: Settings, repo: Repo, *, extra_path: str = "", q
                 store=store,
                 run_id=run_id,
                 agent=agent,
-                interactive=False,
+                interactive=interactive,
                 found=found,
                 extra_env=env,
                 env=base_env,
@@ -238,13 +244,15 @@ def register(app: typer.Typer) -> None:
         settings = load_settings(repo.root, flags).settings
         llm = make_model(settings.model, settings)
         _confirm_base(repo, include_uncommitted=settings.include_uncommitted, yes=yes)
+        # policy questions go to the user only in a plain terminal session (the live view owns the screen)
+        ask = (no_tui or review) and sys.stdin.isatty() and sys.stderr.isatty() and not yes
         outcome, store = _start(
             repo,
             task,
             settings,
             as_json=as_json,
             quiet=quiet,
-            runners=sandboxed_runners(settings, repo, quiet=quiet),
+            runners=sandboxed_runners(settings, repo, quiet=quiet, interactive=ask),
             model=llm,
             plan_file=plan_file,
             single=single,
