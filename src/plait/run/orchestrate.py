@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from plait.agent.budget import Budget, Limits
 from plait.events.store import EventStore
-from plait.events.types import Decision, PlanMade
+from plait.events.types import Decision, PlanMade, RunFinished
 from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.load import load_plan
@@ -68,25 +69,17 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
     shared_map = repo_map(o.repo.root, files=files)
     if state is not None and state.plan is not None:
         return await _parallel(o, state.plan, shared_map, budget, prices)
-    if o.plan_file is not None:
-        plan = load_plan(o.plan_file)
-    else:
-        plan = await make_plan(
-            o.task,
-            repo_root=o.repo.root,
-            model=o.model,
-            store=o.store,
-            run_id=o.run_id,
-            prices=prices,
-            runner=LocalRunner(),
-            repo_map=shared_map,
-            budget=budget.child("planner", Limits()),
-        )
+    try:
+        plan = await _plan(o, shared_map, budget, prices)
+    except asyncio.CancelledError:
+        o.store.append(RunFinished(run_id=o.run_id, status="interrupted", reason="stopped by the user while planning"))
+        raise
     plan, decisions = resolve_overlaps(plan, files)
     for d in decisions:
         o.store.append(d.event(o.run_id))
     if o.review is not None and not o.review(plan, decisions):
         o.store.append(Decision(run_id=o.run_id, topic="review", decision="the user declined the plan"))
+        o.store.append(RunFinished(run_id=o.run_id, status="failed", reason="the plan was declined at review"))
         return None
     if plan.mode == "single" or len(plan.tasks) == 1:
         o.store.append(
@@ -96,6 +89,22 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
     source = "file" if o.plan_file is not None else "planner"
     o.store.append(PlanMade(run_id=o.run_id, agent="planner", plan=plan.model_dump(mode="json"), source=source))
     return await _parallel(o, plan, shared_map, budget, prices)
+
+
+async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: PriceTable) -> Plan:
+    if o.plan_file is not None:
+        return load_plan(o.plan_file)
+    return await make_plan(
+        o.task,
+        repo_root=o.repo.root,
+        model=o.model,
+        store=o.store,
+        run_id=o.run_id,
+        prices=prices,
+        runner=LocalRunner(),
+        repo_map=shared_map,
+        budget=budget.child("planner", Limits()),
+    )
 
 
 async def _parallel(
