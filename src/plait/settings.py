@@ -57,6 +57,9 @@ class Settings(BaseModel):
     """Tokens the whole run may spend; unlimited when unset."""
     run_wall_time: float | None = Field(None, gt=0)
     """Seconds the whole run may take before no further model call is made."""
+    leases: bool = False
+    """Agents must claim a file outside their write-set before editing it, and are refused one another task
+    owns or holds (experimental: off by default until the demo and the reconciliation story are reworked)."""
     radar_interval: float = Field(5.0, ge=0)
     """Seconds between trial merges of the agents' live work (0 turns the conflict radar off)."""
     worktree_include: list[str] = []

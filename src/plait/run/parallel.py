@@ -10,9 +10,10 @@ from typing import Literal, Protocol
 
 from plait.agent._replay import Recorded
 from plait.agent.budget import Budget, Limits
-from plait.agent.loop import Agent, AgentLimits, AgentResult
+from plait.agent.loop import Agent, AgentLimits, AgentResult, ToolSet
 from plait.agent.prompts import shared_prefix, task_brief
 from plait.agent.tools import Toolbox
+from plait.coord import Board, CoordTools, Leases
 from plait.errors import PlaitError
 from plait.events.store import EventStore
 from plait.events.types import Committed, Decision, RunFinished, TaskFinished, TaskStarted
@@ -142,6 +143,9 @@ class _TaskRunner:
         self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
         self.summaries: dict[str, str] = {}
         self.radar: Radar | None = None
+        self.board = None if ctx.single else Board.from_log(ctx.store, ctx.run_id, plan)
+        use_leases = ctx.settings.leases and not ctx.single
+        self.leases = Leases.from_log(ctx.store, ctx.run_id, plan) if use_leases else None
 
     async def __call__(self, task_id: str, number: int, last: Attempt | None) -> Attempt:
         ctx, task, key = self.ctx, self.tasks[task_id], (task_id, number)
@@ -240,7 +244,9 @@ class _TaskRunner:
             run_id=self.ctx.run_id,
             agent_id=task.id,
             model=self.ctx.model,
-            toolbox=Toolbox(path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit),
+            toolbox=self._tools(
+                task, Toolbox(path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit), path
+            ),
             store=self.ctx.store,
             prices=self.ctx.prices,
             system=self.system,
@@ -253,11 +259,19 @@ class _TaskRunner:
             budget=self.budgets.get(task.id),
             attempt=attempt,
             checkpoint=checkpoint,
-            notes=self.radar.notes_for(task.id) if self.radar else None,
+            notes=self.board.notes_for(task.id) if self.board else None,
         )
 
+    def _tools(self, task: PlanTask, toolbox: Toolbox, path: Path) -> ToolSet:
+        """The task's tools; in a parallel run, with the board and leases around them."""
+        if self.board is None:
+            return toolbox
+        return CoordTools(toolbox, task.id, self.board, self.leases, root=path)
+
     def _wrap_up(self, worktree: Worktree, task: PlanTask, result: AgentResult | None, number: int) -> str:
-        """Commit the attempt's work, remove its worktree and checkpoint ref; returns the commit."""
+        """Commit the attempt's work, remove its worktree and checkpoint ref, free its claims; returns the commit."""
+        if self.leases is not None:
+            self.leases.release_all(task.id)
         commit = self._commit(worktree, task, result)
         worktree.remove()
         ref = f"refs/plait/checkpoints/{self.ctx.run_id}/{task.id}.{number}"

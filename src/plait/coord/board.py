@@ -1,0 +1,155 @@
+"""The shared board: notes agents post for each other, delivered each turn to the agents they concern.
+
+The board is a view of the event log: every `NotePosted` of the run is on it, whoever appended it
+(an agent through `post_note`, the radar, the planner, the merge queue). Each turn an agent gets the
+notes new to it that concern it (addressed to it, touching its files, naming its contracts, or for
+`all`), newest and addressed first, within a character budget; the rest wait for its next turn.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from plait.events.store import EventStore
+from plait.events.types import Decision, NotePosted
+from plait.plan.globs import is_glob, matches, normalize
+from plait.plan.model import Plan, PlanTask
+
+__all__ = ["EVERYONE", "Board", "Note"]
+
+EVERYONE = "all"
+"""The topic of a note every agent receives."""
+
+_NoteSource = Callable[[], Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Note:
+    """One note on the board, as the log holds it."""
+
+    seq: int
+    author: str
+    topic: str
+    text: str
+    paths: tuple[str, ...] = ()
+    to: tuple[str, ...] = ()
+
+    def render(self) -> str:
+        """The note as an agent reads it."""
+        where = f" about {', '.join(self.paths)}" if self.paths else ""
+        return f"[{self.topic}] from {self.author}{where}:\n{self.text}"
+
+
+def _interest(plan: Plan, task: PlanTask) -> list[str]:
+    """The paths a task cares about: its write-set, read-set and the files of its contracts."""
+    names = set(task.provides) | set(task.consumes)
+    contract_paths = [c.path for c in plan.contracts if c.name in names and c.path]
+    return [*task.writes, *task.reads, *contract_paths]
+
+
+def _touches(patterns: list[str], paths: Iterable[str]) -> bool:
+    literals = [p for p in patterns if not p.startswith("!") and not is_glob(p)]
+    for path in paths:
+        if matches(patterns, path) or any(matches([path], lit) for lit in literals):
+            return True
+    return False
+
+
+class Board:
+    """The notes of run `run_id`, and what each task of `plan` has been given of them."""
+
+    def __init__(self, store: EventStore, run_id: str, plan: Plan, *, budget: int = 4000) -> None:
+        self.store, self.run_id, self.plan, self.budget = store, run_id, plan, budget
+        self.notes: list[Note] = []
+        self._given: dict[str, set[int]] = {}
+        self._cursor = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_log(cls, store: EventStore, run_id: str, plan: Plan, *, budget: int = 4000) -> Board:
+        """The board of a run being resumed: every note posted, and which ones each agent was already given."""
+        board = cls(store, run_id, plan, budget=budget)
+        board._sync()
+        rendered: dict[str, int] = {}
+        for note in board.notes:
+            rendered.setdefault(note.render(), note.seq)
+        for event in store.events(run_id, kinds=["decision"]):
+            if isinstance(event, Decision) and event.topic == "notes":
+                given = board._given.setdefault(event.agent, set())
+                given.update(rendered[text] for text in event.data.get("notes", []) if text in rendered)
+        return board
+
+    def post(self, author: str, topic: str, text: str, paths: Sequence[str] = (), to: Sequence[str] = ()) -> Note:
+        """Put a note on the board; it reaches the agents it concerns at their next turn."""
+        clean = [normalize(p).rstrip("/") for p in paths if normalize(p)]
+        topic = topic.strip() or "note"
+        event = NotePosted(run_id=self.run_id, agent=author, topic=topic, text=text, paths=clean, to=list(to))
+        seq = self.store.append(event).seq
+        self._sync()
+        return Note(seq, author, topic, text, tuple(clean), tuple(to))
+
+    def concerns(self, note: Note, task_id: str) -> bool:
+        """Whether `note` is for `task_id`: addressed to it, or (when addressed to nobody) touching its work."""
+        if note.author == task_id:
+            return False
+        if note.to:
+            return task_id in note.to
+        if note.topic == EVERYONE:
+            return True
+        try:
+            task = self.plan.task(task_id)
+        except KeyError:
+            return False
+        if note.topic in task.provides or note.topic in task.consumes:
+            return True
+        return _touches(_interest(self.plan, task), note.paths)
+
+    def audience(self, note: Note) -> list[str]:
+        """The tasks of the plan `note` concerns."""
+        return [t.id for t in self.plan.tasks if self.concerns(note, t.id)]
+
+    def notes_for(self, task_id: str) -> _NoteSource:
+        """A `NoteSource` for the agent of `task_id`: each call returns what is new and relevant to it."""
+
+        def take() -> list[str]:
+            return self.take(task_id)
+
+        return take
+
+    def take(self, task_id: str) -> list[str]:
+        """The notes new to `task_id` that concern it, within the budget; the rest wait for the next call."""
+        self._sync()
+        with self._lock:
+            given = self._given.setdefault(task_id, set())
+            waiting = [n for n in self.notes if n.seq not in given and self.concerns(n, task_id)]
+            waiting.sort(key=lambda n: (task_id not in n.to, -n.seq))
+            out: list[str] = []
+            used = 0
+            for note in waiting:
+                text = note.render()
+                if used + len(text) > self.budget:
+                    if out:
+                        break
+                    text = text[: self.budget] + "... (cut: the note is longer than a turn's notes may be)"
+                out.append(text)
+                used += len(text)
+                given.add(note.seq)
+            left = len(waiting) - len(out)
+        if left:
+            out.append(
+                f"({left} more note(s) wait for your next turn: this turn's notes reached {self.budget} characters.)"
+            )
+        return out
+
+    def _sync(self) -> None:
+        with self._lock:
+            for event in self.store.events(self.run_id, kinds=["note"], after=self._cursor):
+                if isinstance(event, NotePosted):
+                    self.notes.append(self._note(event))
+                self._cursor = max(self._cursor, event.seq)
+
+    @staticmethod
+    def _note(event: NotePosted) -> Note:
+        return Note(event.seq, event.agent, event.topic, event.text, tuple(event.paths), tuple(event.to))

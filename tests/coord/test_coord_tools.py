@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from plait.agent.loop import Agent, AgentResult
+from plait.agent.tools import Toolbox
+from plait.coord import Board, CoordTools, Leases
+from plait.events import NotePosted, SQLiteEventStore, ToolReturned
+from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ScriptedModel, ToolCall, UserMessage
+from plait.models.base import Model
+from plait.plan.model import Plan
+from plait.workspace import LocalRunner
+
+RUN = "r1"
+
+
+def _agent(task: str, model: Model, root: Path, store: SQLiteEventStore, board: Board, leases: Leases) -> Agent:
+    tools = CoordTools(Toolbox(root, LocalRunner()), task, board, leases, root=root)
+    return Agent(
+        run_id=RUN,
+        agent_id=task,
+        model=model,
+        toolbox=tools,
+        store=store,
+        prices=PriceTable(),
+        system="test agent",
+        notes=board.notes_for(task),
+    )
+
+
+def _reply(name: str, **arguments: Any) -> ModelResponse:
+    return ModelResponse(tool_calls=(ToolCall.parse(f"c-{name}", name, arguments),))
+
+
+def _results(store: SQLiteEventStore, agent: str) -> list[ToolReturned]:
+    return [e for e in store.events(RUN, agent=agent, kinds=["tool_result"]) if isinstance(e, ToolReturned)]
+
+
+def test_the_tools_offer_post_note_and_claim_before_finish(store: SQLiteEventStore, plan: Plan, repo: Path) -> None:
+    tools = CoordTools(Toolbox(repo, LocalRunner()), "api", Board(store, RUN, plan), Leases(store, RUN, plan))
+    names = [s.name for s in tools.specs()]
+    assert names[-3:] == ["post_note", "claim", "finish"] and "write_file" in names
+    described = {s.name: s.description for s in tools.specs()}
+    assert "interface" in described["post_note"] and "next turn" in described["post_note"]
+    outcome = asyncio.run(tools.execute(ToolCall.parse("1", "post_note", {"topic": "x"})))
+    assert outcome.format_error and "text" in outcome.output
+
+
+def test_an_interface_decision_reaches_its_consumer_before_it_writes_the_call(
+    store: SQLiteEventStore, plan: Plan, repo: Path, start: Callable[..., None]
+) -> None:
+    start("api", "ui")
+    board, leases = Board(store, RUN, plan), Leases(store, RUN, plan)
+    decision = "post(entry: Entry) -> int; raises LedgerClosed when the ledger is closed"
+
+    def api(request: ModelRequest) -> ModelResponse:
+        if sum(1 for m in request.messages if m.kind == "assistant") == 0:
+            return _reply("post_note", topic="ledger-api", text=decision, paths=["src/ledger.py"])
+        return _reply("finish", summary="decided the interface")
+
+    async def ui(request: ModelRequest) -> ModelResponse:
+        turn = sum(1 for m in request.messages if m.kind == "assistant")
+        if turn == 0:
+            deadline = time.monotonic() + 10
+            while not store.events(RUN, kinds=["note"]):
+                assert time.monotonic() < deadline, "the api agent never posted its decision"
+                await asyncio.sleep(0.01)
+            return _reply("read_file", path="src/models.py")
+        if turn == 1:
+            notes = [m.text for m in request.messages if isinstance(m, UserMessage) and "Notes from" in m.text]
+            call = "ledger.post(entry)" if notes and decision in notes[0] else "ledger.add(entry)"
+            return _reply("write_file", path="src/ui/view.py", content=f"{call}\n")
+        return _reply("finish", summary="wrote the call")
+
+    ui_model = FunctionModel(ui)
+
+    async def both() -> tuple[AgentResult, AgentResult]:
+        a = _agent("api", FunctionModel(api), repo, store, board, leases)
+        b = _agent("ui", ui_model, repo, store, board, leases)
+        # the consumer starts first: its first turn is asked before the decision exists
+        consumed, decided = await asyncio.gather(b.run("consume"), a.run("decide"))
+        return decided, consumed
+
+    results = asyncio.run(both())
+
+    assert all(r.ok for r in results)
+    assert (repo / "src" / "ui" / "view.py").read_text() == "ledger.post(entry)\n"
+    assert "posted; it reaches ui" in _results(store, "api")[0].output
+    second = ui_model.calls[1].messages
+    assert any(isinstance(m, UserMessage) and decision in m.text for m in second)
+    # the decision arrived before the request that wrote the call, and only once
+    assert not any(isinstance(m, UserMessage) and "Notes from" in m.text for m in ui_model.calls[0].messages)
+    assert sum(isinstance(m, UserMessage) and decision in m.text for m in ui_model.calls[2].messages) == 1
+    notes = [e for e in store.events(RUN, kinds=["note"]) if isinstance(e, NotePosted)]
+    assert [(n.agent, n.topic, n.paths) for n in notes] == [("api", "ledger-api", ["src/ledger.py"])]
+
+
+def test_two_agents_contending_for_a_file_serialise_through_the_lease(
+    store: SQLiteEventStore, plan: Plan, repo: Path, start: Callable[..., None]
+) -> None:
+    start("api", "ui")
+    board, leases = Board(store, RUN, plan), Leases(store, RUN, plan)
+    first = ScriptedModel(
+        [
+            {
+                "tool_calls": [
+                    {"name": "edit_file", "arguments": {"path": "README.md", "old": "# ledger", "new": "# Ledger API"}}
+                ]
+            },
+            {"expect": "README.md", "tool_calls": [{"name": "finish", "arguments": {"summary": "titled"}}]},
+        ]
+    )
+    second = ScriptedModel(
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": str(repo / "README.md"), "content": "mine\n"}}
+                ]
+            },
+            {
+                "expect": "held by task `api` (Add the ledger API)",
+                "tool_calls": [
+                    {"name": "post_note", "arguments": {"topic": "readme", "text": "add a UI section", "to": ["api"]}}
+                ],
+            },
+            {"expect": "posted; it reaches api", "tool_calls": [{"name": "finish", "arguments": {"summary": "asked"}}]},
+        ]
+    )
+
+    assert asyncio.run(_agent("api", first, repo, store, board, leases).run("title")).ok
+    assert asyncio.run(_agent("ui", second, repo, store, board, leases).run("rewrite")).ok
+
+    first.assert_complete()
+    second.assert_complete()
+    assert (repo / "README.md").read_text() == "# Ledger API\n"
+    refused = _results(store, "ui")[0]
+    assert refused.is_error and "edit" in refused.output
+    assert "add a UI section" in "\n".join(board.take("api"))
+    leases.release_all("api")
+    retry = asyncio.run(
+        CoordTools(Toolbox(repo, LocalRunner()), "ui", board, leases).execute(
+            ToolCall.parse("9", "write_file", {"path": "README.md", "content": "mine\n"})
+        )
+    )
+    assert not retry.is_error and (repo / "README.md").read_text() == "mine\n"
