@@ -162,7 +162,8 @@ class _TaskRunner:
             if saved:
                 await asyncio.to_thread(worktree.restore, saved)
         else:
-            base = self.integrator.head if task.depends_on else ctx.base.commit
+            # a retry (after a failure or an ejection) starts on the integration head, where it must fit
+            base = self.integrator.head if task.depends_on or number > 1 else ctx.base.commit
             worktree = await asyncio.to_thread(ctx.repo.add_worktree, path, branch, base)
             ctx.store.append(
                 TaskStarted(
