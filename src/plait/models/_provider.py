@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import httpx2
 
-from plait.models._retry import Sleep
+from plait.models._retry import Sleep, Transient, with_retries
+from plait.models.base import RetryHook
+
+T = TypeVar("T")
 
 __all__ = ["ProviderBase"]
 
@@ -44,3 +49,18 @@ class ProviderBase:
         if self._ssl is None:
             self._ssl = httpx2.create_ssl_context()
         return self._ssl
+
+    def _classify(self, exc: Exception) -> Transient | None:
+        """Whether `exc` is worth another try (and how long to wait); each provider knows its SDK's errors."""
+        raise NotImplementedError
+
+    async def _retrying(self, once: Callable[[], Awaitable[T]], on_retry: RetryHook | None) -> T:
+        """`once()`, retried on what `_classify` calls transient, as the settings allow."""
+        return await with_retries(
+            once,
+            classify=self._classify,
+            max_retries=self._max_retries,
+            label=self._name,
+            on_retry=on_retry,
+            sleep=self._sleep,
+        )

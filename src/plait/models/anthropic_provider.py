@@ -10,7 +10,7 @@ from anthropic.types import Message, MessageParam, TextBlockParam, ToolUnionPara
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
 from plait.models._provider import ProviderBase
-from plait.models._retry import Sleep, Transient, status_transient, with_retries
+from plait.models._retry import Sleep, Transient, status_transient
 from plait.models.base import (
     AssistantMessage,
     ModelRequest,
@@ -160,14 +160,7 @@ class AnthropicModel(ProviderBase):
 
     async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
         try:
-            message = await with_retries(
-                lambda: self._once(request),
-                classify=self._classify,
-                max_retries=self._max_retries,
-                label=self._name,
-                on_retry=on_retry,
-                sleep=self._sleep,
-            )
+            message = await self._retrying(lambda: self._once(request), on_retry)
         except anthropic.APIError as exc:
             raise self._error(exc) from exc
         return from_message(message, self._name)

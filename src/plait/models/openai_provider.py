@@ -11,7 +11,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCo
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
 from plait.models._provider import ProviderBase
-from plait.models._retry import Sleep, Transient, status_transient, with_retries
+from plait.models._retry import Sleep, Transient, status_transient
 from plait.models.base import (
     AssistantMessage,
     ModelRequest,
@@ -166,14 +166,7 @@ class OpenAIModel(ProviderBase):
 
     async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
         try:
-            completion = await with_retries(
-                lambda: self._once(request),
-                classify=self._classify,
-                max_retries=self._max_retries,
-                label=self._name,
-                on_retry=on_retry,
-                sleep=self._sleep,
-            )
+            completion = await self._retrying(lambda: self._once(request), on_retry)
         except openai.APIError as exc:
             raise self._error(exc) from exc
         return from_completion(completion, self._name)
