@@ -180,3 +180,36 @@ def test_the_default_environment_is_this_process_scrubbed(tmp_path: Path, monkey
 def test_local_runner_is_a_command_runner() -> None:
     runner: CommandRunner = LocalRunner()
     assert callable(runner.run)
+
+
+def test_a_stop_request_that_lands_while_a_helper_winds_down_is_not_lost() -> None:
+    from plait.workspace.command import _reap
+
+    async def scenario() -> str:
+        winding_down, release = asyncio.Event(), asyncio.Event()
+
+        async def helper() -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                winding_down.set()
+                await release.wait()  # a helper that takes a moment to stop
+                raise
+
+        running = asyncio.ensure_future(helper())
+        await asyncio.sleep(0)
+
+        async def caller() -> str:
+            await _reap(running)
+            return "went on as if never stopped"
+
+        call = asyncio.ensure_future(caller())
+        await winding_down.wait()
+        call.cancel()  # Ctrl-C arrives while the caller waits for its helper
+        release.set()
+        try:
+            return await call
+        except asyncio.CancelledError:
+            return "stopped"
+
+    assert asyncio.run(scenario()) == "stopped"

@@ -210,10 +210,23 @@ async def _wait(proc: asyncio.subprocess.Process, seconds: float, watch: Watch |
         if stopped:
             watcher.result()  # a failing watch raises here, not as an unretrieved exception
     finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
+        await _reap(watcher)
     return ended, stopped
+
+
+async def _reap(helper: asyncio.Future[Any]) -> None:
+    """Cancel a helper task and wait for it, without swallowing a cancellation of the caller itself.
+
+    A bare `suppress(CancelledError)` around the wait would also eat a Ctrl-C that lands in that
+    moment, and the run would go on as if it had never been asked to stop.
+    """
+    helper.cancel()
+    try:
+        await helper
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise
 
 
 async def _exited_or(proc: asyncio.subprocess.Process, seconds: float, other: asyncio.Future[str]) -> bool:
@@ -222,9 +235,7 @@ async def _exited_or(proc: asyncio.subprocess.Process, seconds: float, other: as
     try:
         await asyncio.wait({waiter, other}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        waiter.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await waiter
+        await _reap(waiter)
     return proc.returncode is not None
 
 
@@ -341,9 +352,7 @@ class LocalRunner:
         finally:
             if proc.returncode is None:
                 _signal(proc.pid, _tree(proc.pid), signal.SIGKILL)
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
+            await _reap(reader)
             transport.close()
         code = proc.returncode
         return CommandResult(
