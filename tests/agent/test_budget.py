@@ -65,3 +65,39 @@ def test_an_agent_stops_before_the_call_that_would_overspend(repo: Repo, tmp_pat
     assert result.reason == "budget" and len(model.calls) == 3
     assert budget.usd == pytest.approx(0.3)
     assert [d.data["level"] for d in _decisions(store)] == ["warn", "stop"]
+
+
+def test_a_resumed_run_is_charged_what_it_paid_once_and_replays_are_not_charged_again(
+    repo: Repo, tmp_path: Path
+) -> None:
+    from plait.run.state import recharge
+
+    store = SQLiteEventStore(tmp_path / "e.db")
+    turn = {"tool_calls": [{"name": "list_files", "arguments": {}}], "usage": {"input_tokens": 1000}}
+    finish = {"tool_calls": [{"name": "finish", "arguments": {"summary": "ok"}}], "usage": {"input_tokens": 1000}}
+    prices = PriceTable({"scripted:inline": Price(input=100.0, output=100.0)})  # $0.10 a call
+
+    def agent(model: ScriptedModel, budget: Budget) -> Agent:
+        return Agent(
+            run_id="r",
+            agent_id="main",
+            model=model,
+            toolbox=Toolbox(repo.root, LocalRunner()),
+            store=store,
+            prices=prices,
+            system="s",
+            budget=budget,
+        )
+
+    first = Budget("run", Limits(), store, "r")
+    assert asyncio.run(agent(ScriptedModel([turn, turn, finish]), first.child("main", Limits())).run("t")).ok
+    assert first.usd == pytest.approx(0.3)
+
+    again = Budget("run", Limits(), store, "r")  # a new process resuming the same run
+    recharge(again, store, "r")
+    task = again.child("main", Limits())
+    recharge(again, store, "r", {"main": task})
+    assert again.usd == pytest.approx(0.3) and task.usd == pytest.approx(0.3)
+    replay = ScriptedModel([])  # every call is read back: none reaches the model, none is charged again
+    assert asyncio.run(agent(replay, task).run("t")).ok
+    assert again.usd == pytest.approx(0.3) and task.usd == pytest.approx(0.3) and replay.calls == []

@@ -52,9 +52,10 @@ class Budget:
     def child(self, scope: str, limits: Limits) -> Budget:
         return Budget(scope=scope, limits=limits, store=self.store, run_id=self.run_id, parent=self)
 
-    def charge(self, usage: Usage, usd: float) -> None:
+    def charge(self, usage: Usage, usd: float, *, up: bool = True) -> None:
+        """Add spending to this scope and, with `up`, to the scopes above it."""
         self.usage, self.usd = self.usage + usage, self.usd + usd
-        if self.parent is not None:
+        if up and self.parent is not None:
             self.parent.charge(usage, usd)
 
     def check(self) -> None:

@@ -153,8 +153,8 @@ class Agent:
             raise _Stop("model_error", str(exc)) from exc
         self.steps += 1
         self.usage, self.cost = self.usage + response.usage, self.cost + cost
-        if self.budget is not None:
-            self.budget.charge(response.usage, cost)
+        if self.budget is not None and not self.journal.last_replayed:
+            self.budget.charge(response.usage, cost)  # a call read back from the log was charged when it was paid
         self.messages.append(response.as_message())
         if not response.tool_calls:
             self.messages.append(UserMessage(text=_NO_TOOL))

@@ -34,6 +34,8 @@ class Journal:
         self.calls = 0
         self._chain = MessageChain()
         self.replayed = 0
+        self.last_replayed = False
+        """Whether the latest call was read back from the log (it was paid, and charged, before)."""
 
     async def complete(self, model: Model, request: ModelRequest) -> tuple[ModelResponse, float]:
         """Answer the agent's next call, from the log when it was answered before; returns (response, cost)."""
@@ -47,7 +49,9 @@ class Journal:
                     "the log recorded (the code or the prompt changed): start a new run instead of resuming"
                 )
             self.replayed += 1
+            self.last_replayed = True
             return recorded.response, recorded.cost_usd
+        self.last_replayed = False
         base = {"run_id": self._run_id, "agent": self._agent, "call": call, "attempt": self._attempt}
         self._store.append(ModelCallStarted(**base, req_hash=digest, model=model.name, messages=len(request.messages)))
 

@@ -25,7 +25,7 @@ from plait.reconcile.types import Resolver
 from plait.run.integrate import QueueIntegrator
 from plait.run.parallel import ParallelOutcome, RunContext, RunnerFactory, run_plan
 from plait.run.single import Base, RunOutcome, one_task_plan, record_start, run_single
-from plait.run.state import RunState
+from plait.run.state import RunState, recharge
 from plait.settings import Settings
 from plait.workspace import LocalRunner, Repo
 
@@ -65,6 +65,8 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
         return await _one_agent(o)
     limits = Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time)
     budget = Budget("run", limits, o.store, o.run_id)
+    if state is not None:
+        recharge(budget, o.store, o.run_id)
     files = tracked_files(o.repo.root)
     shared_map = repo_map(o.repo.root, files=files)
     if state is not None and state.plan is not None:

@@ -23,7 +23,7 @@ from plait.plan.model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.radar import Radar
 from plait.run.scheduler import Attempt, Scheduler, TaskResult
-from plait.run.state import RunState
+from plait.run.state import RunState, recharge
 from plait.settings import Settings
 from plait.workspace import CommandRunner, Repo, Worktree
 from plait.workspace.bootstrap import Bootstrap, port_env
@@ -140,6 +140,8 @@ class _TaskRunner:
             for t in plan.tasks
             if ctx.budget is not None
         }
+        if ctx.state is not None and ctx.budget is not None:
+            recharge(ctx.budget, ctx.store, ctx.run_id, self.budgets)  # the run's own total was charged by its caller
         self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
         self.summaries: dict[str, str] = {}
         self.radar: Radar | None = None

@@ -13,7 +13,7 @@ from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
 from plait.run.base import Base, choose_base, new_run_id
 from plait.run.parallel import DirectIntegrator, RunContext, RunnerFactory, run_plan
-from plait.run.state import RunState
+from plait.run.state import RunState, recharge
 from plait.settings import Settings
 from plait.workspace import CommandRunner, LocalRunner, Repo
 
@@ -90,6 +90,9 @@ async def run_single(
     if not started:
         record_start(store, run_id, repo, task, base, model.name, settings)
     s = settings
+    budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), store, run_id)
+    if state is not None:
+        recharge(budget, store, run_id)
     ctx = RunContext(
         repo=repo,
         settings=s.model_copy(update={"max_attempts": 1}),
@@ -99,7 +102,7 @@ async def run_single(
         base=base,
         runners=runners or (lambda path, agent, env: runner or LocalRunner()),
         prices=PriceTable(s.prices),
-        budget=Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), store, run_id),
+        budget=budget,
         system=system_prompt(),
         single=True,
         state=state,

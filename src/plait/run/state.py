@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from plait.agent.budget import Budget
 from plait.events.store import EventStore
 from plait.events.types import (
     AgentStopped,
     Committed,
     Integrated,
+    ModelCallFinished,
     PlanMade,
     RunFinished,
     RunStarted,
@@ -18,7 +20,7 @@ from plait.events.types import (
 from plait.plan.model import Plan
 from plait.run.scheduler import Attempt, TaskResult
 
-__all__ = ["RunState", "load_state"]
+__all__ = ["RunState", "load_state", "recharge"]
 
 Key = tuple[str, int]
 
@@ -104,3 +106,16 @@ def load_state(store: EventStore, run_id: str) -> RunState:
         elif isinstance(event, Integrated):
             state.integrated.update(event.tasks)
     return state
+
+
+def recharge(run: Budget, store: EventStore, run_id: str, tasks: dict[str, Budget] | None = None) -> None:
+    """Charge a resumed run's budgets with what its earlier processes paid; replayed calls are not charged again.
+
+    The run's budget gets everything; with `tasks`, each task's budget gets its own agent's share only.
+    """
+    for event in store.events(run_id, kinds=["model_response"]):
+        assert isinstance(event, ModelCallFinished)
+        if tasks is None:
+            run.charge(event.response.usage, event.cost_usd)
+        elif event.agent in tasks:
+            tasks[event.agent].charge(event.response.usage, event.cost_usd, up=False)
