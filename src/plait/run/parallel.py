@@ -144,7 +144,6 @@ class _TaskRunner:
             recharge(ctx.budget, ctx.store, ctx.run_id, self.budgets)  # the run's own total was charged by its caller
         self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
         self.summaries: dict[str, str] = {}
-        self.radar: Radar | None = None
         self.board = None if ctx.single else Board.from_log(ctx.store, ctx.run_id, plan)
         use_leases = ctx.settings.leases and not ctx.single
         self.leases = Leases.from_log(ctx.store, ctx.run_id, plan) if use_leases else None
@@ -317,7 +316,6 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
     """Run every task of `plan`, integrating each as it finishes; tasks that keep failing are dropped."""
     runner = _TaskRunner(ctx, plan, integrator)
     radar = None if ctx.single else Radar(ctx.repo, ctx.store, ctx.run_id, plan, lambda: integrator.head)
-    runner.radar = radar
     s = ctx.settings
     scheduler = Scheduler(
         {t.id: t.depends_on for t in plan.tasks},

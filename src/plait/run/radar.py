@@ -2,14 +2,14 @@
 
 Every few seconds the latest checkpoint of each running attempt is merged (git's merge, no work
 tree) with every other one and with the integration head. A conflict nobody was told of yet becomes
-a note for both agents, naming the files and the other task's intent; they read it at their next turn.
+a note on the board for both agents, naming the files and the other task's intent; the board gives it to
+them at their next turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections import defaultdict
 from collections.abc import Callable
 
 from plait.events.store import EventStore
@@ -27,17 +27,7 @@ class Radar:
         self.repo, self.store, self.run_id = repo, store, run_id
         self.titles = {t.id: t.title for t in plan.tasks}
         self.head = head
-        self.inbox: dict[str, list[str]] = defaultdict(list)
         self.told: set[tuple[str, str, tuple[str, ...]]] = set()
-
-    def notes_for(self, task_id: str) -> Callable[[], list[str]]:
-        """What the agent of `task_id` has not yet been told; each note is given once."""
-
-        def take() -> list[str]:
-            notes, self.inbox[task_id] = self.inbox[task_id], []
-            return notes
-
-        return take
 
     async def watch(self, interval: float = 5.0) -> None:
         """Scan until cancelled."""
@@ -94,7 +84,6 @@ class Radar:
         self._post(task, text, files)
 
     def _post(self, task: str, text: str, files: list[str]) -> None:
-        self.inbox[task].append(text)
         self.store.append(
             NotePosted(run_id=self.run_id, agent="radar", topic="conflict", text=text, paths=files, to=[task])
         )
