@@ -7,7 +7,10 @@ from plait.events.store import EventStore
 from plait.events.types import AgentStopped, Decision, PromptGiven, TaskStarted, ToolCalled, ToolReturned
 from plait.models.base import ToolCall
 
-__all__ = ["Recorded", "replayed"]
+__all__ = ["FINISHING", "Recorded", "replayed"]
+
+FINISHING = frozenset({"finish", "answer"})
+"""Tools whose successful call ends an agent's task (`finish`) or its turn (`answer`)."""
 
 
 class Recorded:
@@ -46,9 +49,10 @@ class Recorded:
 
 
 def replayed(recorded: ToolReturned, call: ToolCall) -> ToolOutcome:
-    """The outcome of a tool call as the log has it; `finish` is recognised by its name."""
-    finished = call.name == "finish" and not recorded.is_error
-    summary = str((call.arguments or {}).get("summary", "")) if finished else ""
+    """The outcome of a tool call as the log has it; a finishing tool is recognised by its name."""
+    finished = call.name in FINISHING and not recorded.is_error
+    args = call.arguments or {}
+    summary = str(args.get("summary", args.get("answer", ""))) if finished else ""
     return ToolOutcome(
         output=recorded.output,
         is_error=recorded.is_error and not recorded.format_error,

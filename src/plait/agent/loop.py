@@ -119,20 +119,50 @@ class Agent:
         self.usage = Usage()
         self.cost = 0.0
         self.steps = 0
+        self._turn_start = 0
         self._format_errors = 0
 
     async def run(self, task: str) -> AgentResult:
         """Work on `task` until the model finishes or a limit stops it."""
-        tools = self.toolbox.specs()
-        if not self._log.prompted:
-            names = [t.name for t in tools]
-            self._record(PromptGiven(**self._ids, system=self.system, user=task, tools=names, attempt=self.attempt))
+        self._prompt(task)
         self.messages = [UserMessage(text=task_prompt(task))]
+        try:
+            result = await self._until_finished()
+        except _Stop as stop:
+            return self._stopped(stop.reason, stop.summary)
+        return self._stopped(result.reason, result.summary)
+
+    async def turn(self, text: str) -> AgentResult:
+        """One turn of a conversation that lasts (an expert's question, a session user's message).
+
+        `text` joins everything the agent was told and did in its earlier turns; the turn ends when
+        the model calls a finishing tool (`finish`, `answer`) or a limit of the turn stops it. The step
+        limit counts per turn; the token limit over the agent's life. No `agent_stopped` is logged:
+        the agent lives on, and its owner logs what the turn produced.
+        """
+        self._prompt(text)
+        self.messages.append(UserMessage(text=text))
+        self._turn_start = self.steps
+        self._format_errors = 0
+        try:
+            return await self._until_finished()
+        except _Stop as stop:
+            return AgentResult(stop.reason, stop.summary, self.steps, self.usage, self.cost)
+
+    def _prompt(self, text: str) -> None:
+        if not self._log.prompted:
+            names = [t.name for t in self.toolbox.specs()]
+            self._record(PromptGiven(**self._ids, system=self.system, user=text, tools=names, attempt=self.attempt))
+            self._log.prompted = True
+
+    async def _until_finished(self) -> AgentResult:
         try:
             while True:
                 await self.step()
         except _Stop as stop:
-            return self._stopped(stop.reason, stop.summary)
+            if stop.reason != "finished":
+                raise
+            return AgentResult("finished", stop.summary, self.steps, self.usage, self.cost)
         except asyncio.CancelledError:
             self._stopped("interrupted", "stopped by the user")
             raise
@@ -203,7 +233,7 @@ class Agent:
             raise _Stop("format_errors", f"{self._format_errors} malformed replies in a row from the model")
 
     def _check_limits(self) -> None:
-        if self.steps >= self.limits.max_steps:
+        if self.steps - self._turn_start >= self.limits.max_steps:
             raise _Stop("step_limit", f"reached the limit of {self.limits.max_steps} model calls")
         if self.usage.total_tokens >= self.limits.max_tokens:
             raise _Stop("token_limit", f"spent {self.usage.total_tokens} tokens of {self.limits.max_tokens} allowed")

@@ -22,6 +22,9 @@ __all__ = [
     "Committed",
     "Decision",
     "Event",
+    "ExpertStarted",
+    "QuestionAnswered",
+    "QuestionAsked",
     "EventAdapter",
     "ModelCallFailed",
     "ModelCallRetried",
@@ -267,6 +270,49 @@ class NotePosted(_Event):
     """The agents it is addressed to; empty for everyone it concerns."""
 
 
+class ExpertStarted(_Event):
+    """A persistent agent (an expert on an area, an investigator, a session's helper) came into being.
+
+    `agent` is its id (`expert:<name>`); it reads `commit` (read-only) and keeps its context for the
+    whole run or session: every question it is asked joins one conversation.
+    """
+
+    kind: Literal["expert"] = "expert"
+    name: str
+    area: list[str] = []
+    """Globs of the files it owns and reads first."""
+    brief: str = ""
+    commit: str = ""
+    origin: Literal["config", "planner", "investigation", "session"] = "config"
+
+
+class QuestionAsked(_Event):
+    """A question put to an expert (`agent`); `key` makes a question asked again after a crash the same one."""
+
+    kind: Literal["question"] = "question"
+    asker: str
+    number: int
+    question: str
+    key: str = ""
+
+
+class QuestionAnswered(_Event):
+    """An expert's answer to question `number`, with what answering it cost and the reading it drew on."""
+
+    kind: Literal["answer"] = "answer"
+    asker: str
+    number: int
+    answer: str
+    is_error: bool = False
+    usage: Usage = Usage()
+    cost_usd: float = 0.0
+    read_tokens: int = 0
+    """Estimated tokens of file reading in the expert's context when it answered: what the asker would
+    otherwise have read to answer the question itself."""
+    reads: int = 0
+    """Reading tool calls the expert made while answering this one question (0: it answered from memory)."""
+
+
 Event = Annotated[
     RunStarted
     | RunFinished
@@ -288,7 +334,10 @@ Event = Annotated[
     | GateChecked
     | Integrated
     | PolicyDecided
-    | NotePosted,
+    | NotePosted
+    | ExpertStarted
+    | QuestionAsked
+    | QuestionAnswered,
     Field(discriminator="kind"),
 ]
 
