@@ -82,3 +82,29 @@ def test_a_board_rebuilt_from_the_log_keeps_every_note_and_what_was_given(store:
     again = _texts(rebuilt.take("ui"))
     assert "LedgerClosed" in again and "radar warning" in again and "signature" not in again
     assert rebuilt.take("api") == []
+
+
+def test_the_planner_tells_the_tasks_an_overlap_decision_changed(store: SQLiteEventStore) -> None:
+    from plait.plan import resolve_overlaps
+    from plait.run.orchestrate import _post_decisions
+
+    raw = Plan.model_validate(
+        {
+            "mode": "parallel",
+            "reason": "two areas",
+            "tasks": [
+                {"id": "a", "title": "A", "instructions": "a", "writes": ["src/cli.py", "src/a.py"]},
+                {"id": "b", "title": "B", "instructions": "b", "writes": ["src/cli.py", "src/b.py"]},
+                {"id": "c", "title": "C", "instructions": "c", "writes": ["src/c.py"]},
+            ],
+        }
+    )
+    plan, decisions = resolve_overlaps(raw, ["src/cli.py", "src/a.py", "src/b.py", "src/c.py"])
+    assert decisions
+    _post_decisions(store, RUN, plan, decisions)
+    board = Board(store, RUN, plan)
+    told = {t.id: _texts(board.take(t.id)) for t in plan.tasks}
+    assert told["c"] == ""
+    changed = [t for t in told.values() if "The planner changed the plan:" in t]
+    assert changed and all("src/cli.py" in t for t in changed)
+    assert all("[plan] from planner" in t for t in changed)

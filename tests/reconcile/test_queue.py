@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from gitrepo import Sandbox, sandbox
 
-from plait.events import GateChecked, Integrated, MergeStep, SQLiteEventStore
+from plait.events import GateChecked, Integrated, MergeStep, NotePosted, SQLiteEventStore
 from plait.models import ScriptedModel
 from plait.reconcile._bisect import find_culprit
 from plait.reconcile.gate import Gate, GateResult
@@ -328,3 +328,14 @@ def test_bisection_probes_at_most_log2_prefixes_and_a_right_hint_two(size: int) 
             assert found == culprit
             bound = 2 if hint == (tasks[culprit],) else math.ceil(math.log2(size)) + (2 if hint else 0)
             assert len(probes) <= bound, (size, culprit, hint, probes)
+
+
+def test_integration_is_announced_on_the_board_to_whoever_touches_its_files(
+    box: Sandbox, store: SQLiteEventStore
+) -> None:
+    base = box.start({"calc.py": CALC, "tests/test_calc.py": TESTS})
+    a = _task(box, "a", {"calc.py": CALC.replace("return a + b", "return b + a")}, base)
+    report = _integrate(_queue(box, base, store), a)
+    notes = [e for e in store.events(RUN, kinds=["note"]) if isinstance(e, NotePosted)]
+    assert [(n.agent, n.topic, n.paths) for n in notes] == [("merge-queue", "integrated", ["calc.py"])]
+    assert f"Task a is integrated (commit {report.head[:10]})" in notes[0].text and "did a" in notes[0].text

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from plait.events.store import EventStore
-from plait.events.types import Integrated, MergeStep
+from plait.events.types import Integrated, MergeStep, NotePosted
 from plait.reconcile._bisect import find_culprit
 from plait.reconcile._trees import changed_paths
 from plait.reconcile.gate import Gate, GateResult
@@ -273,6 +273,22 @@ class MergeQueue:
             report.resolutions[m.task.task_id] = list(m.outcome.resolutions) if m.outcome else []
         self.store.append(
             Integrated(run_id=self.run_id, branch=self.branch, commit=new, tasks=tasks, reason="passed the gate")
+        )
+        for m in merged:
+            self._announce(m.task, new)
+
+    def _announce(self, task: TaskBranch, commit: str) -> None:
+        """Tell the agents still at work whose files the integrated task changed, on the board."""
+        files = sorted(self._touched_by(task))
+        if not files:
+            return
+        shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+        summary = task.summary.strip().splitlines()[0][:300] if task.summary.strip() else ""
+        text = f"Task {task.task_id} is integrated (commit {commit[:10]}); it changed {shown}."
+        if summary:
+            text += f" Its summary: {summary}"
+        self.store.append(
+            NotePosted(run_id=self.run_id, agent="merge-queue", topic="integrated", text=text, paths=files)
         )
 
     def _eject(self, task: TaskBranch, report: QueueReport, ejection: Ejection) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from plait.agent.budget import Budget, Limits
 from plait.events.store import EventStore
-from plait.events.types import Decision, PlanMade, RunFinished
+from plait.events.types import Decision, NotePosted, PlanMade, RunFinished
 from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.load import load_plan
@@ -90,7 +90,20 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
         return await _one_agent(o)
     source = "file" if o.plan_file is not None else "planner"
     o.store.append(PlanMade(run_id=o.run_id, agent="planner", plan=plan.model_dump(mode="json"), source=source))
+    _post_decisions(o.store, o.run_id, plan, decisions)
     return await _parallel(o, plan, shared_map, budget, prices)
+
+
+def _post_decisions(store: EventStore, run_id: str, plan: Plan, decisions: list[OverlapDecision]) -> None:
+    """Tell the tasks an overlap decision changed, on the board, so they read it at their first turn."""
+    ids = {t.id for t in plan.tasks}
+    for d in decisions:
+        to = [t for t in d.tasks if t in ids]
+        if not to:
+            continue
+        files = f" Files: {', '.join(d.files[:8])}." if d.files else ""
+        text = f"The planner changed the plan: {d.what}, because {d.why}.{files}"
+        store.append(NotePosted(run_id=run_id, agent="planner", topic="plan", text=text, paths=list(d.files), to=to))
 
 
 async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: PriceTable) -> Plan:
