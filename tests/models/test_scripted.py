@@ -155,3 +155,20 @@ def test_conversations_answer_each_agent_by_its_own_history() -> None:
         ask("task beta", 1)
     with pytest.raises(ScriptError, match="no conversation matches"):
         ask("task gamma", 0)
+
+
+def test_a_conversation_counts_the_turns_a_compaction_summarised() -> None:
+    from plait.agent.context import SUMMARY_HEADER
+    from plait.models.base import AssistantMessage, ToolCall
+
+    turns = [{"text": f"turn {i}"} for i in range(1, 8)]
+    model = ScriptedModel(conversations=[{"match": "brief", "turns": turns}])
+    call = ToolCall(id="c", name="list_files", arguments={})
+    messages = (
+        UserMessage(text="brief"),
+        UserMessage(text=f"{SUMMARY_HEADER} (steps 1-4; tool outputs are elided):\nstep 1: ..."),
+        AssistantMessage(tool_calls=(call,)),
+        ToolResultMessage(call_id="c", name="list_files", content="a.py"),
+    )
+    response = asyncio.run(model.complete(ModelRequest(system="sys", messages=messages)))
+    assert response.text == "turn 6"

@@ -20,7 +20,8 @@ each picked by a regex searched in the request's system prompt and first user me
       - match: "Your task:.*currency"
         turns: [...]
 
-Within a conversation the turn is the number of assistant messages already in the request,
+Within a conversation the turn is the number of assistant messages already in the request
+(with those a context compaction summarised counted in),
 so the same request always gets the same answer: a resumed agent replays its history and
 picks up where it was, and parallel agents each follow their own script.
 """
@@ -38,6 +39,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from plait.agent.context import SUMMARY_HEADER
 from plait.errors import ScriptError
 from plait.models.base import (
     AssistantMessage,
@@ -94,6 +96,19 @@ def estimate_usage(request: ModelRequest, response: ModelResponse) -> Usage:
     prompt = len(request.model_dump_json())
     completion = len(response.text) + sum(len(c.name) + len(c.raw_arguments) for c in response.tool_calls)
     return Usage(input_tokens=math.ceil(prompt / 4), output_tokens=math.ceil(completion / 4))
+
+
+_SUMMARISED = re.compile(r"\(steps 1-(\d+);")
+
+
+def _turn_of(request: ModelRequest) -> int:
+    """The assistant messages of the conversation, counting those a compaction summarised away."""
+    turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
+    for message in request.messages:
+        if isinstance(message, UserMessage) and message.text.startswith(SUMMARY_HEADER):
+            found = _SUMMARISED.search(message.text.split("\n", 1)[0])
+            turn += int(found.group(1)) if found else 0
+    return turn
 
 
 def _last_result(request: ModelRequest) -> str | None:
@@ -158,7 +173,7 @@ class ScriptedModel:
         head = request.system + "\n" + first
         for i, pattern in enumerate(self._patterns):
             if pattern.search(head):
-                turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
+                turn = _turn_of(request)
                 label = f" ({self.conversations[i].name or f'conversation {i + 1}'})"
                 return label, i, self.conversations[i].turns, turn
         raise ScriptError(f"{self._name}: no conversation matches a request starting {first[:80]!r}")
