@@ -9,10 +9,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError
 
 from plait.errors import UsageError
 from plait.models.pricing import Price
+from plait.plan.model import ExpertSpec
 from plait.workspace.policy import SandboxSettings
 
 __all__ = ["LayeredSettings", "Settings", "load_settings", "user_config_path"]
@@ -31,6 +32,10 @@ class Settings(BaseModel):
     """Input plus output tokens an agent may spend before it is stopped."""
     max_output_tokens: int = Field(8192, ge=1)
     """Largest reply asked of the model in one call."""
+    context_tokens: dict[str, PositiveInt] = {}
+    """Context budget in tokens by model-name glob, such as `{"anthropic:claude-*" = 200000}`; an agent's older
+    steps are summarised when a request nears 80% of it. Checked before the built-in budgets of known model
+    families (the longest matching glob wins; 128000 for a model nothing matches)."""
     max_format_errors: int = Field(3, ge=1)
     """Consecutive malformed tool calls after which an agent fails."""
     command_timeout: float = Field(300.0, gt=0)
@@ -57,9 +62,15 @@ class Settings(BaseModel):
     """Tokens the whole run may spend; unlimited when unset."""
     run_wall_time: float | None = Field(None, gt=0)
     """Seconds the whole run may take before no further model call is made."""
-    leases: bool = False
-    """Agents must claim a file outside their write-set before editing it, and are refused one another task
-    owns or holds (experimental: off by default until the demo and the reconciliation story are reworked)."""
+    leases: bool = True
+    """Agents claim a file outside their write-set before editing it; a claim on a file another running task
+    owns or holds waits for that task to finish, then brings its integrated work into the worktree, so the
+    two edits are made one after the other instead of conflicting."""
+    lease_wait: float = Field(300.0, ge=0)
+    """Seconds a claim waits for the task holding a file before it is refused (0: refused at once)."""
+    shared_files: list[str] = ["CHANGELOG*", "CHANGES*", "NEWS*", "HISTORY*"]
+    """Files (globs) every agent may edit without a claim, at the same time: files each agent adds its own
+    entries to, such as a changelog, whose additions the merge keeps side by side."""
     radar_interval: float = Field(5.0, ge=0)
     """Seconds between trial merges of the agents' live work (0 turns the conflict radar off)."""
     worktree_include: list[str] = []
@@ -80,6 +91,9 @@ class Settings(BaseModel):
     """The command that proves a combined tree (run by bash in the integration worktree); detected when unset."""
     sandbox: SandboxSettings = SandboxSettings()
     """How agents' commands are confined: preset, OS layer, limits, extra rules (`plait sandbox`, `plait policy`)."""
+    experts: list[ExpertSpec] = []
+    """Persistent experts every parallel run keeps (`[[experts]]` with name, area, brief): each reads its area
+    once and answers the agents' questions about it for the whole run."""
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -111,6 +125,8 @@ def _show(value: object) -> str:
         return json.dumps({k: v.model_dump() if isinstance(v, BaseModel) else v for k, v in value.items()})
     if isinstance(value, BaseModel):
         return value.model_dump_json(exclude_defaults=True) or "{}"
+    if isinstance(value, list) and any(isinstance(v, BaseModel) for v in value):
+        return json.dumps([v.model_dump(exclude_defaults=True) if isinstance(v, BaseModel) else v for v in value])
     return "" if value is None else str(value)
 
 

@@ -97,3 +97,21 @@ def _uninterrupted(repo: Repo, tmp_path: Path) -> str:
     assert asyncio.run(_agent(worktree, store, _model(Counter(), None)).run("task")).ok
     worktree.commit_all("result")
     return repo.git("rev-parse", "HEAD^{tree}", cwd=worktree.path).strip()
+
+
+def test_a_note_posted_after_the_crash_waits_for_the_first_live_step(repo: Repo, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "notes.db")
+    worktree = repo.add_worktree(tmp_path / "wt-notes", "notes", repo.head())
+    calls: Counter[int] = Counter()
+    with pytest.raises(Crash):
+        asyncio.run(_agent(worktree, store, _model(calls, 3)).run("task"))
+    # the resumed process has a note for the agent before it replays steps 1-3, which were made without one
+    again = _agent(worktree, store, _model(calls, None))
+    pending = ["[integrated] from merge-queue:\nTask x is integrated."]
+    again.notes = lambda: [pending.pop()] if pending else []
+    result = asyncio.run(again.run("task"))
+    assert result.ok, result.summary
+    assert sorted(calls) == [0, 1, 2, 3, 4] and all(n == 1 for n in calls.values())  # no call answered twice
+    delivered = [e for e in store.events("r", kinds=["decision"]) if getattr(e, "topic", "") == "notes"]
+    assert [e.data["step"] for e in delivered] == [4]  # type: ignore[attr-defined]
+    worktree.remove()

@@ -83,6 +83,12 @@ def test_specs_offer_every_tool_and_read_only_offers_four(root: Path) -> None:
     read = specs[0].parameters
     assert read["required"] == ["path"]
     assert read["properties"]["start_line"]["type"] == "integer"
+    # how much one read shows, and how long a command may run, are said in the descriptions
+    told = {s.name: s.description for s in box(root, output_limit=9000, command_timeout=60).specs()}
+    assert told["read_file"].endswith(
+        "One call shows at most 9,000 characters of numbered lines (about 200 lines of typical code)."
+    )
+    assert told["run"].endswith("Commands are killed after 60 seconds at most.")
 
 
 def test_read_file_numbers_lines_and_reads_a_range(root: Path) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,7 @@ from plait.events import NotePosted, SQLiteEventStore, ToolReturned
 from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ScriptedModel, ToolCall, UserMessage
 from plait.models.base import Model
 from plait.plan.model import Plan
-from plait.workspace import LocalRunner
+from plait.workspace import LocalRunner, Repo, Worktree
 
 RUN = "r1"
 
@@ -99,7 +100,7 @@ def test_an_interface_decision_reaches_its_consumer_before_it_writes_the_call(
     assert [(n.agent, n.topic, n.paths) for n in notes] == [("api", "ledger-api", ["src/ledger.py"])]
 
 
-def test_two_agents_contending_for_a_file_serialise_through_the_lease(
+def test_a_claim_that_may_not_wait_is_refused_naming_the_holder_who_is_asked_by_note(
     store: SQLiteEventStore, plan: Plan, repo: Path, start: Callable[..., None]
 ) -> None:
     start("api", "ui")
@@ -118,7 +119,7 @@ def test_two_agents_contending_for_a_file_serialise_through_the_lease(
         [
             {
                 "tool_calls": [
-                    {"name": "write_file", "arguments": {"path": str(repo / "README.md"), "content": "mine\n"}}
+                    {"name": "claim", "arguments": {"path": str(repo / "README.md"), "why": "rewrite", "wait": False}}
                 ]
             },
             {
@@ -138,7 +139,7 @@ def test_two_agents_contending_for_a_file_serialise_through_the_lease(
     second.assert_complete()
     assert (repo / "README.md").read_text() == "# Ledger API\n"
     refused = _results(store, "ui")[0]
-    assert refused.is_error and "edit" in refused.output
+    assert refused.is_error and "refused: README.md is held by task `api`" in refused.output
     assert "add a UI section" in "\n".join(board.take("api"))
     leases.release_all("api")
     retry = asyncio.run(
@@ -147,3 +148,34 @@ def test_two_agents_contending_for_a_file_serialise_through_the_lease(
         )
     )
     assert not retry.is_error and (repo / "README.md").read_text() == "mine\n"
+
+
+def test_files_a_command_changed_that_another_running_task_holds_are_put_back(
+    store: SQLiteEventStore, plan: Plan, repo: Path, start: Callable[..., None]
+) -> None:
+    (repo / "src" / "api").mkdir()
+    (repo / "src" / "api" / "ledger.py").write_text("def post(entry): ...\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "api"], cwd=repo, check=True)
+    start("api", "ui")
+    git = Repo.discover(repo)
+    worktree = Worktree(path=repo, branch="main", base=git.head(), repo=git)
+    leases = Leases(store, RUN, plan)
+    tools = CoordTools(Toolbox(repo, LocalRunner()), "ui", Board(store, RUN, plan), leases, worktree=worktree)
+    command = (
+        "mkdir -p src/ui src/api/new && echo 'view' > src/ui/view.py && echo 'changed' > src/api/ledger.py"
+        " && echo 'made' > src/api/new/mod.py && echo '# mine' >> README.md && echo 'exit code of mine'"
+    )
+
+    outcome = asyncio.run(tools.execute(ToolCall.parse("1", "run", {"command": command})))
+
+    assert outcome.output.startswith("exit code 0") and not outcome.is_error
+    assert "plait put back these files" in outcome.output
+    assert "- src/api/ledger.py: held by task `api` (Add the ledger API)" in outcome.output
+    assert "- src/api/new/mod.py: held by task `api`" in outcome.output
+    assert (repo / "src" / "api" / "ledger.py").read_text() == "def post(entry): ...\n"
+    assert not (repo / "src" / "api" / "new" / "mod.py").exists()
+    # its own file and a file nobody holds (now claimed for it) keep the command's changes
+    assert (repo / "src" / "ui" / "view.py").read_text() == "view\n"
+    assert (repo / "README.md").read_text() == "# ledger\n# mine\n"
+    assert leases.holders()["README.md"].task == "ui" and "README.md" not in outcome.output

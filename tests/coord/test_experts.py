@@ -125,3 +125,25 @@ class _Nothing:
 
     async def execute(self, call: ToolCall) -> ToolOutcome:
         raise AssertionError(f"unexpected call {call.name}")
+
+
+def test_an_answer_may_give_its_references_and_what_it_did_not_check(tmp_path: Path, checkout: Path) -> None:
+    given = {"answer": "three retries", "references": ["src/db.py:2", " "], "not_checked": "the caller's timeout"}
+    model = ScriptedModel(
+        conversations=[{"match": "You are `db`", "turns": [{"tool_calls": [{"name": "answer", "arguments": given}]}]}]
+    )
+    store = SQLiteEventStore(tmp_path / "events.db")
+    spec = ExpertSpec(name="db", area=["src/db.py"])
+    expert = Expert(spec, run_id=RUN, store=store, model=model, prices=PriceTable(), root=checkout, origin="session")
+
+    answer = asyncio.run(expert.ask("lead", "How many retries?"))
+    assert answer.references == ("src/db.py:2",) and answer.not_checked == "the caller's timeout"
+    assert "three retries\nReferences: src/db.py:2\nNot checked: the caller's timeout" in answer.render()
+    logged = [e for e in store.events(RUN, kinds=["answer"]) if isinstance(e, QuestionAnswered)]
+    assert logged[0].references == ["src/db.py:2"] and logged[0].not_checked == "the caller's timeout"
+    # a helper is told who asks it; the fields are optional for any expert but an investigator
+    system = model.calls[0].system
+    assert "The lead of a user's session asks you questions" in system and "coding agents" not in system
+    schema = next(t for t in model.calls[0].tools if t.name == "answer").parameters
+    assert schema["required"] == ["answer"] and "references" in schema["properties"]
+    store.close()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from plait.coord import Claim, Leases, Refusal
@@ -119,3 +120,153 @@ def test_leases_rebuilt_from_the_log_hold_the_same_claims(
     }
     refused = rebuilt.claim("docs", "README.md", "docs too")
     assert isinstance(refused, Refusal) and refused.holder == "api" and "docs" in refused.why
+
+
+def _waiting(leases: Leases, task: str) -> Callable[[], bool]:
+    return lambda: task in leases.waits()
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Yield to the event loop until `condition` holds (a wait is registered, a task is done...)."""
+    for _ in range(10_000):
+        if condition():
+            return
+        await asyncio.sleep(0.001)
+    raise AssertionError("the condition never held")
+
+
+def test_a_claim_waits_for_the_running_owner_and_is_granted_when_its_attempt_ends(
+    store: SQLiteEventStore, plan: Plan
+) -> None:
+    leases = Leases(store, RUN, plan, tracked=True)
+    leases.start("api")
+    leases.start("ui")
+
+    async def scenario() -> Claim | Refusal:
+        waiter = asyncio.create_task(leases.acquire("ui", "src/api/ledger.py", "call the new API"))
+        await _until(_waiting(leases, "ui"))
+        assert not waiter.done() and leases.waits() == {"ui": ("api", "src/api/ledger.py")}
+        leases.release_all("api")  # the api task's attempt ended
+        return await waiter
+
+    granted = asyncio.run(scenario())
+
+    assert isinstance(granted, Claim) and granted.after == ("api",) and not granted.own
+    assert "after task `api` finished" in granted.message
+    assert leases.waits() == {}
+    assert _lease_log(store) == [
+        ("wait", "src/api/ledger.py", "ui", "api"),
+        ("claim", "src/api/ledger.py", "ui", "ui"),
+    ]
+
+
+def test_releasing_a_claim_wakes_the_task_waiting_for_it(
+    store: SQLiteEventStore, plan: Plan, start: Callable[..., None]
+) -> None:
+    start("api", "ui")
+    leases = Leases(store, RUN, plan, poll=60)  # only the release can wake the waiter in time
+
+    async def scenario() -> Claim | Refusal:
+        assert isinstance(leases.claim("api", "README.md", "document the API"), Claim)
+        waiter = asyncio.create_task(leases.acquire("ui", "README.md", "add a screenshot"))
+        await _until(_waiting(leases, "ui"))
+        assert leases.release_all("api") == ["README.md"]
+        return await asyncio.wait_for(waiter, 10)
+
+    granted = asyncio.run(scenario())
+
+    assert isinstance(granted, Claim) and granted.after == ("api",)
+    assert leases.holders()["README.md"].task == "ui"
+
+
+def test_a_wait_that_lasts_too_long_is_refused_naming_the_holder(
+    store: SQLiteEventStore, plan: Plan, start: Callable[..., None]
+) -> None:
+    start("api", "ui")
+    leases = Leases(store, RUN, plan, wait=0.05, poll=0.01)
+    leases.claim("api", "README.md", "document the API")
+
+    refused = asyncio.run(leases.acquire("ui", "README.md", "add a screenshot"))
+
+    assert isinstance(refused, Refusal) and refused.holder == "api" and refused.waited == 0.05
+    assert refused.message.startswith("refused after waiting") and "README.md is held by task `api`" in refused.message
+    assert "post_note" in refused.message
+    assert _lease_log(store)[-2:] == [("wait", "README.md", "ui", "api"), ("refuse", "README.md", "ui", "api")]
+    assert leases.waits() == {}
+
+
+def test_a_wait_that_would_close_a_cycle_is_refused_at_once_and_logged(store: SQLiteEventStore, plan: Plan) -> None:
+    leases = Leases(store, RUN, plan, tracked=True)
+    for task in ("api", "ui", "docs"):
+        leases.start(task)
+
+    async def scenario() -> tuple[Claim | Refusal, Claim | Refusal]:
+        ui_waits = asyncio.create_task(leases.acquire("ui", "src/api/ledger.py", "call the API"))
+        await _until(_waiting(leases, "ui"))
+        docs_waits = asyncio.create_task(leases.acquire("docs", "src/ui/view.py", "link the docs"))
+        await _until(_waiting(leases, "docs"))
+        # api -> docs would close api -> docs -> ui -> api
+        closing = await asyncio.wait_for(leases.acquire("api", "docs/index.md", "document the API"), 10)
+        leases.release_all("api")
+        ui_claim = await asyncio.wait_for(ui_waits, 10)
+        assert not docs_waits.done()  # docs still waits for ui, which is at work
+        docs_waits.cancel()
+        return closing, ui_claim
+
+    closing, ui_claim = asyncio.run(scenario())
+
+    assert isinstance(closing, Refusal) and closing.holder == "docs"
+    assert closing.cycle == ("api", "docs", "ui", "api")
+    assert "`docs` waits for `ui` (src/ui/view.py), `ui` waits for you (src/api/ledger.py)" in closing.message
+    assert "deadlock" in closing.message and "work around it" in closing.message
+    decisions = [e for e in store.events(RUN, kinds=["decision"]) if isinstance(e, Decision)]
+    cycles = [e for e in decisions if e.data["action"] == "cycle"]
+    assert [(e.agent, e.data["cycle"]) for e in cycles] == [("api", ["api", "docs", "ui", "api"])]
+    # the waits that did not close the cycle go on: ui gets api's file once api is done
+    assert isinstance(ui_claim, Claim) and ui_claim.after == ("api",)
+    assert leases.waits() == {}
+
+
+def test_shared_files_need_no_claim(store: SQLiteEventStore, plan: Plan, start: Callable[..., None]) -> None:
+    start("api", "ui")
+    leases = Leases(store, RUN, plan, shared=["CHANGELOG*"])
+    first, second = leases.claim("api", "CHANGELOG.md", "a line"), leases.claim("ui", "./CHANGELOG.md", "a line")
+    assert isinstance(first, Claim) and first.shared and isinstance(second, Claim) and second.shared
+    assert "shared" in first.message and not leases.needs_claim("ui", "CHANGELOG.md")
+    assert leases.needs_claim("ui", "README.md") and not leases.needs_claim("ui", "src/ui/view.py")
+    assert _lease_log(store) == [] and leases.holders() == {}
+
+
+def test_a_tracked_task_holds_its_write_set_only_while_the_run_says_it_is_at_work(
+    store: SQLiteEventStore, plan: Plan, start: Callable[..., None]
+) -> None:
+    start("api")  # in the log, but a resumed run has not started it again yet
+    leases = Leases(store, RUN, plan, tracked=True)
+    assert not leases.running("api")
+    assert isinstance(leases.claim("ui", "src/api/ledger.py", "a fix"), Claim)
+    leases.release_all("ui")
+    leases.start("api")
+    assert leases.running("api") and isinstance(leases.claim("ui", "src/api/ledger.py", "a fix"), Refusal)
+
+
+def test_a_claim_granted_after_a_wait_is_rebuilt_from_the_log_and_waits_are_not(
+    store: SQLiteEventStore, plan: Plan
+) -> None:
+    leases = Leases(store, RUN, plan, tracked=True)
+    leases.start("api")
+    leases.start("ui")
+
+    async def scenario() -> None:
+        waiter = asyncio.create_task(leases.acquire("ui", "README.md", "screenshot"))
+        await asyncio.sleep(0)
+        assert isinstance(await waiter, Claim)  # nobody held it
+        leases.claim("ui", "config/app.toml", "a setting")
+        api_waits = asyncio.create_task(leases.acquire("api", "README.md", "docs"))
+        await _until(_waiting(leases, "api"))
+        api_waits.cancel()
+
+    asyncio.run(scenario())
+    rebuilt = Leases.from_log(store, RUN, plan, tracked=True)
+
+    assert set(rebuilt.holders()) == {"README.md", "config/app.toml"} and rebuilt.waits() == {}
+    assert {c.task for c in rebuilt.holders().values()} == {"ui"}

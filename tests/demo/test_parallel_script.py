@@ -1,11 +1,13 @@
 """The parallel demo's task, script and bundled project must agree.
 
-Without the orchestrator, but with plait's own parts: the planner agent plays the script's planner
-conversation on a copy of the bundled project; then every task's agent plays its conversation with the
-real tools, each in its own git worktree, all at once on one scripted model (so every `expect` and every
-`old` of an edit is checked against what the tools really return). The branches are then merged in plan
-order by the model-free merge ladder and the project's tests run on the result: git's line merge must
-conflict on exactly one file, and the structured (entity-level) merge must resolve it.
+The whole demo runs in this process as `plait demo` runs it: the planner plays the script's planner
+conversation on a copy of the bundled project, then every task's agent plays its conversation with the
+real tools, each in its own git worktree, all at once on one strict scripted model (so every `expect` and
+every `old` of an edit is checked against what the tools really return), under leases, with the merge
+queue and its gate (the project's tests) but no model to resolve conflicts. Its story must hold:
+csv-export claims percent-split's tally/money.py, waits for it, gets its integrated work and edits on
+top of it (no conflict there); storage-errors and remove-expense both add a line to the shared
+CHANGELOG.md, which the merge ladder reconciles.
 """
 
 from __future__ import annotations
@@ -24,30 +26,32 @@ import pytest
 import yaml
 
 import plait
-from plait.agent.loop import Agent, AgentResult
 from plait.agent.prompts import shared_prefix, task_brief, task_prompt
-from plait.agent.tools import Toolbox
+from plait.demo import prepare_demo
+from plait.events import Committed, Decision, MergeStep
 from plait.events.store import SQLiteEventStore
-from plait.models.base import UserMessage
-from plait.models.pricing import PriceTable
 from plait.models.scripted import ScriptedModel
-from plait.plan import Plan, make_plan, parse_plan, repo_map, resolve_overlaps, tracked_files
-from plait.reconcile.ladder import merge_commits_sync
-from plait.run.parallel import plan_overview
-from plait.workspace import LocalRunner, Repo
+from plait.plan import Plan, parse_plan, resolve_overlaps, tracked_files
+from plait.run.orchestrate import Orchestration, orchestrate
+from plait.run.parallel import ParallelOutcome, plan_overview
+from plait.run.single import Base
+from plait.settings import Settings
+from plait.workspace import LocalRunner
 
 DEMO = Path(plait.__file__).parent / "demo"
 REPO = DEMO / "repo"
 SCRIPT = DEMO / "parallel.yaml"
 TASK = DEMO / "parallel_task.txt"
 PLANNER = "planner"
-SHARED = "tally/money.py"
-"""The one file two tasks change: both append a function at its end."""
+CLAIMED = "tally/money.py"
+"""In percent-split's write-set; csv-export claims it, waits, and adds a function on top of percent-split's."""
 OUTSIDER = "csv-export"
-"""The task that writes SHARED without having it in its write-set."""
+CHANGELOG = "CHANGELOG.md"
+"""Shared by every task: storage-errors and remove-expense each add a line to it at the same time."""
+NOTERS = ("storage-errors", "remove-expense")
 
 _PLANNER_TOOLS = {"read_file", "list_files", "search", "submit_plan"}
-_WORKER_TOOLS = {"read_file", "list_files", "search", "edit_file", "write_file", "run", "finish"}
+_WORKER_TOOLS = {"read_file", "list_files", "search", "edit_file", "write_file", "run", "claim", "post_note", "finish"}
 _SKIPPED = ("__pycache__", ".pytest_cache", "*.pyc")
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "demo",
@@ -88,16 +92,6 @@ def _plan() -> Plan:
     plan, problems = parse_plan(_scripted_plan())
     assert plan is not None, problems
     return plan
-
-
-def _model() -> ScriptedModel:
-    """The script without its delays: these tests check what happens, not when."""
-    model = ScriptedModel.from_file(SCRIPT)
-    model.conversations = [
-        c.model_copy(update={"turns": [t.model_copy(update={"delay": 0.0}) for t in c.turns]})
-        for c in model.conversations
-    ]
-    return model
 
 
 def _routes(model: ScriptedModel, system: str, first: str) -> list[str]:
@@ -162,112 +156,68 @@ def test_each_first_message_picks_its_own_conversation() -> None:
     assert _routes(model, system, "") == []
 
 
-def _merge_file(tmp_path: Path, base: str, ours: str, theirs: str) -> int:
-    """The number of conflicts `git merge-file` finds merging `theirs` into `ours`."""
-    paths = []
-    for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
-        path = tmp_path / f"merge-file.{name}"
-        path.write_text(text)
-        paths.append(str(path))
-    done = subprocess.run(["git", "merge-file", "-p", *paths], capture_output=True, text=True)
-    assert done.returncode < 128 and not done.stderr, done.stderr  # git exits with -1 (255) on an error
-    return done.returncode
-
-
-def _integrate(repo: Repo, base: str, branches: list[str]) -> tuple[str, dict[str, list[tuple[str, str]]]]:
-    """Merge `branches` one by one onto `base` with the model-free ladder: the head, and the rungs each needed."""
-    head = base
-    rungs: dict[str, list[tuple[str, str]]] = {}
-    for branch in branches:
-        outcome = merge_commits_sync(repo, head, branch, message=f"merge {branch}")
-        assert outcome.commit, f"{branch}: {outcome.detail}"
-        rungs[branch] = [(r.path, r.rung) for r in outcome.resolutions]
-        head = outcome.commit
-    return head, rungs
-
-
-async def _run_tasks(
-    model: ScriptedModel, plan: Plan, system: str, trees: dict[str, Path], store: SQLiteEventStore
-) -> dict[str, AgentResult]:
-    """Every task's agent at once, each in its worktree, as the parallel run starts them."""
-
-    async def one(task_id: str) -> AgentResult:
-        task = plan.task(task_id)
-        agent = Agent(
-            run_id="demo",
-            agent_id=task.id,
-            model=model,
-            toolbox=Toolbox(trees[task.id], LocalRunner(env=_env()), command_timeout=120),
-            store=store,
-            prices=PriceTable(),
-            system=system,
-        )
-        return await agent.run(task_brief(task.id, task.title, task.instructions, task.writes))
-
-    async with asyncio.TaskGroup() as group:
-        running = {t.id: group.create_task(one(t.id)) for t in plan.tasks}
-    return {task_id: job.result() for task_id, job in running.items()}
-
-
-def test_the_script_plays_and_its_branches_merge(project: Path, tmp_path: Path) -> None:
-    model = _model()
-    store = SQLiteEventStore(tmp_path / "events.db")
-    plan = asyncio.run(
-        make_plan(
-            TASK.read_text(),
-            repo_root=project,
-            model=model,
-            store=store,
-            run_id="demo",
-            prices=PriceTable(),
-            runner=LocalRunner(env=_env()),
-        )
+def _run_demo(where: Path, store: SQLiteEventStore) -> tuple[ParallelOutcome, ScriptedModel, str]:
+    """The parallel demo, prepared as `plait demo --fast` prepares it, run to its end in this process."""
+    repo, task, model = prepare_demo(where, fast=True, parallel=True)
+    base = Base(repo.head(), "main")
+    work = Orchestration(
+        repo=repo,
+        task=task,
+        settings=Settings(),
+        model=model,
+        store=store,
+        base=base,
+        run_id="demo",
+        runners=lambda path, agent, env: LocalRunner(env={**_env(), **env}),
+        use_llm_resolver=False,
     )
-    assert plan == _plan()
+    outcome = asyncio.run(orchestrate(work))
+    assert isinstance(outcome, ParallelOutcome)
+    return outcome, model, base.commit
 
-    trees = {t.id: tmp_path / "worktrees" / t.id for t in plan.tasks}
-    for task in plan.tasks:
-        _git(project, "worktree", "add", "-q", "-b", f"task/{task.id}", str(trees[task.id]), "main")
-    system = shared_prefix(repo_map(project), plan_overview(plan))
-    results = asyncio.run(_run_tasks(model, plan, system, trees, store))
-    for task_id, result in results.items():
-        # A drifted `expect` (a failing test run included) stops the agent with the script's error as summary.
-        assert result.reason == "finished", f"{task_id}: {result.summary}"
+
+def test_the_demo_serialises_one_file_and_reconciles_another(tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "events.db")
+    outcome, model, base = _run_demo(tmp_path / "tally", store)
+    root = tmp_path / "tally"
+    # A drifted `expect` (a failing test run included) stops its agent with the script's error as the reason.
+    assert outcome.status == "done", outcome.results
+    assert {t: r.status for t, r in outcome.results.items()} == {t.id: "done" for t in _plan().tasks}
     model.assert_complete()
 
-    firsts = {(r.system, next(m.text for m in r.messages if isinstance(m, UserMessage))) for r in model.calls}
-    routed = sorted(name for system_text, first in firsts for name in _routes(model, system_text, first))
-    assert routed == sorted([PLANNER, *results]), "each agent's first message must pick exactly its conversation"
+    # Each task wrote its own files, and outside them only the claimed file and the shared changelog.
+    plan = _plan()
+    own = {c.agent: set(c.files) for c in store.events("demo", kinds=["commit"]) if isinstance(c, Committed)}
+    outside = {(t.id, p) for t in plan.tasks for p in own[t.id] if p not in t.writes}
+    assert outside == {(OUTSIDER, CLAIMED), *((t, CHANGELOG) for t in NOTERS)}
 
-    for task in plan.tasks:
-        _git(trees[task.id], "add", "-A")
-        _git(trees[task.id], "-c", "commit.gpgsign=false", "commit", "-q", "-m", task.title)
-    changed = {t.id: set(_git(project, "diff", "--name-only", "main", f"task/{t.id}").split()) for t in plan.tasks}
-    outside = {(t.id, path) for t in plan.tasks for path in changed[t.id] if path not in t.writes}
-    assert outside == {(OUTSIDER, SHARED)}
-    shared = {(a, b): changed[a] & changed[b] for a, b in combinations(changed, 2) if changed[a] & changed[b]}
-    assert list(shared.values()) == [{SHARED}], shared
-    [(first, second)] = shared
+    # csv-export waited for percent-split, took its integrated work, and built on it.
+    leases = [e.data for e in store.events("demo", agent=OUTSIDER, kinds=["decision"]) if isinstance(e, Decision)]
+    leases = [d for d in leases if d.get("path") == CLAIMED]
+    assert [(d["action"], d["holder"]) for d in leases[:3]] == [
+        ("wait", "percent-split"),
+        ("claim", OUTSIDER),
+        ("update", OUTSIDER),
+    ]
+    assert leases[1]["after"] == ["percent-split"] and leases[2]["conflicts"] == []
+    final = _git(root, "rev-parse", f"plait/demo/{OUTSIDER}").strip()
+    _git(root, "merge-base", "--is-ancestor", leases[2]["head"], final)  # the merged head is in its history
 
-    # git's line merge conflicts on the shared file, whichever branch comes first ...
-    base = (REPO / SHARED).read_text()
-    sides = [_git(project, "show", f"task/{task_id}:{SHARED}") for task_id in (first, second)]
-    assert _merge_file(tmp_path, base, sides[0], sides[1]) > 0
-    assert _merge_file(tmp_path, base, sides[1], sides[0]) > 0
+    # At integration nothing conflicted on the claimed file; the changelog's two lines were reconciled.
+    steps = [e for e in store.events("demo", kinds=["merge"]) if isinstance(e, MergeStep)]
+    assert not [s for s in steps if CLAIMED in s.files]
+    assert [(s.rung, s.outcome, s.files) for s in steps if s.outcome in ("conflict", "resolved")] == [
+        ("git", "conflict", [CHANGELOG]),
+        ("deterministic", "resolved", [CHANGELOG]),
+    ]
 
-    # ... and the merge ladder without a model takes every branch in, in either order: the branch that comes
-    # second of the two needs the structured merge, and the project's tests pass on the result.
-    repo, base_commit = Repo.discover(project), _git(project, "rev-parse", "main").strip()
-    order = [f"task/{t.id}" for t in plan.tasks]
-    for branches in (order, order[::-1]):
-        head, rungs = _integrate(repo, base_commit, branches)
-        later = next(b for b in reversed(branches) if b in (f"task/{first}", f"task/{second}"))
-        assert rungs == {b: [(SHARED, "structured")] if b == later else [] for b in branches}
-        merged = tmp_path / f"integrated-{branches[0].removeprefix('task/')}-first"
-        _git(project, "worktree", "add", "-q", "--detach", str(merged), head)
-        assert all((merged / path).is_file() for paths in changed.values() for path in paths)
-        money = (merged / SHARED).read_text()
-        assert "def format_plain(" in money and "def parse_percent(" in money
-        done = _pytest(merged)
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert " passed" in done.stdout and "failed" not in done.stdout
+    merged = tmp_path / "integrated"
+    _git(root, "worktree", "add", "-q", "--detach", str(merged), outcome.commit)
+    money, changelog = (merged / CLAIMED).read_text(), (merged / CHANGELOG).read_text()
+    assert "def format_plain(" in money and "def parse_percent(" in money
+    assert money.index("def format_plain(") < money.index("def parse_percent(")  # placed among the older helpers
+    assert "expense 2 has no" in changelog and "remove_expense" in changelog
+    assert _git(root, "diff", "--stat", base, outcome.commit, "--", "tally/split.py").strip()
+    done = _pytest(merged)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " passed" in done.stdout and "failed" not in done.stdout

@@ -114,3 +114,33 @@ def test_a_tiny_budget_still_gives_a_summary(tmp_path: Path) -> None:
     text = repo_map(root, budget=600)
     assert len(text) <= 700
     assert "Not listed above" in text and "more directories" in text
+
+
+def _module(name: str, n: int) -> str:
+    return "".join(f"def {name}_{i}(request: Request, *, timeout: float = 5.0) -> Response: ...\n" for i in range(n))
+
+
+def test_the_definitions_go_to_the_projects_own_source_not_to_examples_tests_or_binary_files(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        "src/pkg/__init__.py": "from pkg.app import app_0\nfrom pkg.ctx import ctx_0\n",
+        **{f"src/pkg/{name}.py": _module(name, 12) for name in ("app", "ctx", "sessions", "config", "cli")},
+        "examples/tutorial/db.py": "from pkg import app\n\n\ndef get_db(): ...\n\n\ndef init_db(): ...\n",
+        "tests/test_app.py": "from pkg import app, ctx, sessions\n\n\ndef test_a(): ...\n",
+        "docs/shot.png": b"\x89PNG\r\n\x1a\n" + bytes(5000),
+        "docs/logo.png": b"\x89PNG\r\n\x1a\n" + bytes(3000),
+        "uv.lock": "version = 1\n" * 3000,
+        "README.md": "# pkg\n",
+    }
+    root = make_repo(tmp_path / "flaskish", files)
+    text = repo_map(root, budget=2600)
+
+    assert len(text) <= 2600
+    assert "the most central source files show their top-level definitions" in text.splitlines()[0]
+    for name in ("app", "ctx", "sessions", "config", "cli"):  # each module of the package shows its first ones
+        assert f"src/pkg/{name}.py (" in text and f"  def {name}_0(request: Request" in text, name
+    # the package's definitions are cut, so the example's get none
+    assert "more definitions" in text and "examples/tutorial/db.py (" in text and "get_db" not in text
+    # binary and lock files take no lines of their own: they are counted with the files not listed
+    assert ".png (" not in text and "uv.lock (" not in text
+    assert "  ./ 1 file (" in text and "  docs/ 2 files (" in text
+    assert repo_map(root, budget=2600) == text

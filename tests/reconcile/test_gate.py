@@ -12,7 +12,7 @@ from gitrepo import Sandbox, sandbox
 
 from plait.events import GateChecked, SQLiteEventStore
 from plait.reconcile.gate import Gate, GateResult
-from plait.reconcile.verify import detect_verify_command
+from plait.reconcile.verify import IntegrationWorktree, detect_verify_command
 
 CALC = "def add(a, b):\n    return a + b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -183,3 +183,15 @@ def test_a_verify_command_that_fails_at_the_base_too_is_not_held_against_a_commi
     assert result.passed and result.output.startswith("not held against it: the verify command fails at the base")
     events = [e for e in store.events("r1", kinds=["gate"]) if isinstance(e, GateChecked) and e.stage == "verify"]
     assert [(e.commit, e.passed) for e in events] == [(base, False), (change, True)]
+
+
+def test_a_worktree_reused_after_a_kill_is_not_stuck_on_its_index_lock(box: Sandbox, tmp_path: Path) -> None:
+    first = box.start({"a.txt": "1\n"})
+    second = box.branch("next", {"a.txt": "2\n"}, parent=first)
+    assert box.repo is not None
+    path = tmp_path / "integration"
+    IntegrationWorktree(box.repo, path).checkout(first)
+    gitdir = Path((path / ".git").read_text().split(":", 1)[1].strip())
+    (gitdir / "index.lock").write_text("")  # a process killed in the middle of a checkout
+    again = IntegrationWorktree(box.repo, path)  # the resumed process
+    assert (again.checkout(second) / "a.txt").read_text() == "2\n"

@@ -21,6 +21,8 @@ class Recorded:
         self.called: set[tuple[int, str]] = set()
         """Tool calls logged as started: one in flight at a crash runs again, but is not logged again."""
         self.notes: dict[int, list[str]] = {}
+        self.compactions: set[int] = set()
+        """Steps before which the conversation was compacted (and the compaction logged)."""
         self.prompted = False
         self.stopped = False
         current = 1
@@ -41,6 +43,8 @@ class Recorded:
                 self.results[(event.step, event.call_id)] = event
             elif isinstance(event, Decision) and event.topic == "notes" and event.data.get("attempt") == attempt:
                 self.notes[int(event.data["step"])] = list(event.data["notes"])
+            elif isinstance(event, Decision) and event.topic == "context" and event.data.get("attempt") == attempt:
+                self.compactions.add(int(event.data["step"]))
 
     @property
     def last_checkpoint(self) -> str:

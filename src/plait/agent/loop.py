@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from plait.agent._replay import Recorded, replayed
 from plait.agent.budget import BudgetExceeded
+from plait.agent.context import NOTES_HEADER, Compactor, ContextBudget
 from plait.agent.prompts import task_prompt
 from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
@@ -32,7 +33,7 @@ __all__ = ["Agent", "AgentLimits", "AgentResult", "NoteSource", "ToolSet"]
 Checkpoint = Callable[[], Awaitable[str | None]]
 """Saves the worktree when its files changed; returns the checkpoint commit, or None when nothing changed."""
 
-_CHANGES_FILES = frozenset({"edit_file", "write_file", "run"})
+_CHANGES_FILES = frozenset({"edit_file", "write_file", "run", "claim"})  # a claim may merge integrated work in
 
 NoteSource = Callable[[], Sequence[str]]
 """Returns notes (from other agents, the planner, the merge queue) new since the last call."""
@@ -103,6 +104,7 @@ class Agent:
         budget: Spending | None = None,
         attempt: int = 1,
         checkpoint: Checkpoint | None = None,
+        context: ContextBudget | None = None,
     ) -> None:
         self.run_id, self.agent_id = run_id, agent_id
         self._ids = {"run_id": run_id, "agent": agent_id}
@@ -113,6 +115,8 @@ class Agent:
         self.budget = budget
         self.attempt = attempt
         self.checkpoint = checkpoint
+        self.compactor = Compactor(context) if context is not None else None
+        """Summarises older steps when a request nears the model's context budget; None keeps every message."""
         self.journal = Journal(store, run_id, agent_id, prices, attempt)
         self._log = Recorded(store, run_id, agent_id, attempt)
         self.messages: list[Message] = []
@@ -120,6 +124,8 @@ class Agent:
         self.cost = 0.0
         self.steps = 0
         self._turn_start = 0
+        self._turn_tokens = 0
+        """Where the current turn started: the step and token limits count per turn of a lasting conversation."""
         self._format_errors = 0
 
     async def run(self, task: str) -> AgentResult:
@@ -137,12 +143,12 @@ class Agent:
 
         `text` joins everything the agent was told and did in its earlier turns; the turn ends when
         the model calls a finishing tool (`finish`, `answer`) or a limit of the turn stops it. The step
-        limit counts per turn; the token limit over the agent's life. No `agent_stopped` is logged:
+        and token limits count per turn (budgets still count everything). No `agent_stopped` is logged:
         the agent lives on, and its owner logs what the turn produced.
         """
         self._prompt(text)
         self.messages.append(UserMessage(text=text))
-        self._turn_start = self.steps
+        self._turn_start, self._turn_tokens = self.steps, self.usage.total_tokens
         self._format_errors = 0
         try:
             return await self._until_finished()
@@ -171,6 +177,7 @@ class Agent:
         """One model call and the tool calls it asks for."""
         self._check_limits()
         self._take_notes()
+        self._compact()
         request = ModelRequest(
             system=self.system,
             messages=tuple(self.messages),
@@ -182,6 +189,8 @@ class Agent:
         except ModelError as exc:
             raise _Stop("model_error", str(exc)) from exc
         self.steps += 1
+        if self.compactor is not None:
+            self.compactor.measured(request.messages, response.usage.input_tokens)
         self.usage, self.cost = self.usage + response.usage, self.cost + cost
         if self.budget is not None and not self.journal.last_replayed:
             self.budget.charge(response.usage, cost)  # a call read back from the log was charged when it was paid
@@ -235,8 +244,9 @@ class Agent:
     def _check_limits(self) -> None:
         if self.steps - self._turn_start >= self.limits.max_steps:
             raise _Stop("step_limit", f"reached the limit of {self.limits.max_steps} model calls")
-        if self.usage.total_tokens >= self.limits.max_tokens:
-            raise _Stop("token_limit", f"spent {self.usage.total_tokens} tokens of {self.limits.max_tokens} allowed")
+        spent = self.usage.total_tokens - self._turn_tokens
+        if spent >= self.limits.max_tokens:
+            raise _Stop("token_limit", f"spent {spent} tokens of {self.limits.max_tokens} allowed")
         if self.budget is not None:
             try:
                 self.budget.check()
@@ -247,6 +257,8 @@ class Agent:
         key = self.steps + 1
         if key in self._log.notes:
             notes = self._log.notes[key]
+        elif self.journal.answered(self.journal.calls + 1):
+            notes = []  # this step's call was made, and logged, without notes: new ones wait for a live step
         else:
             notes = list(self.notes()) if self.notes else []
             if notes:
@@ -255,7 +267,19 @@ class Agent:
                     Decision(**self._ids, topic="notes", decision=f"delivered {len(notes)} note(s)", data=data)
                 )
         if notes:
-            self.messages.append(UserMessage(text="Notes from the rest of the run:\n\n" + "\n\n".join(notes)))
+            self.messages.append(UserMessage(text=f"{NOTES_HEADER}:\n\n" + "\n\n".join(notes)))
+
+    def _compact(self) -> None:
+        """Summarise older steps when the next request nears the context budget; logged once per step."""
+        if self.compactor is None or (done := self.compactor.compact(self.messages, self.steps)) is None:
+            return
+        self.messages = done.messages
+        key = self.steps + 1
+        if key not in self._log.compactions:
+            budget = self.compactor.budget
+            data = {**done.data(), "step": key, "attempt": self.attempt, "budget": budget.tokens}
+            why = f"the request neared {budget.limit} of the model's {budget.tokens} context tokens"
+            self._record(Decision(**self._ids, topic="context", decision=done.decision, reason=why, data=data))
 
     def _stopped(self, reason: StopReason, summary: str) -> AgentResult:
         result = AgentResult(reason, summary, self.steps, self.usage, self.cost)

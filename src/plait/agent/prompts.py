@@ -53,11 +53,13 @@ def task_brief(
     interfaces: list[str] | None = None,
     starts_from: list[str] | None = None,
     verify: str = "",
+    experts: str = "",
 ) -> str:
     """What one task's agent is asked (its first message wraps this); a retry carries why the last attempt failed.
 
     `interfaces` are lines on the contracts the task provides or consumes, `starts_from` the tasks whose
-    integrated work its worktree already holds, `verify` the command the merge gate runs on the result.
+    integrated work its worktree already holds, `verify` the command the merge gate runs on the result,
+    `experts` the roster of the run's experts (one line each), whom the agent can ask instead of reading.
     """
     lines = [f"Your task is `{task_id}`: {title}", "", instructions.strip(), ""]
     if writes:
@@ -66,6 +68,10 @@ def task_brief(
         lines.append(line)
     if starts_from:
         lines.append("Your worktree already holds the finished, integrated work of: " + ", ".join(starts_from))
+    if experts.strip():
+        lines.append("Experts who have read these areas answer questions with ask_expert; ask them before you read")
+        lines.append("an area yourself:")
+        lines.append(experts.strip())
     if verify:
         lines.append(f"When all branches are merged, the result must pass: {verify}")
         lines.append("Run it (or the part that covers your change) before you finish.")

@@ -39,6 +39,8 @@ _WRITE_TOOLS: dict[str, type[BaseModel]] = {
     "run": RunArgs,
 }
 _RAW_SHOWN = 200
+_TYPICAL_LINE = 45
+"""Characters of a typical numbered line of code, to say in lines what read_file's limit shows."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +98,14 @@ class Toolbox:
     def specs(self) -> tuple[ToolSpec, ...]:
         """The tools offered, with JSON schemas and descriptions written for a model."""
         specs = [tool_spec(name, args) for name, args in self._args.items()]
-        limit = f" Commands are killed after {self.command_timeout:g} seconds at most."
+        limits = {
+            "run": f" Commands are killed after {self.command_timeout:g} seconds at most.",
+            "read_file": f" One call shows at most {self.output_limit:,} characters of numbered lines "
+            f"(about {self.output_limit // _TYPICAL_LINE:,} lines of typical code).",
+        }
         return tuple(
-            s.model_copy(update={"description": s.description + limit}) if s.name == "run" else s for s in specs
+            s.model_copy(update={"description": s.description + limits[s.name]}) if s.name in limits else s
+            for s in specs
         )
 
     async def execute(self, call: ToolCall) -> ToolOutcome:

@@ -17,21 +17,22 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.agent._tool_args import tool_spec
+from plait.agent.context import ContextBudget, context_budget
 from plait.agent.loop import Agent, AgentLimits, Spending, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome
 from plait.events.store import EventStore
-from plait.events.types import ExpertStarted, QuestionAnswered, QuestionAsked
+from plait.events.types import ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
 from plait.models.base import Model, ToolCall, ToolResultMessage, ToolSpec, Usage
 from plait.models.pricing import PriceTable
+from plait.plan.model import ExpertSpec
 from plait.workspace import LocalRunner
 
 __all__ = [
@@ -56,28 +57,10 @@ def expert_id(name: str) -> str:
     return EXPERT_PREFIX + name
 
 
-class ExpertSpec(BaseModel):
-    """An expert to keep: its name, the files it owns, and what it is for."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1, max_length=40, description="A short id such as 'storage' or 'api'.")
-    area: list[str] = Field([], description="Globs of the files it owns, such as 'src/db/**'.")
-    brief: str = Field("", description="What it knows about and answers for, in a sentence.")
-
-    @field_validator("name")
-    @classmethod
-    def _slug(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
-            raise ValueError("an expert's name is letters, digits, '_', '.' and '-', such as 'storage'")
-        return value
-
-
 _SYSTEM = """\
 You are `{name}`, a long-lived expert on one area of a repository: {area}.
 {brief}
-Other agents (coding agents working in parallel, an investigation's lead, a user's session) ask you
-questions about your area. You keep this one conversation for the whole session: every file you have
+{askers} You keep this one conversation throughout: every file you have
 read and every answer you have given stays in your context, so never read again what you have already
 read; answer from it. Read more of the code (read-only: read_file, search, list_files) only when a
 question needs something you have not seen.
@@ -87,16 +70,40 @@ signatures, saying plainly what you did not check. One question at a time; every
 """
 
 
-def expert_system(spec: ExpertSpec, repo_map: str = "") -> str:
-    """The system prompt of an expert: who it is, its area, and (when given) the repository's map."""
+_ASKERS: dict[str, str] = {
+    "config": "Coding agents working in parallel on a task ask you questions about your area.",
+    "planner": "Coding agents working in parallel on a task ask you questions about your area.",
+    "investigation": "The investigation's lead asks you questions: first your area's part of that question, "
+    "which is what you answer, then follow-ups.",
+    "session": "The lead of a user's session asks you questions about your area.",
+}
+"""Who asks an expert questions, by its origin."""
+
+
+def expert_system(spec: ExpertSpec, repo_map: str = "", origin: Origin = "config") -> str:
+    """The system prompt of an expert: who it is, its area, who asks it, and (when given) the repository's map."""
     area = ", ".join(spec.area) if spec.area else "the whole repository"
-    text = _SYSTEM.format(name=spec.name, area=area, brief=spec.brief.strip())
+    text = _SYSTEM.format(name=spec.name, area=area, brief=spec.brief.strip(), askers=_ASKERS[origin])
     return text + (f"\nThe repository:\n{repo_map.strip()}\n" if repo_map.strip() else "")
+
+
+_REFERENCES = "Every place the answer rests on, as 'path:line' or 'path:start-end', the path from the repository root."
+_NOT_CHECKED = "What you did not check or are unsure of; 'nothing' when you checked it all."
 
 
 class _AnswerArgs(BaseModel):
     model_config = ConfigDict(extra="ignore")
     answer: str = Field(min_length=1, description="The answer: exact, with file:line references.")
+    references: list[str] = Field([], description=_REFERENCES)
+    not_checked: str = Field("", description=_NOT_CHECKED)
+
+
+class _FindingArgs(_AnswerArgs):
+    """An investigator's answer: its references and what it did not check are asked for, not optional."""
+
+    answer: str = Field(min_length=1, description="Your finding: exact and short, with file:line references.")
+    references: list[str] = Field(description=_REFERENCES)
+    not_checked: str = Field(description=_NOT_CHECKED)
 
 
 class _AskArgs(BaseModel):
@@ -111,14 +118,20 @@ def _invalid(call: ToolCall, exc: ValidationError) -> ToolOutcome:
 
 
 class AnswerTools:
-    """An expert's tools: the read-only tools of `inner`, and `answer` in place of `finish`."""
+    """An expert's tools: the read-only tools of `inner`, and `answer` in place of `finish`.
 
-    def __init__(self, inner: ToolSet) -> None:
+    `structured` (an investigator's) asks for the answer's references and what it did not check as
+    fields of their own; other experts may give them.
+    """
+
+    def __init__(self, inner: ToolSet, *, structured: bool = False) -> None:
         self.inner = inner
+        self.args: type[_AnswerArgs] = _FindingArgs if structured else _AnswerArgs
 
     def specs(self) -> tuple[ToolSpec, ...]:
         doc = "Give your answer to the question you were just asked. It ends your turn; you keep your context."
-        return tuple(s for s in self.inner.specs() if s.name != "finish") + (tool_spec("answer", _AnswerArgs, doc),)
+        answer = tool_spec("answer", self.args, doc)
+        return tuple(s for s in self.inner.specs() if s.name != "finish") + (answer,)
 
     async def execute(self, call: ToolCall) -> ToolOutcome:
         if call.name == "finish":
@@ -128,7 +141,7 @@ class AnswerTools:
         if call.arguments is None:
             return ToolOutcome("the arguments of answer are not a JSON object; send one.", format_error=True)
         try:
-            args = _AnswerArgs.model_validate(call.arguments)
+            args = self.args.model_validate(call.arguments)
         except ValidationError as exc:
             return _invalid(call, exc)
         return ToolOutcome("answered.", finished=True, summary=args.answer)
@@ -143,13 +156,22 @@ class Answer:
     text: str
     ok: bool = True
     reads: int = 0
-    """Reading tool calls made for this question (0: answered from what it had read before)."""
+    """Reading tool calls (read, search, list) made for this question (0: answered from what it had read before)."""
+    references: tuple[str, ...] = ()
+    not_checked: str = ""
+
+    @classmethod
+    def logged(cls, expert: str, e: QuestionAnswered) -> Answer:
+        return cls(expert, e.number, e.answer, not e.is_error, e.reads, tuple(e.references), e.not_checked)
 
     def render(self) -> str:
         if not self.ok:
             return f"expert `{self.expert}` could not answer: {self.text}"
-        memory = "from what it had already read" if self.reads == 0 else f"after {self.reads} read(s) of the code"
-        return f"expert `{self.expert}` answers ({memory}):\n{self.text}"
+        memory = "from what it had already read" if self.reads == 0 else f"after {self.reads} read/search call(s)"
+        text = f"expert `{self.expert}` answers ({memory}):\n{self.text}"
+        if self.references:
+            text += "\nReferences: " + ", ".join(self.references)
+        return text + (f"\nNot checked: {self.not_checked}" if self.not_checked.strip() else "")
 
 
 def _reading_tokens(messages: Sequence[object]) -> int:
@@ -179,7 +201,9 @@ class Expert:
         repo_map: str = "",
         budget: Spending | None = None,
         limits: AgentLimits | None = None,
+        context: ContextBudget | None = None,
     ) -> None:
+        """`context` is the budget its conversation is compacted against (default: its model's built-in one)."""
         self.spec, self.run_id, self.store = spec, run_id, store
         self.id = expert_id(spec.name)
         self.root, self.commit, self.origin = root, commit, origin
@@ -188,18 +212,22 @@ class Expert:
             run_id=run_id,
             agent_id=self.id,
             model=model,
-            toolbox=AnswerTools(toolbox),
+            toolbox=AnswerTools(toolbox, structured=origin == "investigation"),
             store=store,
             prices=prices,
-            system=expert_system(spec, repo_map),
+            system=expert_system(spec, repo_map, origin),
             limits=limits or AgentLimits(max_steps=30),
             budget=budget,
+            context=context or context_budget(model.name),
         )
-        self._lock = asyncio.Lock()
         self._asked: list[QuestionAsked] = []
         self._answered: dict[int, QuestionAnswered] = {}
-        self._fed = 0
-        """Questions of the log already fed into this process's conversation."""
+        self._through = 0
+        """Questions of the log whose turn this process's conversation has been through."""
+        self._serving: asyncio.Task[None] | None = None
+        """The task feeding questions into the conversation: the expert's own, so a cancelled asker cannot cut
+        a turn short and leave the conversation half-way through a tool call for the next question."""
+        self._waiters: dict[int, asyncio.Future[None]] = {}
         self._load()
 
     def _load(self) -> None:
@@ -235,36 +263,64 @@ class Expert:
         asker was replaying after a crash) is not asked twice; its logged answer, or the answer of its
         resumed turn, is returned.
         """
-        async with self._lock:
-            logged = next((q for q in self._asked if key and q.key == key), None)
-            if logged is None:
-                number = len(self._asked) + 1
-                event = self.store.append(
-                    QuestionAsked(
-                        run_id=self.run_id, agent=self.id, asker=asker, number=number, question=question, key=key
-                    )
-                )
-                assert isinstance(event, QuestionAsked)
-                logged = event
-                self._asked.append(logged)
-            await self._catch_up(logged.number)
-            return self._answer(logged.number)
+        logged = next((q for q in self._asked if key and q.key == key), None)
+        if logged is None:
+            number = len(self._asked) + 1
+            event = self.store.append(
+                QuestionAsked(run_id=self.run_id, agent=self.id, asker=asker, number=number, question=question, key=key)
+            )
+            assert isinstance(event, QuestionAsked)
+            logged = event
+            self._asked.append(logged)
+        if logged.number not in self._answered:
+            await self._served(logged.number)
+        if logged.number not in self._answered:
+            return Answer(self.spec.name, logged.number, "its turn ended without an answer", ok=False)
+        return self._answer(logged.number)
 
     async def rebuild(self) -> None:
         """Feed every logged question back into the conversation now (calls are read back, not paid)."""
-        async with self._lock:
-            await self._catch_up(len(self._asked))
+        if self._asked:
+            await self._served(len(self._asked))
 
-    async def _catch_up(self, upto: int) -> None:
-        """Feed the logged questions up to number `upto` into the conversation, in order."""
-        while self._fed < upto:
-            question = self._asked[self._fed]
-            self._fed += 1
-            await self._turn(question)
+    async def close(self) -> None:
+        """Stop a turn in progress: the run or session is over (a resumption answers it from the log)."""
+        if self._serving is not None and not self._serving.done():
+            self._serving.cancel()
+            await asyncio.wait([self._serving])
+
+    async def _served(self, number: int) -> None:
+        """Wait until question `number` has been through the conversation, fed in logged order."""
+        if self._through >= number:
+            return
+        waiter = self._waiters.get(number)
+        if waiter is None:
+            waiter = self._waiters[number] = asyncio.get_running_loop().create_future()
+        if self._serving is None or self._serving.done():
+            self._serving = asyncio.ensure_future(self._serve())
+        await asyncio.shield(waiter)
+
+    async def _serve(self) -> None:
+        """Feed the logged questions not yet through the conversation into it, in order."""
+        try:
+            while self._through < len(self._asked):
+                question = self._asked[self._through]
+                await self._turn(question)
+                self._through += 1
+                waiter = self._waiters.pop(question.number, None)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)
+        except BaseException as exc:
+            # every asker still waiting hears of it; the next question starts a new feed
+            for waiter in self._waiters.values():
+                if not waiter.done():
+                    waiter.cancel() if isinstance(exc, asyncio.CancelledError) else waiter.set_exception(exc)
+            self._waiters.clear()
+            raise
 
     async def _turn(self, question: QuestionAsked) -> None:
         agent = self.agent
-        usage, cost, before = agent.usage, agent.cost, len(agent.messages)
+        usage, cost, before = agent.usage, agent.cost, agent.steps
         result = await agent.turn(_question_text(question))
         if question.number in self._answered:
             return  # answered in an earlier process: its calls were read back from the log
@@ -274,8 +330,9 @@ class Expert:
             cached_tokens=agent.usage.cached_tokens - usage.cached_tokens,
             cache_write_tokens=agent.usage.cache_write_tokens - usage.cache_write_tokens,
         )
-        reads = sum(1 for m in agent.messages[before:] if isinstance(m, ToolResultMessage) and m.name in READING_TOOLS)
+        reads = self._reads(question, after=before)
         text = result.summary if result.ok else f"it stopped ({result.reason}): {result.summary}"
+        given = self._given(question) if result.ok else {}
         answered = QuestionAnswered(
             run_id=self.run_id,
             agent=self.id,
@@ -287,13 +344,31 @@ class Expert:
             cost_usd=agent.cost - cost,
             read_tokens=_reading_tokens(agent.messages),
             reads=reads,
+            references=_strings(given.get("references")),
+            not_checked=str(given.get("not_checked") or ""),
         )
         self.store.append(answered)
         self._answered[question.number] = answered
 
+    def _reads(self, question: QuestionAsked, after: int) -> int:
+        """Reading tool calls made for `question` (after step `after`), from the log: a compacted conversation
+        holds only its latest steps whole."""
+        events = self.store.events(self.run_id, agent=self.id, kinds=["tool_result"], after=question.seq)
+        return sum(1 for e in events if isinstance(e, ToolReturned) and e.step > after and e.name in READING_TOOLS)
+
+    def _given(self, question: QuestionAsked) -> dict[str, object]:
+        """The arguments of the `answer` call that answered `question`, from the log (a replayed call ran no tool)."""
+        calls = self.store.events(self.run_id, agent=self.id, kinds=["tool_call"], after=question.seq)
+        given = [e.call.arguments for e in calls if isinstance(e, ToolCalled) and e.call.name == "answer"]
+        return dict(given[-1] or {}) if given else {}
+
     def _answer(self, number: int) -> Answer:
-        logged = self._answered[number]
-        return Answer(self.spec.name, number, logged.answer, not logged.is_error, logged.reads)
+        return Answer.logged(self.spec.name, self._answered[number])
+
+
+def _strings(value: object) -> list[str]:
+    """The non-empty strings of a logged list argument (anything else is left out)."""
+    return [v.strip() for v in value if isinstance(v, str) and v.strip()] if isinstance(value, list) else []
 
 
 def _question_text(question: QuestionAsked) -> str:
@@ -333,6 +408,11 @@ class Experts:
         expert = self.by_name.get(name)
         return None if expert is None else await expert.ask(asker, question, key)
 
+    async def close(self) -> None:
+        """Stop every expert's turn in progress."""
+        for expert in self.by_name.values():
+            await expert.close()
+
 
 def specs_from_log(store: EventStore, run_id: str) -> list[tuple[ExpertSpec, ExpertStarted]]:
     """The experts a run's log says were started, in order, with their start events."""
@@ -352,10 +432,10 @@ _ASK_DOC = (
 
 
 class ExpertTools:
-    """`inner`'s tools for agent `asker`, plus `ask_expert` to the run's experts."""
+    """`inner`'s tools for agent `asker` (in its attempt `attempt`), plus `ask_expert` to the run's experts."""
 
-    def __init__(self, inner: ToolSet, asker: str, experts: Experts) -> None:
-        self.inner, self.asker, self.experts = inner, asker, experts
+    def __init__(self, inner: ToolSet, asker: str, experts: Experts, attempt: int = 1) -> None:
+        self.inner, self.asker, self.experts, self.attempt = inner, asker, experts, attempt
 
     def specs(self) -> tuple[ToolSpec, ...]:
         inner = self.inner.specs()
@@ -378,6 +458,8 @@ class ExpertTools:
             names = ", ".join(self.experts.by_name)
             return ToolOutcome(f"there is no expert {args.expert!r}; the experts are: {names}.", is_error=True)
         digest = hashlib.sha256(args.question.encode()).hexdigest()[:12]
-        answer = await self.experts.ask(self.asker, args.expert, args.question, key=f"{self.asker}:{call.id}:{digest}")
+        # a retried attempt may reuse a call id of the one before: its questions are new ones
+        caller = self.asker if self.attempt == 1 else f"{self.asker}.{self.attempt}"
+        answer = await self.experts.ask(self.asker, args.expert, args.question, key=f"{caller}:{call.id}:{digest}")
         assert answer is not None
         return ToolOutcome(answer.render(), is_error=not answer.ok)

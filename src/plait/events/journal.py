@@ -37,6 +37,10 @@ class Journal:
         self.last_replayed = False
         """Whether the latest call was read back from the log (it was paid, and charged, before)."""
 
+    def answered(self, call: int) -> bool:
+        """Whether model call `call` of this attempt was answered in an earlier process (it is read back)."""
+        return call in self._recorded
+
     async def complete(self, model: Model, request: ModelRequest) -> tuple[ModelResponse, float]:
         """Answer the agent's next call, from the log when it was answered before; returns (response, cost)."""
         self.calls += 1

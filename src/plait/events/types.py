@@ -311,6 +311,10 @@ class QuestionAnswered(_Event):
     otherwise have read to answer the question itself."""
     reads: int = 0
     """Reading tool calls the expert made while answering this one question (0: it answered from memory)."""
+    references: list[str] = []
+    """The places the answer rests on (`path:line`), as the expert gave them in its answer's own field."""
+    not_checked: str = ""
+    """What the expert said it did not check."""
 
 
 Event = Annotated[

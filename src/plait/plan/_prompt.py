@@ -34,6 +34,12 @@ How to cut the tasks (parallel mode):
 - ids are short lowercase slugs made of letters, digits and dashes, such as 'add-currency'.
 - Two to six tasks is typical. Do not make a task that only reads, or one that only runs the tests.
 
+Experts (optional, parallel mode, large repositories only): an expert is a read-only agent that reads one
+area of the code once and answers the agents' questions about it for the whole run, so that several agents
+do not each read the same code. Propose one in experts (name, area as paths or globs, brief) for an area
+that three or more tasks must understand but none writes: a large core module, a framework layer, an API
+that many tasks consume. Leave experts out for a small repository or when each task reads only what it writes.
+
 Work quickly: read the repository map below, read the few files the task is about, then call submit_plan.
 If the plan is rejected, fix what the error says and call submit_plan again with the whole corrected plan.
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from plait.errors import PlaitError
+from plait.plan.globs import expand
 
 __all__ = [
     "TASK_ID",
     "Contract",
+    "ExpertSpec",
     "Plan",
     "PlanError",
     "PlanTask",
@@ -56,6 +59,30 @@ class Contract(_Strict):
     path: str = Field("", description="File where it lives, relative to the repository root.")
 
 
+class ExpertSpec(_Strict):
+    """A persistent expert: a read-only agent that owns an area of the code and answers questions about it."""
+
+    name: str = Field(
+        min_length=1, max_length=40, description="A short id of letters, digits, '_', '.' and '-', such as 'storage'."
+    )
+    area: list[str] = Field(
+        [], description="The files it owns, as paths or globs relative to the repository root ('src/db/**')."
+    )
+    brief: str = Field("", description="What it knows about and answers for, in a sentence.")
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
+            raise ValueError("an expert's name is letters, digits, '_', '.' and '-', such as 'storage'")
+        return value
+
+    @field_validator("area", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        return _as_list(value)
+
+
 class PlanTask(_Strict):
     """One sub-task, run by one agent in its own worktree."""
 
@@ -97,8 +124,13 @@ class Plan(_Strict):
     reason: str = Field(description="Why this mode and this split, in a sentence or two.")
     tasks: list[PlanTask] = Field(description="The tasks; exactly one in single mode.")
     contracts: list[Contract] = Field([], description="Interfaces that tasks running at the same time share.")
+    experts: list[ExpertSpec] = Field(
+        [],
+        description="Persistent experts to keep for the run, in a large repository only: each owns an area "
+        "that several tasks must understand but none writes, and answers their questions from one reading.",
+    )
 
-    @field_validator("contracts", mode="before")
+    @field_validator("contracts", "experts", mode="before")
     @classmethod
     def _lists(cls, value: Any) -> Any:
         return _as_list(value)
@@ -213,8 +245,27 @@ def _contract_problems(plan: Plan) -> list[str]:
     return problems
 
 
-def validate_plan(plan: Plan) -> list[str]:
-    """Every problem that keeps `plan` from running, one sentence each; empty when it is valid."""
+def _expert_problems(plan: Plan, files: Sequence[str] | None) -> list[str]:
+    problems: list[str] = []
+    seen: set[str] = set()
+    for expert in plan.experts:
+        if expert.name in seen:
+            problems.append(f"expert {expert.name!r}: the name is used by more than one expert")
+        seen.add(expert.name)
+        for pattern in expert.area:
+            bare = pattern.removeprefix("!")
+            if not bare.strip() or bare.startswith("/") or ".." in bare.split("/"):
+                problems.append(f"expert {expert.name!r}: area entry {pattern!r} must be a path relative to the root")
+        if files is not None and expert.area and not expand(expert.area, files):
+            problems.append(f"expert {expert.name!r}: its area {', '.join(expert.area)} matches no tracked file")
+    return problems
+
+
+def validate_plan(plan: Plan, files: Sequence[str] | None = None) -> list[str]:
+    """Every problem that keeps `plan` from running, one sentence each; empty when it is valid.
+
+    With `files` (the repository's tracked files), an expert's area must match some of them.
+    """
     problems: list[str] = []
     if not plan.tasks:
         return ["the plan has no tasks"]
@@ -224,6 +275,7 @@ def validate_plan(plan: Plan) -> list[str]:
         problems.append("the reason is empty: say why this mode and this split")
     problems.extend(_task_problems(plan))
     problems.extend(_contract_problems(plan))
+    problems.extend(_expert_problems(plan, files))
     cycle = _find_cycle(plan)
     if cycle:
         problems.append("the dependencies form a cycle: " + " -> ".join(cycle))
@@ -249,13 +301,13 @@ def describe_validation_error(exc: ValidationError) -> list[str]:
     return problems
 
 
-def parse_plan(data: Any) -> tuple[Plan | None, list[str]]:
+def parse_plan(data: Any, files: Sequence[str] | None = None) -> tuple[Plan | None, list[str]]:
     """Build and validate a plan from JSON-like data: the plan, or None and every problem found."""
     try:
         plan = Plan.model_validate(data)
     except ValidationError as exc:
         return None, describe_validation_error(exc)
-    problems = validate_plan(plan)
+    problems = validate_plan(plan, files)
     return (None, problems) if problems else (plan, [])
 
 

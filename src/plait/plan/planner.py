@@ -12,9 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from plait.agent.context import ContextBudget, context_budget
 from plait.agent.loop import Agent, AgentLimits, Spending
 from plait.agent.tools import Toolbox, ToolOutcome
-from plait.errors import ModelError
+from plait.errors import ModelError, PlaitError
 from plait.events.store import EventStore
 from plait.events.types import PlanMade, PlanRejected
 from plait.models.base import Model, ToolCall, ToolSpec
@@ -22,6 +23,7 @@ from plait.models.pricing import PriceTable
 from plait.plan._prompt import planner_system, planner_task
 from plait.plan.model import Plan, PlanError, parse_plan
 from plait.plan.repomap import repo_map as build_repo_map
+from plait.plan.repomap import tracked_files
 from plait.workspace.command import CommandRunner
 
 __all__ = ["PLANNER_ID", "PlannerTools", "make_plan", "plan_tool_spec"]
@@ -52,7 +54,7 @@ def plan_tool_spec() -> ToolSpec:
     return ToolSpec(
         name=SUBMIT,
         description="Submit the plan; this ends planning when the plan is valid. The arguments are the plan "
-        "itself: mode, reason, tasks and contracts. An invalid plan comes back with what to fix.",
+        "itself: mode, reason, tasks, contracts and experts. An invalid plan comes back with what to fix.",
         parameters=parameters,
     )
 
@@ -70,6 +72,10 @@ def _submitted(call: ToolCall) -> Any:
     return data
 
 
+def _has_experts(data: Any) -> bool:
+    return isinstance(data, dict) and bool(data.get("experts"))
+
+
 class PlannerTools:
     """The planner's `ToolSet`: the read-only tools of a `Toolbox`, plus submit_plan."""
 
@@ -80,6 +86,7 @@ class PlannerTools:
         self.plan: Plan | None = None
         self.last_error = ""
         self._specs = (*(s for s in toolbox.specs() if s.name in _READ_TOOLS), plan_tool_spec())
+        self._files: list[str] | None = None
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return self._specs
@@ -97,13 +104,22 @@ class PlannerTools:
             )
         return await self.toolbox.execute(call)
 
+    def _tracked(self) -> list[str] | None:
+        """The files an expert's area must match; None (no check) outside a git checkout."""
+        if self._files is None:
+            try:
+                self._files = tracked_files(self.toolbox.root)
+            except PlaitError:
+                return None
+        return self._files
+
     def _submit(self, call: ToolCall) -> ToolOutcome:
         self.attempts += 1
         data = _submitted(call)
         if data is None:
             problems = [f"the arguments are not a JSON object: {call.raw_arguments[:120]!r}"]
         else:
-            plan, problems = parse_plan(data)
+            plan, problems = parse_plan(data, self._tracked() if _has_experts(data) else None)
             if plan is not None:
                 self.plan = plan
                 self.store.append(
@@ -138,6 +154,7 @@ async def make_plan(
     max_steps: int = 30,
     repo_map: str | None = None,
     budget: Spending | None = None,
+    context: ContextBudget | None = None,
 ) -> Plan:
     """Run the planner agent on `task` over the repository at `repo_root` and return its validated plan.
 
@@ -150,6 +167,7 @@ async def make_plan(
         max_steps: Model calls allowed.
         repo_map: The map to put in the system prompt (default: `repo_map(repo_root)`).
         budget: The spending the planner is charged to.
+        context: The context budget its conversation is compacted against (default: the model's built-in one).
 
     Raises:
         PlanError: no valid plan after `max_attempts` submissions, or the planner stopped without one.
@@ -170,6 +188,7 @@ async def make_plan(
         system=planner_system(repo_map),
         limits=AgentLimits(max_steps=max_steps),
         budget=budget,
+        context=context or context_budget(model.name),
     )
     warned: list[bool] = []
 

@@ -1,9 +1,13 @@
-"""A compact map of a repository for a planner's prompt: tracked files, sizes, top-level definitions.
+"""A compact map of a repository for a planner's or a lead's prompt: tracked files, sizes, top-level definitions.
 
-Files are ranked by how central they are (how many other source files name the module in an
-import line, a cheap regex stand-in for resolving imports), then by size. Paths are listed by rank
-in up to half the budget, then the definitions of the listed files by rank, then more paths; the
-files left over are counted by directory. The same tree always gives the same map, so it is a stable, cacheable prefix.
+Files are ranked by kind first: the project's own source, then its other files (README, configuration),
+then tests, examples and docs, and last binary, lock and generated files; within a kind, by how
+central a file is (how many other source files name the module in an import line, a cheap regex
+stand-in for resolving imports), then by size. The project's own paths are listed by rank in up to
+half the budget; then the definitions of its source, a line at a time in rounds (every file gets its
+first lines before any gets many), in all but an eighth; then the other paths; then more definitions,
+the project's before the others'; binary and lock files last. The files left over are counted by
+directory. The same tree always gives the same map, so it is a stable, cacheable prefix.
 """
 
 from __future__ import annotations
@@ -35,6 +39,32 @@ _IMPORT_STARTS = ("from ", "import ", "use ", "mod ", "pub use ", "pub mod ", "e
 """Lines that name other modules: Python, JS/TS and Rust imports (and Go import blocks' quoted paths)."""
 _REQUIRE = re.compile(r"require\(([^)\n]*)\)")
 _MAX_SYMBOL_LINES = 20
+_AUX_DIRS = frozenset(
+    "test tests testing __tests__ testdata fixtures spec specs example examples sample samples demo demos "
+    "doc docs documentation bench benchmark benchmarks vendor third_party node_modules".split()
+)
+"""Directories of tests, examples, docs and vendored code: not the project's own source."""
+_TEST_NAME = re.compile(r"^(?:test_.*|.*_test\.\w+|.*\.(?:test|spec)\.\w+|conftest\.py)$")
+_BINARY_SUFFIXES = frozenset(
+    "png jpg jpeg gif bmp ico icns webp svg tif tiff psd pdf zip gz tgz bz2 xz 7z tar whl egg jar war class "
+    "woff woff2 ttf otf eot mp3 mp4 wav ogg webm mov avi so dylib dll exe o a lib bin pyc pyd db sqlite sqlite3 "
+    "lock lockb map".split()
+)
+"""Suffixes of binary, lock and generated files: their contents tell a reader nothing in a map."""
+_NOISE_NAMES = frozenset({"package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "go.sum"})
+_MAIN, _OTHER, _AUX, _NOISE = range(4)
+"""Kinds of file, in the order they are ranked."""
+
+
+def _kind(path: str) -> int:
+    """The project's own source, its other files, its tests, examples and docs, or noise (binary, lock files)."""
+    *dirs, name = path.split("/")
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name[1:] else ""
+    if suffix in _BINARY_SUFFIXES or name in _NOISE_NAMES or name.endswith((".min.js", ".min.css")):
+        return _NOISE
+    if any(d.lower() in _AUX_DIRS or d.startswith(".") for d in dirs) or name.startswith(".") or _TEST_NAME.match(name):
+        return _AUX
+    return _MAIN if "." + suffix in SOURCE_SUFFIXES else _OTHER
 
 
 @dataclass(frozen=True)
@@ -43,6 +73,7 @@ class _File:
     size: int
     refs: int = 0
     text: str | None = field(default=None, compare=False, repr=False)
+    kind: int = _OTHER
 
 
 def _sizes(root: Path, paths: list[str]) -> dict[str, int]:
@@ -118,7 +149,7 @@ def _scan(root: Path, paths: list[str]) -> list[_File]:
     for path in sorted(sizes):
         key = _key(path)
         refs = mentions[key] - (key in words[path]) if path in words else 0
-        files.append(_File(path, sizes[path], refs, texts.get(path)))
+        files.append(_File(path, sizes[path], refs, texts.get(path), _kind(path)))
     return files
 
 
@@ -142,20 +173,50 @@ def _add_paths(ranked: list[_File], chosen: dict[_File, list[str]], used: int, l
     return used
 
 
+def _more(n: int) -> str:
+    return f"  ... and {n} more definition{'' if n == 1 else 's'}"
+
+
+def _shown(lines: list[str], k: int) -> list[str]:
+    """The first `k` of a file's definition lines, and a line counting the others."""
+    return lines if k >= len(lines) else [*lines[:k], _more(len(lines) - k)] if k else []
+
+
+def _fill(files: list[_File], chosen: dict[_File, list[str]], used: int, limit: int) -> int:
+    """Show more definitions of `files` (ranked), a line per file per round, until `limit`; return the new total.
+
+    Rounds give breadth: every file gets its first definitions before a large one takes the room.
+    """
+    full = {f: [f"  {s}" for s in symbols(f.path, f.text or "")] for f in files}
+    shown = {f: sum(not line.startswith("  ... and ") for line in chosen.get(f, [])) for f in files}
+    for depth in range(_MAX_SYMBOL_LINES):
+        for file in files:
+            lines = full[file]
+            if shown[file] != depth or depth >= len(lines):
+                continue
+            if depth + 1 == _MAX_SYMBOL_LINES and len(lines) > _MAX_SYMBOL_LINES:
+                continue  # the last line of a long file is its count of the others
+            more = _cost(_shown(lines, depth + 1)) - _cost(_shown(lines, depth))
+            if used + more <= limit:
+                shown[file], used = depth + 1, used + more
+    for file in files:
+        chosen[file] = _shown(full[file], shown[file])
+    return used
+
+
 def _choose(ranked: list[_File], room: int) -> dict[_File, list[str]]:
     """The files to list in `room` characters, each with the definition lines shown under it (maybe none).
 
-    Paths first, by rank, in up to half the room; then definitions, by rank; then more paths.
+    The project's own files first, by rank, in up to half the room; then the definitions of its source
+    in all but an eighth; then tests, examples and docs by rank; then more definitions of the project's
+    source, and only then of the others; binary and lock files last.
     """
     chosen: dict[_File, list[str]] = {}
-    used = _add_paths(ranked, chosen, 0, room // 2)
-    for file in list(chosen):
-        lines = [f"  {s}" for s in symbols(file.path, file.text)] if file.text is not None else []
-        if len(lines) > _MAX_SYMBOL_LINES:
-            more = len(lines) - _MAX_SYMBOL_LINES + 1
-            lines = [*lines[: _MAX_SYMBOL_LINES - 1], f"  ... and {more} more definitions"]
-        if lines and used + _cost(lines) <= room:
-            chosen[file], used = lines, used + _cost(lines)
+    used = _add_paths([f for f in ranked if f.kind in (_MAIN, _OTHER)], chosen, 0, room // 2)
+    used = _fill([f for f in chosen if f.kind == _MAIN and f.text is not None], chosen, used, room - room // 8)
+    used = _add_paths([f for f in ranked if f.kind != _NOISE], chosen, used, room)
+    used = _fill([f for f in chosen if f.kind == _MAIN and f.text is not None], chosen, used, room)
+    used = _fill([f for f in chosen if f.kind in (_OTHER, _AUX) and f.text is not None], chosen, used, room)
     _add_paths(ranked, chosen, used, room)
     return chosen
 
@@ -226,11 +287,13 @@ def repo_map(root: Path, *, budget: int = DEFAULT_MAP_BUDGET, files: list[str] |
     scanned = _scan(root, paths)
     total = sum(f.size for f in scanned)
     header = (
-        f"{len(paths)} files tracked by git, {_size(total)} in all. Each listed file shows its size and "
-        "its top-level definitions (functions with signatures; classes with their fields and methods)."
+        f"{len(paths)} files tracked by git, {_size(total)} in all. Each listed file shows its size; the "
+        "project's own source comes first, and the most central source files show their top-level definitions "
+        "(functions with signatures; classes with their fields and methods)."
     )
     room = budget - _cost([header]) - min(_SUMMARY_RESERVE, budget // 5)
-    ranked = sorted(scanned, key=lambda f: (-f.refs, -f.size, f.path))
+    # imports name a test helper or an example's module as often as the project's: only the project's own count
+    ranked = sorted(scanned, key=lambda f: (f.kind, -f.refs if f.kind == _MAIN else 0, -f.size, f.path))
     chosen = _choose(ranked, room)
     body = [line for file in sorted(chosen, key=lambda f: f.path) for line in (_head(file), *chosen[file])]
     rest = sorted((f for f in scanned if f not in chosen), key=lambda f: f.path)

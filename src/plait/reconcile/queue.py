@@ -206,7 +206,9 @@ class MergeQueue:
 
     def _touched_by(self, task: TaskBranch) -> set[str]:
         if task.task_id not in self._touched and task.commit:
-            self._touched[task.task_id] = set(changed_paths(self.repo, self.base, task.commit))
+            # since the branch last took in the integration head (a claim may merge integrated work in)
+            since = self.repo.git("merge-base", task.commit, self._head, check=False).strip() or self.base
+            self._touched[task.task_id] = set(changed_paths(self.repo, since, task.commit))
         return self._touched.get(task.task_id, set())
 
     def _context(self, task: TaskBranch, ahead: Sequence[TaskBranch]) -> MergeContext:

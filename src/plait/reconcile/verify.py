@@ -88,11 +88,27 @@ class IntegrationWorktree:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with worktree_lock(self.repo.common_dir):
                     self.repo.git("worktree", "add", "--detach", "--force", str(self.path), commit)
+            else:
+                self._clear_stale_lock()
             self._made = True
         self.repo.git("checkout", "--quiet", "--detach", "--force", commit, cwd=self.path)
         excludes = [arg for name in self.keep for arg in ("-e", f"/{name}")]
         self.repo.git("clean", "-q", "-f", "-f", "-d", "-x", *excludes, cwd=self.path)
         return self.path
+
+    def _clear_stale_lock(self) -> None:
+        """Remove the index lock a killed process left in the worktree it reused: every checkout would fail on it.
+
+        The worktree is this run's own and the run is held by this process, so no other git can be at work in it.
+        """
+        pointer = self.path / ".git"
+        if not pointer.is_file():
+            return
+        text = pointer.read_text(errors="replace").strip()
+        if text.startswith("gitdir:"):
+            gitdir = Path(text.removeprefix("gitdir:").strip())
+            gitdir = gitdir if gitdir.is_absolute() else (self.path / gitdir)
+            (gitdir / "index.lock").unlink(missing_ok=True)
 
     def remove(self) -> None:
         """Delete the worktree and git's record of it."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plait.agent.budget import Budget, Limits
+from plait.agent.context import context_budget
 from plait.events.store import EventStore
 from plait.events.types import Decision, NotePosted, PlanMade, RunFinished
 from plait.models.base import Model
@@ -119,6 +120,7 @@ async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: Price
         runner=LocalRunner(),
         repo_map=shared_map,
         budget=budget.child("planner", Limits()),
+        context=context_budget(o.model.name, o.settings.context_tokens),
     )
 
 

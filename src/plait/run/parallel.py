@@ -10,10 +10,12 @@ from typing import Literal, Protocol
 
 from plait.agent._replay import Recorded
 from plait.agent.budget import Budget, Limits
+from plait.agent.context import context_budget
 from plait.agent.loop import Agent, AgentLimits, AgentResult, ToolSet
 from plait.agent.prompts import shared_prefix, task_brief
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
+from plait.coord.experts import ExpertTools
 from plait.errors import PlaitError
 from plait.events.store import EventStore
 from plait.events.types import Committed, Decision, RunFinished, TaskFinished, TaskStarted
@@ -21,6 +23,7 @@ from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
 from plait.run.base import Base
+from plait.run.experts import RunExperts, run_expert_specs
 from plait.run.radar import Radar
 from plait.run.scheduler import Attempt, Scheduler, TaskResult
 from plait.run.state import RunState, recharge
@@ -140,13 +143,53 @@ class _TaskRunner:
             for t in plan.tasks
             if ctx.budget is not None
         }
+        self.experts = RunExperts(
+            [] if ctx.single else run_expert_specs(s, plan, ctx.store, ctx.run_id),
+            repo=ctx.repo,
+            store=ctx.store,
+            run_id=ctx.run_id,
+            model=ctx.model,
+            prices=ctx.prices,
+            commit=ctx.base.commit,
+            budget=ctx.budget,
+            repo_map=ctx.repo_map,
+            context=context_budget(ctx.model.name, s.context_tokens),
+            limits=AgentLimits(
+                max_steps=min(s.max_steps, 30),  # per question
+                max_tokens=s.max_tokens,
+                max_format_errors=s.max_format_errors,
+                max_output_tokens=s.max_output_tokens,
+            ),
+        )
         if ctx.state is not None and ctx.budget is not None:
-            recharge(ctx.budget, ctx.store, ctx.run_id, self.budgets)  # the run's own total was charged by its caller
+            # the run's own total was charged by its caller
+            recharge(ctx.budget, ctx.store, ctx.run_id, {**self.budgets, **self.experts.budgets})
         self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
         self.summaries: dict[str, str] = {}
         self.board = None if ctx.single else Board.from_log(ctx.store, ctx.run_id, plan)
         use_leases = ctx.settings.leases and not ctx.single
-        self.leases = Leases.from_log(ctx.store, ctx.run_id, plan) if use_leases else None
+        self.leases = (
+            Leases.from_log(
+                ctx.store,
+                ctx.run_id,
+                plan,
+                timeout=s.task_wall_time or 24 * 3600.0,  # a claim lasts as long as its attempt may
+                wait=s.lease_wait,
+                shared=s.shared_files,
+                tracked=True,
+            )
+            if use_leases
+            else None
+        )
+
+    def scheduled(self, task_id: str, state: str, why: str) -> None:
+        """The scheduler's word on a task: an attempt starts (its write-set is held from now on) or ended."""
+        if self.leases is None:
+            return
+        if state == "running":
+            self.leases.start(task_id)
+        else:  # also after an attempt that crashed before it could say it finished
+            self.leases.release_all(task_id)
 
     async def __call__(self, task_id: str, number: int, last: Attempt | None) -> Attempt:
         ctx, task, key = self.ctx, self.tasks[task_id], (task_id, number)
@@ -219,6 +262,7 @@ class _TaskRunner:
                 interfaces=_interfaces(self.plan, task),
                 starts_from=task.depends_on,
                 verify=self.ctx.verify,
+                experts=self.experts.experts.roster(),
             )
         return await self._agent(task, runner, worktree, number).run(brief)
 
@@ -246,8 +290,14 @@ class _TaskRunner:
             run_id=self.ctx.run_id,
             agent_id=task.id,
             model=self.ctx.model,
-            toolbox=self._tools(
-                task, Toolbox(path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit), path
+            toolbox=self._asking(
+                task.id,
+                attempt,
+                self._tools(
+                    task,
+                    Toolbox(path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit),
+                    worktree,
+                ),
             ),
             store=self.ctx.store,
             prices=self.ctx.prices,
@@ -262,18 +312,28 @@ class _TaskRunner:
             attempt=attempt,
             checkpoint=checkpoint,
             notes=self.board.notes_for(task.id) if self.board else None,
+            context=context_budget(self.ctx.model.name, s.context_tokens),
         )
 
-    def _tools(self, task: PlanTask, toolbox: Toolbox, path: Path) -> ToolSet:
+    def _asking(self, task_id: str, attempt: int, tools: ToolSet) -> ToolSet:
+        """The task's tools, with `ask_expert` when the run has experts."""
+        experts = self.experts.experts
+        return ExpertTools(tools, task_id, experts, attempt) if len(experts) else tools
+
+    def _tools(self, task: PlanTask, toolbox: Toolbox, worktree: Worktree) -> ToolSet:
         """The task's tools; in a parallel run, with the board and leases around them."""
         if self.board is None:
             return toolbox
-        return CoordTools(toolbox, task.id, self.board, self.leases, root=path)
+        return CoordTools(
+            toolbox, task.id, self.board, self.leases, worktree=worktree, head=lambda: self.integrator.head
+        )
 
     def _wrap_up(self, worktree: Worktree, task: PlanTask, result: AgentResult | None, number: int) -> str:
-        """Commit the attempt's work, remove its worktree and checkpoint ref, free its claims; returns the commit."""
-        if self.leases is not None:
-            self.leases.release_all(task.id)
+        """Commit the attempt's work, remove its worktree and checkpoint ref; returns the commit.
+
+        Its claims are held until it has finished (`_finished`): a claim waiting for them gets the path once
+        this work is integrated, and merges it in before editing.
+        """
         commit = self._commit(worktree, task, result)
         worktree.remove()
         ref = f"refs/plait/checkpoints/{self.ctx.run_id}/{task.id}.{number}"
@@ -283,10 +343,14 @@ class _TaskRunner:
     def _commit(self, worktree: Worktree, task: PlanTask, result: AgentResult | None) -> str:
         summary = result.summary if result else "interrupted before the agent finished"
         message = f"{task.title}\n\n{summary}\n\nplait run {self.ctx.run_id}, task {task.id}\n"
-        sha = worktree.commit_all(message)
+        head = worktree.head()
+        # nothing left to commit, but the branch moved (integrated work merged in for a claim): that is the work
+        sha = worktree.commit_all(message) or (head if head != worktree.base else None)
         if not sha:
             return ""
-        files = worktree.changed_files(worktree.base)
+        # its own files: a merge brought in other tasks' integrated work, which their commits already name
+        since = self.ctx.repo.git("merge-base", sha, self.integrator.head, check=False).strip()
+        files = worktree.changed_files(since or worktree.base)
         self.ctx.store.append(
             Committed(
                 run_id=self.ctx.run_id, agent=task.id, sha=sha, branch=worktree.branch, message=task.title, files=files
@@ -295,6 +359,7 @@ class _TaskRunner:
         return sha
 
     def _finished(self, task_id: str, status: TaskStatus, reason: str, commit: str) -> None:
+        """Log how the attempt ended, then free its claims: the claims waiting for them see its work integrated."""
         self.ctx.store.append(
             TaskFinished(
                 run_id=self.ctx.run_id,
@@ -305,6 +370,8 @@ class _TaskRunner:
                 commit=commit,
             )
         )
+        if self.leases is not None:
+            self.leases.release_all(task_id)
 
     def _decide(self, task_id: str, topic: str, decision: str, data: dict[str, object]) -> None:
         self.ctx.store.append(
@@ -323,12 +390,13 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
         concurrency=s.concurrency,
         max_attempts=s.max_attempts,
         wall_s=s.task_wall_time,
-        on_state=lambda task, state, why: None,
+        on_state=runner.scheduled,
         settled=ctx.state.settled() if ctx.state else None,
         resume=ctx.state.resume_points(s.max_attempts) if ctx.state else None,
     )
     watching = asyncio.ensure_future(radar.watch(s.radar_interval)) if radar and s.radar_interval else None
     try:
+        await runner.experts.open()
         results = await scheduler.run()
     except asyncio.CancelledError:
         ctx.store.append(
@@ -344,6 +412,7 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
     finally:
         if watching is not None:
             watching.cancel()
+        await runner.experts.close()
     already = ctx.state.dropped if ctx.state else {}
     for task_id, result in results.items():
         if result.status == "dropped" and task_id not in already:

@@ -51,11 +51,35 @@ def _task_lines(event: Event) -> list[Text] | None:
         return [
             Text(f"merge {event.rung}: {event.outcome} {', '.join(event.files[:4])} {event.detail}", style="magenta")
         ]
+    if isinstance(event, Decision) and event.topic == "lease":
+        return [_lease_line(event)]
     if isinstance(event, Decision):
         return [Text(f"decision ({event.topic}): {event.decision}", style="yellow")]
     if isinstance(event, NotePosted):
         return [Text(f"note ({event.topic}): {event.text}", style="yellow")]
     return None
+
+
+_LEASE_STYLE = {"claim": "green", "wait": "yellow", "refuse": "red", "cycle": "bold red", "update": "cyan"}
+
+
+def _lease_line(event: Decision) -> Text:
+    """A claim, wait, refusal, broken cycle, release or merge of integrated work, as one readable line."""
+    data = event.data
+    action, path, holder = str(data.get("action", "")), data.get("path", ""), data.get("holder", "")
+    why = f" ({data['why']})" if data.get("why") and action in ("claim", "wait", "refuse") else ""
+    if action == "claim" and data.get("after"):
+        text = f"claimed {path} after waiting for {', '.join(data['after'])}{why}"
+    elif action == "wait":
+        text = f"waits for {holder} to finish with {path}{why}"
+    elif action == "refuse":
+        waited = float(data.get("waited") or 0)
+        text = f"refused {path}{why}: held by {holder}" + (f", after waiting {waited:.0f}s" if waited else "")
+    elif action == "cycle":
+        text = f"refused {path}: waiting for {holder} would close the cycle {' → '.join(data.get('cycle', []))}"
+    else:
+        text = event.decision + (why if action == "claim" else "")
+    return Text("lease: ", style="bold") + Text(text, style=_LEASE_STYLE.get(action, "dim"))
 
 
 def transcript_lines(event: Event) -> list[Text]:

@@ -24,6 +24,7 @@ from plait.events.types import (
     ToolReturned,
 )
 from plait.ui import _fmt
+from plait.ui._expert_cost import saving_note, trade_line
 from plait.ui.cost import CostBreakdown, CostLine
 from plait.ui.runview import RunView
 
@@ -160,8 +161,39 @@ def cost_section(costs: CostBreakdown) -> str:
             f"model calls; cached input saved {_fmt.usd(t.saved_usd)}.</p>",
             f"<p>Wall time {_fmt.duration(costs.wall_s)}; the same agents one after another: "
             f"{_fmt.duration(costs.sequential_s)} (<b>{costs.speedup:.2f}×</b> speed-up). No agent was busy for "
-            f"{_fmt.duration(costs.idle_s)} (start-up, merging, the gate).</p>",
+            f"{_fmt.duration(costs.idle_s)} (start-up, merging, the gate).</p>"
+            if costs.parallel
+            else f"<p>Wall time {_fmt.duration(costs.wall_s)}.</p>",
+            _experts_part(costs),
         ]
+    )
+
+
+def _experts_part(costs: CostBreakdown) -> str:
+    """Each expert's spending and questions, and what it saved the agents that asked (an estimate)."""
+    if not costs.experts:
+        return ""
+    rows = [
+        [
+            escape(e.name),
+            f"{e.answered}/{e.questions}",
+            str(e.from_memory),
+            str(e.reads),
+            escape(", ".join(f"{a} ({n})" for a, n in e.askers.items())),
+            str(e.spent_tokens),
+            f"{e.cost_usd:.6f}",
+            str(e.saved_tokens),
+        ]
+        for e in costs.experts
+    ]
+    head = ["expert", "answered", "from memory", "reads", "asked by", "tokens", "cost $", "saved reading (est. tokens)"]
+    note = saving_note(costs.experts)
+    return (
+        "<h3>Experts</h3>"
+        + table(head, rows, "num")
+        + f'<p class="experts" data-spent-tokens="{costs.experts_spent_tokens}" '
+        f'data-saved-tokens="{costs.experts_saved_tokens}">{escape(trade_line(costs.experts))}.</p>'
+        + f"<p><small>{escape(note[0].upper() + note[1:])}.</small></p>"
     )
 
 

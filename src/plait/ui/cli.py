@@ -62,18 +62,19 @@ def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     if not summaries:
         out.print("no runs yet: start one with `plait run TASK`")
         return
-    table = Table("run", "status", "model", "calls", "tokens", "cost", "task")
+    # the id is what --follow-up, --resume and every other command take: it is never cut; the model is
+    # shortened and the task wraps instead (tokens are in --json and `plait cost`)
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("run", no_wrap=True, min_width=max(len(s.run_id) for s in summaries))
+    table.add_column("status", no_wrap=True)
+    table.add_column("model", overflow="ellipsis", max_width=22)
+    table.add_column("calls", justify="right", no_wrap=True)
+    table.add_column("cost", justify="right", no_wrap=True)
+    table.add_column("task", min_width=16, overflow="fold")
     for s in summaries:
         status = s.status if s.status != "running" else "unfinished"
-        table.add_row(
-            s.run_id,
-            status,
-            s.model,
-            str(s.model_calls),
-            str(s.usage.total_tokens),
-            f"${s.cost_usd:.4f}",
-            s.task.splitlines()[0][:50] if s.task else "",
-        )
+        task = s.task.strip().splitlines()[0] if s.task.strip() else ""
+        table.add_row(s.run_id, status, s.model, str(s.model_calls), f"${s.cost_usd:.4f}", task[:120])
     out.print(table)
 
 
@@ -85,7 +86,7 @@ def show(
     full: Annotated[bool, typer.Option("--full", help="Do not shorten long tool output.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show a run's transcript: messages, tool calls and results, and the final diff."""
+    """Show a run's transcript: messages, tool calls and results, and the diff of a run that changed code."""
     repo = Repo.discover(repo_path)
     store = open_store(repo, create=False)
     run_id = resolve_run(store, run_ref)
@@ -139,6 +140,9 @@ _register_policy(app)
 from plait.ui.cmd_bench import register as _register_bench  # noqa: E402
 
 _register_bench(app)
+from plait.ui.cmd_session import register as _register_session  # noqa: E402
+
+_register_session(app)
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from plait.plan.overlap import OverlapDecision
 from plait.plan.render import render_plan
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome, RunnerFactory
+from plait.run.session import run_kind
 from plait.run.single import Base, RunOutcome, choose_base, new_run_id
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings
@@ -276,7 +277,12 @@ def register(app: typer.Typer) -> None:
         with_store = open_store(repo, create=False)
         run_id = resolve_run(with_store, run_ref)
         state = load_state(with_store, run_id)
+        kind = run_kind(with_store, run_id)
         with_store.close()
+        if kind:
+            again = f"a session: `plait session --resume {run_id}`"
+            again = again if kind == "session" else f"an investigation: `plait ask --follow-up {run_id} QUESTION`"
+            raise UsageError(f"run {run_id} is not a change; it is {again} continues it")
         if state.started is None:
             raise StateError(f"run {run_id} has no start in the log: it cannot be resumed")
         if not state.unfinished:

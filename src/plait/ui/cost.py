@@ -7,12 +7,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from plait.events.types import Event, ModelCallFinished, ModelCallStarted
+from plait.events.types import Decision, Event, ModelCallFinished, ModelCallStarted
 from plait.models.base import Usage
 from plait.models.pricing import Price, PriceTable
+from plait.ui._expert_cost import SAVING_NOTE, ExpertCost, expert_costs, saving_note
 from plait.ui.runview import RunView, Span, phase_of
 
-__all__ = ["CostBreakdown", "CostLine", "cost_breakdown", "prices_of"]
+__all__ = ["SAVING_NOTE", "CostBreakdown", "CostLine", "ExpertCost", "cost_breakdown", "prices_of"]
 
 
 @dataclass
@@ -54,11 +55,31 @@ class CostBreakdown:
     """Seconds each agent was busy, over all its attempts."""
     covered_s: float
     """Wall time during which at least one agent was busy."""
+    experts: list[ExpertCost] = field(default_factory=list)
+    """The run's experts: questions answered, spending, and the reading they saved the askers (estimated)."""
+    kind: str = ""
+    """`investigation` or `session` for a run led by a lead agent, '' for a run that makes a change."""
+
+    @property
+    def parallel(self) -> bool:
+        """Whether the run's agents split a task: only then is a speed-up over one after another meaningful."""
+        return self.kind not in ("investigation", "session")
+
+    @property
+    def experts_spent_tokens(self) -> int:
+        return sum(e.spent_tokens for e in self.experts)
+
+    @property
+    def experts_saved_tokens(self) -> int:
+        return sum(e.saved_tokens for e in self.experts)
 
     @property
     def sequential_s(self) -> float:
-        """How long the same agents would have taken one after another."""
-        return sum(self.busy_s.values())
+        """How long the same agents would have taken one after another.
+
+        An expert answers while its asker waits: that time is counted in the asker's already.
+        """
+        return sum(s for agent, s in self.busy_s.items() if phase_of(agent) != "experts")
 
     @property
     def speedup(self) -> float:
@@ -70,17 +91,26 @@ class CostBreakdown:
         return max(self.wall_s - self.covered_s, 0.0)
 
     def as_json(self) -> dict[str, Any]:
+        time: dict[str, Any] = {"wall_s": round(self.wall_s, 3)}
+        if self.parallel:
+            time |= {
+                "sequential_s": round(self.sequential_s, 3),
+                "speedup": round(self.speedup, 3),
+                "idle_s": round(self.idle_s, 3),
+            }
         return {
+            "kind": self.kind or "run",
             "total": self.total.as_json(),
             "by_agent": [line.as_json() for line in self.by_agent.values()],
             "by_model": [line.as_json() for line in self.by_model.values()],
             "by_phase": [line.as_json() for line in self.by_phase.values()],
-            "time": {
-                "wall_s": round(self.wall_s, 3),
-                "sequential_s": round(self.sequential_s, 3),
-                "speedup": round(self.speedup, 3),
-                "idle_s": round(self.idle_s, 3),
-                "busy_s": {k: round(v, 3) for k, v in self.busy_s.items()},
+            "time": {**time, "busy_s": {k: round(v, 3) for k, v in self.busy_s.items()}},
+            "experts": {
+                "by_expert": [e.as_json() for e in self.experts],
+                "spent_tokens": self.experts_spent_tokens,
+                "cost_usd": round(sum(e.cost_usd for e in self.experts), 6),
+                "saved_tokens_estimate": self.experts_saved_tokens,
+                "note": saving_note(self.experts),
             },
         }
 
@@ -142,9 +172,13 @@ def cost_breakdown(events: list[Event], prices: PriceTable | None = None) -> Cos
             busy[agent.id] = sum(e - s for s, e in closed)
             spans.extend(closed)
     phases: dict[str, CostLine] = {
-        p: by_phase[p] for p in ("planning", "work", "reconciliation", "run") if p in by_phase
+        p: by_phase[p] for p in ("planning", "work", "experts", "reconciliation", "run") if p in by_phase
     }
-    return CostBreakdown(by_agent, by_model, phases, total, view.elapsed_s(end), busy, _covered(spans))
+    spending = {a: (line.calls, line.usage, line.cost_usd) for a, line in by_agent.items()}
+    experts = expert_costs(events, spending)
+    kind = next((str(e.data.get("kind", "")) for e in events if isinstance(e, Decision) and e.topic == "kind"), "")
+    wall = view.elapsed_s(end)
+    return CostBreakdown(by_agent, by_model, phases, total, wall, busy, _covered(spans), experts, kind)
 
 
 def _closed(span: Span, end: float) -> tuple[float, float]:

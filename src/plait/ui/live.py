@@ -47,6 +47,17 @@ def _cells(agent: AgentView) -> list[Text | str]:
     ]
 
 
+def _lease_lines(view: RunView) -> list[str]:
+    """Who holds a lease on a path outside its write-set, and who waits for one: a line, or none."""
+    parts = []
+    for agent in view.agents.values():
+        if agent.waiting_for:
+            parts.append(f"{agent.id} waits for {agent.waiting_for}")
+        if agent.claims:
+            parts.append(f"{agent.id} holds {', '.join(agent.claims)}")
+    return ["leases: " + " · ".join(parts)] if parts else []
+
+
 class Dashboard(App[None]):
     """One row per agent (task, state, tool call in flight, steps, tokens, money), the plan, merges and gate."""
 
@@ -153,7 +164,7 @@ class Dashboard(App[None]):
             for column, value in zip(_COLUMNS, cells, strict=True):
                 table.update_cell(agent.id, column, value, update_width=True)
         lines = [f"merge {m.task}: {m.rung} {m.outcome} {', '.join(m.files[:3])}" for m in view.merges[-4:]]
-        lines += [_fmt.gate_line(view), _fmt.integration_line(view)]
+        lines += [_fmt.gate_line(view), _fmt.integration_line(view), *_lease_lines(view)]
         lines += [f"decision by {d.agent or 'run'}: {d.decision}" for d in view.decisions[-2:]]
         self.query_one("#merges", Static).update(Text("\n".join(_fmt.one_line(x, 200) for x in lines)))
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from plait.events.types import Event
 from plait.ui import _fmt
+from plait.ui._expert_cost import COLUMNS_NOTE, saving_note, trade_line
 from plait.ui.cost import CostBreakdown, CostLine, cost_breakdown
 from plait.ui.runview import RunView
 
@@ -89,7 +90,33 @@ def render_cost(console: Console, costs: CostBreakdown) -> None:
         f"({t.usage.cached_tokens} cached, saving {_fmt.usd(t.saved_usd)}), {t.usage.output_tokens} out",
         highlight=False,
     )
-    console.print(_speed_line(costs), highlight=False)
+    if costs.parallel:  # a lead and its investigators or helpers split no task: no speed-up to speak of
+        console.print(_speed_line(costs), highlight=False)
+    else:
+        console.print(f"time: {_fmt.duration(costs.wall_s)} wall", highlight=False)
+    if costs.experts:
+        console.print(_experts_table(costs))
+        console.print(f"  ({COLUMNS_NOTE})", highlight=False)
+        console.print(trade_line(costs.experts), highlight=False)
+        console.print(f"  ({saving_note(costs.experts)})", highlight=False)
+
+
+def _experts_table(costs: CostBreakdown) -> Table:
+    table = Table(title="by expert", title_justify="left", title_style="bold")
+    for column in ("expert", "questions", "from memory", "reads", "calls", "tokens", "cost", "saved reading (est.)"):
+        table.add_column(column, justify="left" if column == "expert" else "right")
+    for e in costs.experts:
+        table.add_row(
+            escape(e.name),
+            f"{e.answered}/{e.questions}",
+            str(e.from_memory),
+            str(e.reads),
+            str(e.calls),
+            _fmt.tokens(e.spent_tokens),
+            _fmt.usd(e.cost_usd),
+            _fmt.tokens(e.saved_tokens),
+        )
+    return table
 
 
 def _speed_line(costs: CostBreakdown) -> str:
@@ -117,15 +144,18 @@ def print_run_summary(console: Console, events: list[Event]) -> None:
             f"  {escape(agent.id)}: {agent.state}{merge}, {agent.steps} calls, {_fmt.usd(agent.cost_usd)}{tail}",
             highlight=False,
         )
+    if costs.experts:
+        console.print(f"  {trade_line(costs.experts)} (an estimate, see plait cost)", highlight=False)
     if view.merges or view.gates:
         conflicts = sum(1 for m in view.merges if m.outcome == "resolved")
         console.print(f"  merges: {len(view.merges)} steps, {conflicts} conflict(s) resolved; {_fmt.gate_line(view)}")
     if view.commit:
         console.print(f"  result: {escape(view.branch)} @ {view.commit[:10]}", highlight=False)
     t = costs.total
+    time = _speed_line(costs) if costs.parallel else f"time: {_fmt.duration(costs.wall_s)} wall"
     console.print(
         f"  {t.calls} model calls, {_fmt.tokens(t.usage.total_tokens)} tokens "
-        f"({_fmt.tokens(t.usage.cached_tokens)} cached), {_fmt.usd(t.cost_usd)}; {_speed_line(costs)}",
+        f"({_fmt.tokens(t.usage.cached_tokens)} cached), {_fmt.usd(t.cost_usd)}; {time}",
         highlight=False,
     )
     rid = view.run_id

@@ -10,6 +10,7 @@ from plait.events.types import (
     Committed,
     Decision,
     Event,
+    ExpertStarted,
     GateChecked,
     Integrated,
     MergeStep,
@@ -19,6 +20,8 @@ from plait.events.types import (
     ModelCallStarted,
     PlanMade,
     PlanRejected,
+    QuestionAnswered,
+    QuestionAsked,
     RunFinished,
     RunStarted,
     TaskFinished,
@@ -32,12 +35,15 @@ from plait.ui.progress import short_args
 __all__ = ["AgentView", "RunView", "Span", "phase_of"]
 
 _FINAL = ("done", "failed", "dropped", "interrupted")
+EXPERT_PREFIX = "expert:"
 
 
 def phase_of(agent: str) -> str:
-    """The phase an agent's spending belongs to: planning, work or reconciliation."""
+    """The phase an agent's spending belongs to: planning, work, experts or reconciliation."""
     if agent == "planner":
         return "planning"
+    if agent.startswith(EXPERT_PREFIX):
+        return "experts"
     if agent.startswith(("resolver", "merge")):
         return "reconciliation"
     return "work" if agent else "run"
@@ -76,6 +82,12 @@ class AgentView:
     reason: str = ""
     spans: list[Span] = field(default_factory=list)
     last_ts: float = 0.0
+    answered: int = 0
+    """Questions answered, when the agent is an expert (its state is `ready` between questions)."""
+    claims: list[str] = field(default_factory=list)
+    """Paths outside its write-set it holds a lease on."""
+    waiting_for: str = ""
+    """While a claim of it waits: the task it waits for and the path, such as `percent-split (tally/money.py)`."""
 
     @property
     def finished(self) -> bool:
@@ -175,9 +187,13 @@ class RunView:
             self._apply_merge(event)
         elif isinstance(event, Decision):
             self.decisions.append(event)
-            self._agent(event)
+            view = self._agent(event)
+            if view is not None and event.topic == "lease":
+                _apply_lease(view, event.data)
         elif isinstance(event, TaskStarted | TaskFinished | AgentStopped | Committed):
             self._apply_task(event)
+        elif isinstance(event, ExpertStarted | QuestionAsked | QuestionAnswered):
+            self._apply_expert(event)
         else:
             self._apply_step(event)
 
@@ -190,6 +206,11 @@ class RunView:
         elif isinstance(event, RunFinished):
             self.status, self.reason, self.ended = event.status, event.reason, event.ts
             self.branch, self.commit = event.branch or self.branch, event.commit or self.commit
+            for view in self.agents.values():
+                if phase_of(view.id) == "experts" and view.state in ("ready", "running"):
+                    view.state, view.now = ("interrupted" if event.status == "interrupted" else "done"), ""
+                    if view.spans and view.spans[-1].end is None:
+                        view.spans[-1].end, view.spans[-1].status = event.ts, view.state
         elif isinstance(event, PlanMade):
             self._agent(event)
             self._apply_plan(event.plan)
@@ -226,6 +247,7 @@ class RunView:
         if found is None:
             return
         view = found
+        view.waiting_for = ""  # a wait ends with its attempt, even one cut short
         if isinstance(event, AgentStopped):
             state = {"finished": "done", "interrupted": "interrupted"}.get(event.reason, "failed")
             view.state, view.now, view.summary = state, "", event.summary
@@ -238,6 +260,23 @@ class RunView:
         if not view.spans:
             view.spans.append(Span(event.ts, attempt=max(view.attempt, 1)))
         view.spans[-1].end, view.spans[-1].status = event.ts, view.state
+
+    def _apply_expert(self, event: ExpertStarted | QuestionAsked | QuestionAnswered) -> None:
+        """An expert is `ready` between questions and `running` while it answers one."""
+        view = self.agents.get(event.agent)
+        if view is None:
+            view = self.agents[event.agent] = AgentView(event.agent, state="ready")
+        view.last_ts = max(view.last_ts, event.ts)
+        if isinstance(event, ExpertStarted):
+            view.title = "expert on " + (", ".join(event.area) or "the repository")
+        elif isinstance(event, QuestionAsked):
+            view.now = f"question {event.number} from {event.asker}"
+        else:
+            view.answered += 1
+            view.state, view.now = "ready", ""
+            view.summary = f"{view.answered} question(s) answered"
+            if view.spans and view.spans[-1].end is None:
+                view.spans[-1].end, view.spans[-1].status = event.ts, "done"
 
     def _apply_step(self, event: Event) -> None:
         view = self._agent(event, busy=True)
@@ -283,3 +322,18 @@ class RunView:
             for task_id in event.ejected:
                 if task_id in self.agents:
                     self.agents[task_id].merge = "ejected"
+
+
+def _apply_lease(view: AgentView, data: dict[str, Any]) -> None:
+    """A lease decision of the agent: it waits for a path, holds it, or no longer does."""
+    action, path, holder = data.get("action"), str(data.get("path", "")), str(data.get("holder", ""))
+    if action == "wait":
+        view.waiting_for = f"{holder} ({path})"
+        view.now = f"waits for {holder}: {path}"
+        return
+    if action in ("claim", "refuse", "cycle"):
+        view.waiting_for = ""
+    if action == "claim" and path not in view.claims:
+        view.claims.append(path)
+    elif action in ("release", "expire") and path in view.claims:
+        view.claims.remove(path)

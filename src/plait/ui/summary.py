@@ -8,6 +8,7 @@ from plait.events.store import EventStore
 from plait.events.types import (
     Event,
     ModelCallFinished,
+    QuestionAnswered,
     RunFinished,
     RunStarted,
     TaskFinished,
@@ -37,6 +38,8 @@ class RunSummary:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     tasks: dict[str, str] = field(default_factory=dict)
+    experts: dict[str, int] = field(default_factory=dict)
+    """Questions each expert answered (by its agent id); experts are not tasks."""
 
     @property
     def duration_s(self) -> float | None:
@@ -60,6 +63,7 @@ class RunSummary:
             "usage": self.usage.model_dump(),
             "cost_usd": round(self.cost_usd, 6),
             "tasks": self.tasks,
+            "experts": self.experts,
         }
 
 
@@ -82,6 +86,8 @@ def summarize(run_id: str, events: list[Event]) -> RunSummary:
             s.tool_calls += 1
         elif isinstance(event, TaskFinished):
             s.tasks[event.agent] = event.status
+        elif isinstance(event, QuestionAnswered) and not event.is_error:
+            s.experts[event.agent] = s.experts.get(event.agent, 0) + 1
         elif isinstance(event, RunFinished):
             s.status, s.reason, s.branch, s.commit, s.ended = (
                 event.status,

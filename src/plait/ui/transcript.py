@@ -66,6 +66,8 @@ def _render_event(event: Event, max_lines: int) -> RenderableType | None:
         return Text.from_markup(f"{who}[yellow]retry {event.attempt} in {event.wait_s:.1f}s: {escape(event.reason)}[/]")
     if isinstance(event, ModelCallFailed):
         return Text.from_markup(f"{who}[red]model call {event.call} failed: {escape(event.error)}[/]")
+    if isinstance(event, ToolCalled) and event.call.name == "answer" and event.call.arguments:
+        return _answer(who, event.call.arguments)
     if isinstance(event, ToolCalled):
         args = event.call.arguments
         shown = json.dumps(args, indent=2) if args is not None else f"malformed: {event.call.raw_arguments}"
@@ -81,6 +83,9 @@ def _render_event(event: Event, max_lines: int) -> RenderableType | None:
             title_align="left",
             border_style=style,
         )
+    if isinstance(event, Decision) and event.topic in _USER_TOPICS and "text" in event.data:
+        title = f"the user, {_USER_TOPICS[event.topic]} {event.data.get('turn', '')}".rstrip()
+        return Panel(Text(str(event.data["text"])), title=title, title_align="left", border_style="magenta")
     if isinstance(event, Decision):
         return Text.from_markup(f"{who}[yellow]decision ({escape(event.topic)}): {escape(event.decision)}[/]")
     if isinstance(event, AgentStopped):
@@ -91,6 +96,20 @@ def _render_event(event: Event, max_lines: int) -> RenderableType | None:
     if isinstance(event, RunFinished):
         return Text.from_markup(f"[bold]Run {event.status}[/] {escape(event.reason)}")
     return _render_reconciliation(event)
+
+
+_USER_TOPICS = {"question": "question", "session": "message"}
+"""Decisions that log what the user said to a lead (`plait ask`, `plait session`), and what to call it."""
+
+
+def _answer(who: str, arguments: dict[str, object]) -> RenderableType:
+    """An `answer` call, in full: the answer that ended a turn is what the run was for."""
+    parts = [str(arguments.get("answer", ""))]
+    for key, value in arguments.items():
+        if key != "answer" and value not in ("", [], None):
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            parts.append(f"\n{key.replace('_', ' ')}: {shown}")
+    return Panel(Text("\n".join(parts)), title=f"{who}answer", title_align="left", border_style="magenta")
 
 
 def _render_reconciliation(event: Event) -> RenderableType | None:
@@ -127,12 +146,17 @@ def render_transcript(
     console: Console, run_id: str, events: list[Event], *, diff: str = "", agent: str | None = None, max_lines: int = 40
 ) -> None:
     """Print the transcript of a run (or of one agent), then its totals and the final diff."""
+    said: set[str] = set()  # what the user said to a lead, shown already: its first prompt repeats it
     for event in events:
         if agent is not None and event.agent not in ("", agent):
             continue
+        if isinstance(event, Decision) and event.topic in _USER_TOPICS:
+            said.add(str(event.data.get("text", "")))
+        if isinstance(event, PromptGiven) and event.user in said:
+            continue
         shown = _render_event(event, max_lines)
         if shown is not None:
-            console.print(shown)
+            console.print(shown, soft_wrap=False)  # soft wrapping would crop the text inside panels
     s = summarize(run_id, events)
     console.rule()
     console.print(

@@ -237,6 +237,9 @@ CACHE_PATTERNS = (
 )
 """Tool caches an agent's commands leave behind; never committed, even where .gitignore forgets them."""
 
+_CHECKPOINT = "plait checkpoint"
+"""The message of every checkpoint commit, which tells them from the branch's own commits."""
+
 
 @dataclass(frozen=True)
 class Worktree:
@@ -247,8 +250,10 @@ class Worktree:
     base: str
     repo: Repo
 
-    def _git(self, *args: str, env: Mapping[str, str] | None = None, input: str | None = None) -> str:
-        return self.repo.git(*args, cwd=self.path, env=env, input=input)
+    def _git(
+        self, *args: str, env: Mapping[str, str] | None = None, input: str | None = None, check: bool = True
+    ) -> str:
+        return self.repo.git(*args, cwd=self.path, env=env, input=input, check=check)
 
     def commit_all(self, message: str) -> str | None:
         """Stage and commit every change as plait; return the new sha, or None when nothing changed."""
@@ -263,24 +268,85 @@ class Worktree:
     def checkpoint(self, ref: str, parent: str) -> str | None:
         """Commit the worktree's files (not its branch) to `ref` when they differ from `parent`; else None.
 
-        A temporary index keeps the worktree's own index and branch as they are.
+        A temporary index keeps the worktree's own index and branch as they are. When the branch has moved
+        past `parent` (a merge brought integrated work in), the checkpoint goes on from the branch's head, so
+        that a worktree restored from it has that merge in its history too.
         """
-        with tempfile.TemporaryDirectory(prefix="plait-ckpt-") as tmp:
-            env = {**PLAIT_IDENTITY, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            self._git("read-tree", parent, env=env)
-            excludes = (f":(exclude,glob){pattern}" for pattern in CACHE_PATTERNS)
-            self._git("add", "--all", "--", ".", *excludes, env=env)
-            tree = self._git("write-tree", env=env).strip()
+        head = self.head()
+        moved = not self._is_ancestor(head, parent)
+        parent = head if moved else parent
+        tree = self.tree(parent)
         if tree == self._git("rev-parse", f"{parent}^{{tree}}").strip():
-            return None
-        sha = self._git("commit-tree", tree, "-p", parent, "-m", "plait checkpoint", env=PLAIT_IDENTITY).strip()
+            if not moved:
+                return None
+            sha = head
+        else:
+            sha = self._git("commit-tree", tree, "-p", parent, "-m", _CHECKPOINT, env=PLAIT_IDENTITY).strip()
         self._git("update-ref", ref, sha)
         return sha
 
+    def tree(self, start: str = "HEAD") -> str:
+        """The worktree's files as a git tree (tool caches left out), written through a temporary index."""
+        with tempfile.TemporaryDirectory(prefix="plait-tree-") as tmp:
+            env = {**PLAIT_IDENTITY, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self._git("read-tree", start, env=env)
+            excludes = (f":(exclude,glob){pattern}" for pattern in CACHE_PATTERNS)
+            self._git("add", "--all", "--", ".", *excludes, env=env)
+            return self._git("write-tree", env=env).strip()
+
     def restore(self, checkpoint: str) -> None:
-        """Make the worktree's files those of `checkpoint`, keeping its branch where it is."""
+        """Make the worktree's files those of `checkpoint`, and its branch the last real commit under it.
+
+        Checkpoints stack on the branch's commits; a merge made during the attempt is one of those, so the
+        branch is put back on it and the work after it shows as uncommitted changes, as it was.
+        """
         self._git("read-tree", "-u", "--reset", checkpoint)
-        self._git("reset", "--quiet")
+        grep = f"--grep=^{_CHECKPOINT}$"
+        commit = self._git("rev-list", "--first-parent", "--invert-grep", grep, "-n", "1", checkpoint).strip()
+        self._git("reset", "--quiet", commit or "HEAD")
+
+    def merge_in(self, commit: str, message: str) -> list[str]:
+        """Merge `commit` into the branch, committing the worktree's own changes first so they are kept.
+
+        Returns the paths that conflicted; then nothing is merged and the worktree is left as it was.
+        """
+        before = self.head()
+        saved = self.commit_all(f"Work in progress, kept through the merge of {commit[:10]}\n")
+        done = _run(("merge", "--no-edit", "-m", message, commit), self.path, PLAIT_IDENTITY)
+        if done.returncode == 0:
+            return []
+        conflicts = [p for p in self._git("diff", "--name-only", "--diff-filter=U", "-z").split("\0") if p]
+        if self._git("rev-parse", "--verify", "--quiet", "MERGE_HEAD", check=False).strip():
+            self._git("merge", "--abort")
+        if saved:
+            self._git("reset", "--quiet", before)  # the saved work goes back to being uncommitted changes
+        if not conflicts:
+            raise GitError(f"merge {commit}", _first_line(done.stderr + done.stdout, f"exit status {done.returncode}"))
+        return conflicts
+
+    def lacks(self, commit: str, path: str) -> bool:
+        """Whether `commit` changed `path` in a way the branch does not have yet (since their merge base)."""
+        if self._is_ancestor(commit, "HEAD"):
+            return False
+        since = self._git("merge-base", "HEAD", commit).strip()
+        changed = self._git("diff", "--name-only", "--no-renames", since, commit, "--", path)
+        return bool(changed.strip())
+
+    def changed_between(self, old: str, new: str) -> list[str]:
+        """Paths that differ between two commits or trees."""
+        out = self._git("diff", "--name-only", "-z", "--no-renames", old, new, "--")
+        return [name for name in out.split("\0") if name]
+
+    def put_back(self, tree: str, paths: list[str]) -> None:
+        """Make `paths` in the worktree's files as they are in `tree`: restored, or removed when not there."""
+        for path in paths:
+            if self._git("ls-tree", "--name-only", tree, "--", path, check=False).strip():
+                self._git("restore", f"--source={tree}", "--worktree", "--", path)
+            else:
+                (self.path / path).unlink(missing_ok=True)
+
+    def _is_ancestor(self, commit: str, of: str) -> bool:
+        return _run(("merge-base", "--is-ancestor", commit, of), self.path).returncode == 0
 
     def changed_files(self, since: str) -> list[str]:
         """Paths that differ between commit `since` and HEAD (both sides of a rename)."""

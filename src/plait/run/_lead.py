@@ -1,0 +1,311 @@
+"""What a lead agent that lasts needs: a read-only checkout, its conversation in the log, its experts rebuilt.
+
+A lead (an investigation's, a session's) is one `Agent` driven a turn at a time. Each message from the
+user is logged before the lead sees it, and its reply after, so a later process rebuilds the lead by
+feeding the logged messages again: every model call and tool result is read back from the log, and
+a turn that was in flight when the process died is finished once, live.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from plait.agent._tool_args import tool_spec
+from plait.agent.context import context_budget
+from plait.agent.loop import Agent, AgentLimits, AgentResult, Spending, ToolSet
+from plait.agent.tools import ToolOutcome
+from plait.coord.experts import Expert, Experts, ExpertSpec, ExpertTools, Origin, specs_from_log
+from plait.events.store import EventStore
+from plait.events.types import Decision, PromptGiven, RunStarted, ToolCalled
+from plait.models.base import Model, ToolCall, ToolSpec
+from plait.models.pricing import PriceTable
+from plait.settings import Settings
+from plait.workspace import Repo
+from plait.workspace.git import worktree_lock
+
+__all__ = [
+    "LEAD",
+    "ExpertMaker",
+    "Kind",
+    "LeadAskTools",
+    "ReadOnly",
+    "Said",
+    "Transcript",
+    "close_checkout",
+    "invalid",
+    "last_answer",
+    "lead_limits",
+    "logged_system",
+    "mark_kind",
+    "open_checkout",
+    "parse",
+    "rebuild_experts",
+    "run_kind",
+    "started",
+]
+
+LEAD = "lead"
+"""The agent id of a run's lead."""
+
+Kind = Literal["investigation", "session"]
+_KIND_TOPIC = "kind"
+
+
+def mark_kind(store: EventStore, run_id: str, kind: Kind) -> None:
+    """Say in the log what the run is, so commands that continue runs tell it from a change."""
+    what = "an investigation: read-only agents answer a question" if kind == "investigation" else "a session"
+    store.append(Decision(run_id=run_id, topic=_KIND_TOPIC, decision=f"this run is {what}", data={"kind": kind}))
+
+
+def run_kind(store: EventStore, run_id: str) -> str:
+    """`investigation`, `session`, or '' for a run that makes a change."""
+    for event in store.events(run_id, kinds=["decision"]):
+        if isinstance(event, Decision) and event.topic == _KIND_TOPIC:
+            return str(event.data.get("kind", ""))
+    return ""
+
+
+def started(store: EventStore, run_id: str) -> RunStarted | None:
+    return next((e for e in store.events(run_id, kinds=["run_started"]) if isinstance(e, RunStarted)), None)
+
+
+def logged_system(store: EventStore, run_id: str, agent: str) -> str | None:
+    """The system prompt `agent` was first given: a rebuilt agent keeps it word for word, or its calls would differ."""
+    for event in store.events(run_id, agent=agent, kinds=["prompt"]):
+        if isinstance(event, PromptGiven):
+            return event.system
+    return None
+
+
+def open_checkout(repo: Repo, run_id: str, commit: str, name: str) -> Path:
+    """A read-only checkout of `commit` (a detached worktree) for the run's lead and experts to read."""
+    path = (repo.plait_dir() / "worktrees" / run_id / name).absolute()
+    with worktree_lock(repo.common_dir):
+        if path.exists():  # left by a killed process: start it afresh at the logged commit
+            repo.git("worktree", "remove", "--force", "--force", str(path), check=False)
+            shutil.rmtree(path, ignore_errors=True)
+        repo.git("worktree", "prune")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        repo.git("worktree", "add", "--quiet", "--detach", "--force", str(path), commit)
+    return path
+
+
+def close_checkout(repo: Repo, path: Path) -> None:
+    """Remove a checkout made by `open_checkout`; its run's log keeps everything read from it."""
+    with worktree_lock(repo.common_dir):
+        if path.exists():
+            repo.git("worktree", "remove", "--force", "--force", str(path), check=False)
+            shutil.rmtree(path, ignore_errors=True)
+        repo.git("worktree", "prune", check=False)
+    try:
+        path.parent.rmdir()
+    except OSError:
+        pass
+
+
+def lead_limits(s: Settings) -> AgentLimits:
+    return AgentLimits(
+        max_steps=s.max_steps,
+        max_tokens=s.max_tokens,
+        max_format_errors=s.max_format_errors,
+        max_output_tokens=s.max_output_tokens,
+    )
+
+
+@dataclass
+class ExpertMaker:
+    """How to make an expert of a run: where it reads and what it is charged to."""
+
+    run_id: str
+    store: EventStore
+    model: Model
+    prices: PriceTable
+    root: Path
+    commit: str
+    settings: Settings
+    budget: Spending | None = None
+
+    def expert(self, spec: ExpertSpec, origin: Origin) -> Expert:
+        return Expert(
+            spec,
+            run_id=self.run_id,
+            store=self.store,
+            model=self.model,
+            prices=self.prices,
+            root=self.root,
+            commit=self.commit,
+            origin=origin,
+            budget=self.budget,
+            limits=lead_limits(self.settings),
+            context=context_budget(self.model.name, self.settings.context_tokens),
+        )
+
+
+async def rebuild_experts(maker: ExpertMaker, experts: Experts) -> None:
+    """Every expert the run's log says was started, its conversation fed again from the log (nothing paid)."""
+    for spec, event in specs_from_log(maker.store, maker.run_id):
+        if spec.name not in experts:
+            experts.add(maker.expert(spec, event.origin))
+    for expert in experts.by_name.values():
+        await expert.rebuild()
+
+
+@dataclass(frozen=True)
+class Said:
+    """One message of the user to the lead, as logged."""
+
+    turn: int
+    text: str
+    seq: int
+
+
+class Transcript:
+    """The user's messages to a lead and its replies, kept in the log as decisions of the lead."""
+
+    def __init__(self, store: EventStore, run_id: str, topic: str) -> None:
+        self.store, self.run_id, self.topic = store, run_id, topic
+        self.messages: list[Said] = []
+        self.replies: dict[int, dict[str, Any]] = {}
+        for event in store.events(run_id, agent=LEAD, kinds=["decision"]):
+            if not isinstance(event, Decision):
+                continue
+            if event.topic == topic:
+                self.messages.append(Said(int(event.data["turn"]), str(event.data["text"]), event.seq))
+            elif event.topic == "reply":
+                self.replies[int(event.data["turn"])] = dict(event.data)
+
+    def said(self, text: str) -> Said:
+        """Log the user's next message; the lead sees it only after."""
+        turn = len(self.messages) + 1
+        event = Decision(
+            run_id=self.run_id,
+            agent=LEAD,
+            topic=self.topic,
+            decision=f"message {turn} from the user",
+            data={"turn": turn, "text": text},
+        )
+        said = Said(turn, text, self.store.append(event).seq)
+        self.messages.append(said)
+        return said
+
+    def replied(self, turn: int, result: AgentResult, **extra: Any) -> dict[str, Any]:
+        """Log the lead's reply to message `turn`."""
+        text = result.summary if result.ok else f"the lead stopped ({result.reason}): {result.summary}"
+        data = {"turn": turn, "text": text, "ok": result.ok, **extra}
+        self.store.append(
+            Decision(run_id=self.run_id, agent=LEAD, topic="reply", decision=f"reply {turn} to the user", data=data)
+        )
+        self.replies[turn] = data
+        return data
+
+    async def replay(self, lead: Agent) -> list[tuple[Said, AgentResult]]:
+        """Feed every logged message to a new `lead`; returns the turns no reply was logged for (finished now)."""
+        open_turns = []
+        for said in self.messages:
+            result = await lead.turn(said.text)
+            if said.turn not in self.replies:
+                open_turns.append((said, result))
+        return open_turns
+
+
+def last_answer(store: EventStore, run_id: str, after: int) -> dict[str, Any]:
+    """The arguments of the lead's latest `answer` call after sequence number `after`."""
+    calls = [
+        e.call.arguments or {}
+        for e in store.events(run_id, agent=LEAD, kinds=["tool_call"], after=after)
+        if isinstance(e, ToolCalled) and e.call.name == "answer"
+    ]
+    return dict(calls[-1]) if calls else {}
+
+
+def invalid(call: ToolCall, exc: ValidationError) -> ToolOutcome:
+    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
+    return ToolOutcome(f"invalid call of {call.name}: {problems}. Call it again.", format_error=True)
+
+
+def parse(call: ToolCall, args: type[BaseModel]) -> BaseModel | ToolOutcome:
+    """The call's arguments as `args`, or the observation that says what is wrong with them."""
+    if call.arguments is None:
+        return ToolOutcome(f"the arguments of {call.name} are not a JSON object; send one.", format_error=True)
+    try:
+        return args.model_validate(call.arguments)
+    except ValidationError as exc:
+        return invalid(call, exc)
+
+
+class _AskArgs(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    expert: str = Field(min_length=1, description="The name of the investigator or helper.")
+    question: str = Field(min_length=1, description="One precise question: what you need to know and why.")
+
+
+class _AskInvestigatorArgs(_AskArgs):
+    expert: str = Field(min_length=1, description="The name of the investigator.")
+
+
+_KEEPS = (
+    "Each keeps its whole conversation: what it read and answered before is still in its context, so a "
+    "follow-up costs little and needs no re-reading."
+)
+_ASK: dict[Kind, tuple[str, type[_AskArgs], str]] = {
+    "investigation": (
+        f"Ask one of your investigators a question. {_KEEPS} Name it as the investigate result named it.",
+        _AskInvestigatorArgs,
+        "there are no investigators yet: call investigate first.",
+    ),
+    "session": (
+        f"Ask one of your investigators or helpers a question. {_KEEPS} Name it as its investigate or "
+        "spawn_helper result named it.",
+        _AskArgs,
+        "there are no investigators or helpers yet: call investigate or spawn_helper first.",
+    ),
+}
+"""What `ask_expert` says to the lead of each kind of run: its description, its arguments, and the error
+when nobody can be asked yet."""
+
+
+class LeadAskTools(ExpertTools):
+    """`ask_expert` for the lead of a run of `kind`: always offered, with one description, as experts come and go.
+
+    A lead's conversation lasts across processes; its requests must offer the same tools each time,
+    or its rebuilt calls would not match the log (the roster of `ExpertTools` changes as experts join).
+    """
+
+    def __init__(self, inner: ToolSet, asker: str, experts: Experts, kind: Kind) -> None:
+        super().__init__(inner, asker, experts)
+        self.doc, self.args, self.none_yet = _ASK[kind]
+        self.who = "investigator" if kind == "investigation" else "investigator or helper"
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return self.inner.specs() + (tool_spec("ask_expert", self.args, self.doc),)
+
+    async def execute(self, call: ToolCall) -> ToolOutcome:
+        if call.name != "ask_expert":
+            return await self.inner.execute(call)
+        if not len(self.experts):
+            return ToolOutcome(self.none_yet, is_error=True)
+        name = (call.arguments or {}).get("expert")
+        if isinstance(name, str) and name and name not in self.experts:
+            known = ", ".join(f"`{n}`" for n in self.experts.by_name)
+            return ToolOutcome(f"there is no {self.who} `{name}`; yours are: {known}.", is_error=True)
+        return await super().execute(call)
+
+
+class ReadOnly:
+    """The read-only tools of `inner` (a read-only `Toolbox`) without `finish`: a lead ends turns otherwise."""
+
+    def __init__(self, inner: ToolSet) -> None:
+        self.inner = inner
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(s for s in self.inner.specs() if s.name != "finish")
+
+    async def execute(self, call: ToolCall) -> ToolOutcome:
+        if call.name == "finish":
+            return ToolOutcome("you do not finish: call answer to reply.", format_error=True)
+        return await self.inner.execute(call)

@@ -1,0 +1,369 @@
+"""`plait session`: a lead agent the user talks with, its persistent helpers, and changes dispatched as runs.
+
+Each message of the user is logged, then becomes one turn of the lead (`Agent.turn`), which ends when
+the lead calls `answer` with its reply. The lead reads the code (read-only), fans questions out to
+investigators (`investigate`), keeps helpers that own an area (`spawn_helper`, then `ask_expert`), and
+hands changes to plait's pipeline (`dispatch`): plan, parallel agents, merge queue and gate, as a run
+of its own whose id the session's log records (`plait show RUN` works on it).
+
+A session is a run in the log. `plait session --resume` rebuilds its lead and every helper from the
+log (their model calls are read back, none paid again) and goes on with the next message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from plait.agent._tool_args import tool_spec
+from plait.agent.budget import Budget, Limits
+from plait.agent.context import context_budget
+from plait.agent.loop import Agent, AgentResult, ToolSet
+from plait.agent.tools import Toolbox, ToolOutcome
+from plait.coord.experts import Experts, ExpertSpec
+from plait.errors import PlaitError, UsageError
+from plait.events.store import EventStore
+from plait.events.types import Decision, GateChecked, ModelCallFinished, RunFinished, TaskFinished
+from plait.models.base import Model, ToolCall, ToolSpec
+from plait.models.pricing import PriceTable
+from plait.plan.repomap import repo_map, tracked_files
+from plait.run._lead import (
+    LEAD,
+    ExpertMaker,
+    LeadAskTools,
+    ReadOnly,
+    Transcript,
+    close_checkout,
+    invalid,
+    lead_limits,
+    logged_system,
+    mark_kind,
+    open_checkout,
+    parse,
+    rebuild_experts,
+    run_kind,
+    started,
+)
+from plait.run.base import Base, choose_base, new_run_id
+from plait.run.investigate import InvestigateTools, Investigation
+from plait.run.orchestrate import Orchestration, orchestrate
+from plait.run.parallel import RunnerFactory
+from plait.run.single import record_start
+from plait.run.state import load_state, recharge
+from plait.settings import Settings
+from plait.workspace import LocalRunner, Repo
+
+__all__ = ["Helper", "Reply", "Runners", "Session", "SessionConfig", "latest_session", "run_kind"]
+
+Runners = Callable[[EventStore, str], RunnerFactory]
+"""Given the log and a dispatched run's id, the factory of its agents' command runners."""
+
+TASK = "plait session"
+
+
+def latest_session(store: EventStore) -> str | None:
+    """The id of the newest session in the log."""
+    return next((r for r in reversed(store.run_ids()) if run_kind(store, r) == "session"), None)
+
+
+@dataclass
+class SessionConfig:
+    """A session to start (with `base`) or to continue (`run_id` of one, no base)."""
+
+    repo: Repo
+    settings: Settings
+    model: Model
+    store: EventStore
+    run_id: str
+    runners: Runners
+    base: Base | None = None
+    hold: Callable[[str], AbstractContextManager[object]] | None = None
+    """Holds a dispatched run's lease while the session drives it, so no other process drives it too."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    turn: int
+    text: str
+    ok: bool
+
+
+@dataclass(frozen=True)
+class Helper:
+    name: str
+    origin: str
+    area: tuple[str, ...]
+    questions: int
+
+
+class _SpawnArgs(BaseModel):
+    """Make a persistent helper: an agent that owns an area of the code, reads it when asked, and keeps
+    everything it read and answered for the whole session (and after --resume). Ask it with ask_expert."""
+
+    model_config = ConfigDict(extra="ignore")
+    name: str = Field(min_length=1, max_length=40, description="A short id such as 'storage' or 'api'.")
+    area: list[str] = Field([], description="Globs of the files it owns, such as 'src/db/**'.")
+    brief: str = Field("", description="What it knows about and answers for, in a sentence.")
+
+
+class _DispatchArgs(BaseModel):
+    """Make a change to the code as a plait run of its own: planned into parallel tasks, each agent in
+    its own worktree, merged and tested. Returns the run id, its integration branch, the result and the
+    test status; the user's checkout is not touched. It takes minutes: dispatch when the user asks for a change."""
+
+    model_config = ConfigDict(extra="ignore")
+    task: str = Field(min_length=1, description="The change to make, as complete as a task for `plait run`.")
+    plan_file: str | None = Field(
+        None, description="A plan (YAML) to follow instead of planning, if the user gave one."
+    )
+
+
+class _ReplyArgs(BaseModel):
+    """Reply to the user. It ends your turn; you keep your context, and your helpers keep theirs."""
+
+    model_config = ConfigDict(extra="ignore")
+    answer: str = Field(min_length=1, description="What you tell the user, with file:line references where useful.")
+
+
+_SYSTEM = """\
+You are the lead of an interactive plait session: a software engineer talks with you about a repository.
+Each of their messages is one turn; end every turn by calling `answer` with your reply.
+
+- Answer directly when you can; read the code (read_file, search, list_files; read-only) to be exact.
+- For a question that spans several areas, `investigate` fans it out to read-only investigators, one per
+  area, working at the same time; combine their findings and say where they disagree.
+- `spawn_helper` makes a helper that owns an area and keeps its context for the whole session; consult
+  helpers and investigators with `ask_expert` instead of reading the same code again.
+- For a change to the code, `dispatch` runs it as a plait run of its own (planned, in parallel worktrees,
+  merged and tested) and tells you its integration branch, result and test status. Tell the user.
+Every reply must call a tool.
+"""
+
+
+def session_system(root: Path, files: list[str]) -> str:
+    return _SYSTEM + "\nThe repository:\n" + repo_map(root, budget=6000, files=files).strip() + "\n"
+
+
+class _SessionTools:
+    """`inner`'s tools, and `spawn_helper`, `dispatch` and `answer` of a session's lead."""
+
+    def __init__(self, inner: ToolSet, session: Session) -> None:
+        self.inner, self.session = inner, session
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return self.inner.specs() + (
+            tool_spec("spawn_helper", _SpawnArgs),
+            tool_spec("dispatch", _DispatchArgs),
+            tool_spec("answer", _ReplyArgs),
+        )
+
+    async def execute(self, call: ToolCall) -> ToolOutcome:
+        kinds: dict[str, type[BaseModel]] = {
+            "spawn_helper": _SpawnArgs,
+            "dispatch": _DispatchArgs,
+            "answer": _ReplyArgs,
+        }
+        if call.name not in kinds:
+            return await self.inner.execute(call)
+        args = parse(call, kinds[call.name])
+        if isinstance(args, ToolOutcome):
+            return args
+        if isinstance(args, _SpawnArgs):
+            return self.session.spawn(call, args)
+        if isinstance(args, _DispatchArgs):
+            return await self.session.dispatch(args.task, args.plan_file, key=self.session.call_key(call))
+        assert isinstance(args, _ReplyArgs)
+        return ToolOutcome("replied.", finished=True, summary=args.answer)
+
+
+class Session:
+    """One session: its lead, its helpers and investigators, and the runs it dispatched."""
+
+    def __init__(self, cfg: SessionConfig) -> None:
+        self.cfg = cfg
+        self.run_id, self.store = cfg.run_id, cfg.store
+        self.experts = Experts()
+        self.transcript = Transcript(cfg.store, cfg.run_id, "session")
+        self._root: Path | None = None
+        self._lead: Agent | None = None
+        self._maker: ExpertMaker | None = None
+
+    async def open(self) -> list[Reply]:
+        """Start the session, or rebuild it from the log; returns the replies to turns a crash left open."""
+        cfg, s, store = self.cfg, self.cfg.settings, self.store
+        if cfg.base is not None:
+            record_start(store, self.run_id, cfg.repo, TASK, cfg.base, cfg.model.name, s)
+            mark_kind(store, self.run_id, "session")
+            commit = cfg.base.commit
+        else:
+            begun = started(store, self.run_id)
+            if begun is None or run_kind(store, self.run_id) != "session":
+                raise UsageError(f"run {self.run_id} is not a session: `plait session --resume` continues sessions")
+            commit = begun.base_commit
+        root = self._root = open_checkout(cfg.repo, self.run_id, commit, "session")
+        budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), store, self.run_id)
+        if cfg.base is None:
+            recharge(budget, store, self.run_id)
+        files = tracked_files(root)
+        maker = self._maker = ExpertMaker(self.run_id, store, cfg.model, PriceTable(s.prices), root, commit, s, budget)
+        await rebuild_experts(maker, self.experts)
+        investigation = Investigation(maker, self.experts, concurrency=s.concurrency, files=files)
+        readonly = ReadOnly(Toolbox(root, LocalRunner(), read_only=True))
+        asking = LeadAskTools(InvestigateTools(readonly, investigation), LEAD, self.experts, "session")
+        tools = _SessionTools(asking, self)
+        self._lead = Agent(
+            run_id=self.run_id,
+            agent_id=LEAD,
+            model=cfg.model,
+            toolbox=tools,
+            store=store,
+            prices=maker.prices,
+            system=logged_system(store, self.run_id, LEAD) or session_system(root, files),
+            limits=lead_limits(s),
+            budget=budget,
+            context=context_budget(cfg.model.name, s.context_tokens),
+        )
+        return [self._reply(said.turn, result) for said, result in await self.transcript.replay(self._lead)]
+
+    async def say(self, text: str) -> Reply:
+        """One turn: the user's message is logged, the lead works on it, its reply is logged and returned."""
+        assert self._lead is not None, "open the session first"
+        said = self.transcript.said(text)
+        return self._reply(said.turn, await self._lead.turn(text))
+
+    def _reply(self, turn: int, result: AgentResult) -> Reply:
+        data = self.transcript.replied(turn, result)
+        return Reply(turn, str(data["text"]), result.ok)
+
+    @property
+    def turns(self) -> int:
+        return len(self.transcript.messages)
+
+    def helpers(self) -> list[Helper]:
+        return [Helper(e.spec.name, e.origin, tuple(e.spec.area), e.questions) for e in self.experts.by_name.values()]
+
+    def dispatched(self) -> dict[str, str]:
+        """The runs this session dispatched: {key of the lead's call: run id}, in order."""
+        found: dict[str, str] = {}
+        for event in self.store.events(self.run_id, agent=LEAD, kinds=["decision"]):
+            if isinstance(event, Decision) and event.topic == "dispatch":
+                found.setdefault(str(event.data["key"]), str(event.data["run"]))
+        return found
+
+    def cost(self) -> tuple[float, int]:
+        """Dollars and model calls of the session and of every run it dispatched."""
+        usd, calls = 0.0, 0
+        for run_id in (self.run_id, *self.dispatched().values()):
+            for event in self.store.events(run_id, kinds=["model_response"]):
+                if isinstance(event, ModelCallFinished):
+                    usd, calls = usd + event.cost_usd, calls + 1
+        return usd, calls
+
+    async def close(self, status: Literal["done", "failed", "interrupted"] | None = "done", reason: str = "") -> None:
+        """End this process's part of the session (None: say nothing in the log); `--resume` continues it."""
+        await self.experts.close()
+        if status is not None:
+            self.store.append(RunFinished(run_id=self.run_id, status=status, reason=reason))
+        if self._root is not None:
+            close_checkout(self.cfg.repo, self._root)
+            self._root = None
+
+    def call_key(self, call: ToolCall) -> str:
+        """Names one tool call of the lead for good: the same call, done again after a crash, has the same key."""
+        assert self._lead is not None
+        return f"{self._lead.steps}:{call.id}"
+
+    def spawn(self, call: ToolCall, args: _SpawnArgs) -> ToolOutcome:
+        assert self._maker is not None
+        try:
+            spec = ExpertSpec(name=args.name, area=args.area, brief=args.brief)
+        except ValidationError as exc:
+            return invalid(call, exc)
+        known = self.experts.by_name.get(spec.name)
+        if known is None:
+            self.experts.add(self._maker.expert(spec, "session"))
+        elif (list(known.spec.area), known.spec.brief) != (spec.area, spec.brief):  # the same call done again is fine
+            return ToolOutcome(f"there is already a helper `{spec.name}`: ask it, or pick another name.", is_error=True)
+        area = ", ".join(spec.area) or "the whole repository"
+        return ToolOutcome(f"helper `{spec.name}` is ready; it owns {area}. Ask it with ask_expert.")
+
+    async def dispatch(self, task: str, plan_file: str | None, *, key: str) -> ToolOutcome:
+        """Run a change through plait's pipeline as its own run; a call done again after a crash resumes it."""
+        cfg = self.cfg
+        run_id = self.dispatched().get(key)
+        state = load_state(self.store, run_id) if run_id else None
+        if state is not None and state.finished is not None and not state.unfinished:
+            return ToolOutcome(describe_run(self.store, state.run_id))
+        plan = (cfg.repo.root / plan_file) if plan_file else None
+        if plan is not None and not plan.is_file():
+            return ToolOutcome(f"there is no plan file {plan_file} in the repository.", is_error=True)
+        if state is not None and state.started is not None:
+            s = state.started
+            base = Base(s.base_commit, s.base_ref, snapshot=s.snapshot)
+        else:
+            state = None
+            base = choose_base(cfg.repo, include_uncommitted=cfg.settings.include_uncommitted)
+            if run_id is None:
+                run_id = new_run_id()
+                data = {"run": run_id, "task": task, "plan": plan_file or "", "key": key}
+                self.store.append(
+                    Decision(
+                        run_id=self.run_id, agent=LEAD, topic="dispatch", decision=f"dispatched run {run_id}", data=data
+                    )
+                )
+        assert run_id is not None
+        work = Orchestration(
+            repo=cfg.repo,
+            task=task,
+            settings=cfg.settings,
+            model=cfg.model,
+            store=self.store,
+            base=base,
+            run_id=run_id,
+            runners=cfg.runners(self.store, run_id),
+            plan_file=plan,
+            state=state,
+        )
+        try:
+            with cfg.hold(run_id) if cfg.hold is not None else nullcontext():
+                await orchestrate(work)
+        except PlaitError as exc:
+            return ToolOutcome(f"run {run_id} failed: {exc}", is_error=True)
+        return ToolOutcome(describe_run(self.store, run_id))
+
+
+def describe_run(store: EventStore, run_id: str) -> str:
+    """A dispatched run's result for the lead: status, branch, tasks and the test status."""
+    begun = started(store, run_id)
+    finished: RunFinished | None = None
+    tasks: dict[str, str] = {}
+    checks: dict[str, GateChecked] = {}
+    for event in store.events(run_id, kinds=["run_finished", "task_finished", "gate"]):
+        if isinstance(event, RunFinished):
+            finished = event
+        elif isinstance(event, TaskFinished):
+            tasks[event.agent] = event.status
+        elif isinstance(event, GateChecked) and event.stage == "verify":
+            checks[event.commit] = event
+    if finished is None:
+        return f"run {run_id} did not finish"
+    lines = [f"run {run_id}: {finished.status}" + (f" ({finished.reason})" if finished.reason else "")]
+    if tasks:
+        lines.append("tasks: " + ", ".join(f"{t} {status}" for t, status in tasks.items()))
+    if finished.commit and begun is not None and finished.commit != begun.base_commit:
+        lines.append(f"result: branch {finished.branch} @ {finished.commit[:10]}")
+        lines.append(f"the change: git diff {begun.base_commit[:10]} {finished.branch}")
+    verify = checks.get(finished.commit)
+    if verify is None or verify.output.startswith("skipped"):
+        lines.append("tests: not run by plait (a one-agent run has no merge gate, or no test command was found)")
+    else:
+        head = verify.output.strip().splitlines()
+        command = head[0].removeprefix("$ ") if head else ""
+        lines.append(f"tests: {'passed' if verify.passed else 'failed'} ({command})")
+    lines.append(f"details: plait show {run_id}; into the user's branch: plait apply {run_id}")
+    return "\n".join(lines)

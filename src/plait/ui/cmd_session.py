@@ -1,0 +1,447 @@
+"""`plait ask` and `plait session`: questions to read-only investigators, and a lead agent to talk with."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import sys
+import threading
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.table import Table
+
+from plait.errors import StateError, UsageError
+from plait.events.lease import Lease
+from plait.events.store import EventStore, ObservedStore, SQLiteEventStore
+from plait.events.types import (
+    Event,
+    ModelCallFinished,
+    NotePosted,
+    QuestionAnswered,
+    QuestionAsked,
+    RunStarted,
+    ToolCalled,
+)
+from plait.models.base import Model
+from plait.models.pricing import PriceTable
+from plait.models.registry import make_model
+from plait.run.base import Base, choose_base, new_run_id
+from plait.run.investigate import AskOutcome, Inquiry, ask
+from plait.run.parallel import RunnerFactory
+from plait.run.session import Reply, Session, SessionConfig, latest_session, run_kind
+from plait.run.state import load_state
+from plait.settings import Settings, load_settings
+from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, store_path
+from plait.ui.cmd_run import sandboxed_runners
+from plait.ui.progress import ProgressPrinter, short_args
+from plait.workspace import Repo
+
+__all__ = ["register"]
+
+T = TypeVar("T")
+
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", "-m", help="openai:NAME, anthropic:NAME, openai-compatible:NAME@URL, …")
+]
+MaxUsdOpt = Annotated[float | None, typer.Option("--max-usd", help="Dollars it may spend.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")]
+
+_COMMANDS = {
+    "/helpers": "the helpers and investigators, and how many questions each answered",
+    "/runs": "the runs dispatched from this session",
+    "/cost": "what the session (and its dispatched runs) spent so far",
+    "/quit": "leave; `plait session --resume` continues later",
+}
+
+
+class _Progress:
+    """Progress lines on stderr: what the lead and its experts do, and every step of a dispatched run."""
+
+    def __init__(self, console: Console, run_id: str) -> None:
+        self.console, self.run_id = console, run_id
+        self.dispatched = ProgressPrinter(console)
+
+    def __call__(self, event: Event) -> None:
+        if event.run_id != self.run_id:
+            self.dispatched(event)
+            return
+        who = f"[cyan]{escape(event.agent.removeprefix('expert:'))}[/]"
+        if isinstance(event, ToolCalled) and event.call.name not in ("answer", "ask_expert"):
+            args = short_args(event.call.arguments, event.call.raw_arguments)
+            self.console.print(f"{who} [dim]{escape(event.call.name)} {escape(args)}[/]")
+        elif isinstance(event, QuestionAsked):
+            first = event.question.strip().splitlines()[0] if event.question.strip() else ""
+            self.console.print(f"{who} [dim]asked by {escape(event.asker)}: {escape(first[:100])}[/]")
+        elif isinstance(event, QuestionAnswered):
+            memory = "from memory" if event.reads == 0 else f"after {event.reads} read/search call(s)"
+            self.console.print(f"{who} [dim]answered {memory}[/]")
+        elif isinstance(event, NotePosted) and event.topic == "finding":
+            self.console.print(f"{who} [dim]posted a finding about {escape(', '.join(event.paths) or 'its area')}[/]")
+
+
+class _Held:
+    """A run's lease, renewed from a thread so that waiting for the user's input does not let it go stale."""
+
+    def __init__(self, store: ObservedStore, run_id: str, what: str) -> None:
+        self.lease = Lease(store_path(store), run_id)
+        try:
+            note = self.lease.acquire()
+        except StateError as exc:
+            self.lease.release()
+            raise StateError(f"{what} {run_id} is open in another plait process: leave it there first") from exc
+        if note:
+            err.print(f"[yellow]note:[/] {note}")
+        self._stop = threading.Event()
+        self._beat = threading.Thread(target=self._run, name="plait-lease", daemon=True)
+        self._beat.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(5):
+            self.lease.beat()
+
+    def release(self) -> None:
+        self._stop.set()
+        self._beat.join()
+        self.lease.release()
+
+
+@contextlib.contextmanager
+def _held(store: ObservedStore, run_id: str, what: str) -> Iterator[None]:
+    held = _Held(store, run_id, what)
+    try:
+        yield
+    finally:
+        held.release()
+
+
+def _recorded(repo: Repo, begun: RunStarted, flags: dict[str, Any], model: str | None) -> tuple[Settings, Model]:
+    """The settings a run was started with (today's keys, its values, then flags), and its model."""
+    current = load_settings(repo.root, flags).settings
+    recorded = {k: v for k, v in begun.settings.items() if k in Settings.model_fields}
+    given = {k: v for k, v in flags.items() if v is not None}
+    settings = Settings.model_validate({**current.model_dump(), **recorded, **given})
+    return settings, make_model(model or begun.model, settings)
+
+
+def _until_done(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, T]) -> T:
+    """Run `work` on `loop`; on Ctrl-C cancel it, let it log that, and raise KeyboardInterrupt."""
+    task = loop.create_task(work)
+    try:
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(task)
+        raise
+
+
+@dataclass(frozen=True)
+class _Spent:
+    """Model calls and dollars; dollars are None when the model has no price."""
+
+    calls: int
+    usd: float | None
+
+    def text(self) -> str:
+        cost = "cost unknown (the model has no price)" if self.usd is None else f"${self.usd:.4f}"
+        return f"{self.calls} model call{'' if self.calls == 1 else 's'}, {cost}"
+
+
+def _spent(store: EventStore, run_id: str, priced: bool, after: int = 0) -> _Spent:
+    """What the run's model calls logged after sequence number `after` cost."""
+    found = [e for e in store.events(run_id, kinds=["model_response"], after=after) if isinstance(e, ModelCallFinished)]
+    return _Spent(len(found), sum(e.cost_usd for e in found) if priced else None)
+
+
+def _priced(settings: Settings, model: Model) -> bool:
+    return PriceTable(settings.prices).price(model.name) is not None
+
+
+def _print_answer(outcome: AskOutcome, turn: _Spent, total: _Spent) -> None:
+    if out.is_terminal:
+        out.print(Markdown(outcome.answer))
+    else:
+        out.print(outcome.answer, markup=False, highlight=False)
+    if outcome.disagreements.strip():
+        out.print("\n[bold]Where the investigators disagreed[/]")
+        out.print(escape(outcome.disagreements.strip()), highlight=False)
+    if outcome.findings:
+        out.print("\n[bold]Findings[/]")
+    for f in outcome.findings:
+        where = ", ".join(f.area) or "the whole repository"
+        state = "" if f.ok else " [red](did not finish)[/]"
+        out.print(f"[cyan]{escape(f.investigator)}[/] on {escape(where)}{state}")
+        for line in f.text.strip().splitlines():
+            out.print("  " + escape(line), highlight=False)
+        if f.refs:
+            out.print("  [dim]references:[/] " + escape(", ".join(f.refs)), highlight=False)
+        if f.unclear:
+            out.print("  [yellow]unclear references:[/] " + escape("; ".join(f.unclear)), highlight=False)
+        if f.not_checked and f.not_checked.lower() not in ("nothing", "none", "nothing."):
+            out.print("  [dim]not checked:[/] " + escape(f.not_checked), highlight=False)
+    spent = turn.text() + (f" (the run so far: {total.text()})" if outcome.turn > 1 else "")
+    out.print(f"\n[dim]run {outcome.run_id} · {escape(spent)}[/]")
+    out.print(f"[dim]follow up: plait ask --follow-up {outcome.run_id} QUESTION[/]")
+
+
+def _read_line(tty: bool) -> str | None:
+    """The user's next line, None at the end of input."""
+    if tty:
+        try:
+            return input("› ")
+        except EOFError:
+            return None
+    line = sys.stdin.readline()
+    return None if line == "" else line
+
+
+def _show_reply(reply: Reply) -> None:
+    if out.is_terminal:
+        out.print(Markdown(reply.text))
+    else:
+        out.print(reply.text, markup=False, highlight=False)
+    if not reply.ok:
+        err.print("[yellow]the lead did not finish its turn; say how to go on[/]")
+    out.file.flush()
+
+
+def _command(line: str, sess: Session) -> bool:
+    """Carry out a /command; False when it ends the session."""
+    name = line.split()[0].lower()
+    if name in ("/quit", "/exit", "/q"):
+        return False
+    if name == "/helpers":
+        table = Table("name", "kind", "area", "questions")
+        for h in sess.helpers():
+            kind = "helper" if h.origin == "session" else h.origin
+            table.add_row(h.name, kind, ", ".join(h.area) or "all", str(h.questions))
+        out.print(table if table.row_count else "no helpers or investigators yet")
+    elif name == "/runs":
+        runs = list(sess.dispatched().values())
+        out.print("\n".join(f"{r}  (plait show {r})" for r in runs) if runs else "no runs dispatched yet")
+    elif name == "/cost":
+        usd, calls = sess.cost()
+        spent = _Spent(calls, usd if _priced(sess.cfg.settings, sess.cfg.model) else None)
+        out.print(f"{spent.text()} (dispatched runs included)", highlight=False)
+    else:
+        for command, what in _COMMANDS.items():
+            out.print(f"{command:<9} {what}")
+    out.file.flush()
+    return True
+
+
+def _converse(loop: asyncio.AbstractEventLoop, sess: Session) -> None:
+    tty = sys.stdin.isatty()
+    while True:
+        line = _read_line(tty)
+        if line is None:
+            return
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("/"):
+            if not _command(text, sess):
+                return
+            continue
+        _show_reply(_until_done(loop, sess.say(text)))
+
+
+def _find(store: SQLiteEventStore, ref: str | None, kind: str) -> str:
+    """The run `ref` names (the latest of its kind when None), which must be of `kind`."""
+    if ref is None:
+        found = latest_session(store) if kind == "session" else None
+        if found is None:
+            raise UsageError(f"no {kind} to resume in this repository: start one with `plait {kind}`")
+        return found
+    run_id = resolve_run(store, ref)
+    if run_kind(store, run_id) != kind:
+        made = "`plait session`" if kind == "session" else "`plait ask`"
+        raise UsageError(f"run {run_id} is not a{'n' if kind[0] in 'aeiou' else ''} {kind}: give one made by {made}")
+    return run_id
+
+
+Prepared = tuple[ObservedStore, str, Settings, Model, Base | None]
+
+
+def _prepare(repo: Repo, flags: dict[str, Any], model: str | None, *, kind: str, again: str | None) -> Prepared:
+    """The log, run id, settings, model and base of a new run (`again` None), or of run `again` of `kind`.
+
+    A new run's model is made before anything is written, so a missing key leaves no trace.
+    """
+    if again is None:
+        settings = load_settings(repo.root, {**flags, "model": model}).settings
+        llm = make_model(settings.model, settings)
+        base = choose_base(repo, include_uncommitted=settings.include_uncommitted)
+        return ObservedStore(open_store(repo, create=True)), new_run_id(), settings, llm, base
+    inner = open_store(repo, create=False)
+    run_id = _find(inner, again or None, kind)
+    begun = load_state(inner, run_id).started
+    if begun is None:
+        raise StateError(f"run {run_id} has no start in the log: it cannot be continued")
+    settings, llm = _recorded(repo, begun, flags, model)
+    return ObservedStore(inner), run_id, settings, llm, None
+
+
+def ask_command(
+    question: Annotated[str, typer.Argument(metavar="QUESTION", help="The question; `-` reads it from stdin.")],
+    follow_up: Annotated[
+        str | None,
+        typer.Option("--follow-up", "--run", metavar="RUN", help="Ask the lead and investigators of RUN again."),
+    ] = None,
+    model: ModelOpt = None,
+    concurrency: Annotated[int | None, typer.Option(help="Investigators at work at the same time.")] = None,
+    max_usd: MaxUsdOpt = None,
+    include_uncommitted: Annotated[
+        bool | None, typer.Option("--include-uncommitted", help="Read a snapshot of uncommitted changes too.")
+    ] = None,
+    repo_path: RepoOpt = Path(),
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Ask read-only investigators, one per area of the code; get one answer.
+
+    A lead splits QUESTION by area (the database queries, the API, the
+    front end...). Each area's investigator reads its code and reports
+    findings with file:line references; the lead combines them and says
+    where the investigators disagreed. Nothing is changed.
+
+    The investigators stay available: a follow-up goes to them with what
+    they have read, and nothing already paid for is paid again.
+
+    [bold]Examples[/]
+
+      plait ask "Why is checkout slow?"
+
+      plait ask --follow-up RUN "Would an index on orders.user_id help?"
+
+      plait ask "Where are sessions stored?" --json | jq -r .answer
+    """
+    if question == "-":
+        question = sys.stdin.read()
+    if not question.strip():
+        raise UsageError("the question is empty: say what you want to find out")
+    repo = Repo.discover(repo_path)
+    flags = {"concurrency": concurrency, "run_max_usd": max_usd, "include_uncommitted": include_uncommitted}
+    store, run_id, settings, llm, base = _prepare(repo, flags, model, kind="investigation", again=follow_up)
+    inner = store.inner
+    assert isinstance(inner, SQLiteEventStore)
+    if base is not None and base.left_out and not quiet:
+        err.print(
+            f"[yellow]note:[/] {len(base.left_out)} uncommitted change(s) are not read: the investigators "
+            "read the last commit (--include-uncommitted reads them too)"
+        )
+    if not quiet:
+        store.listeners.append(_Progress(err, run_id))
+    inquiry = Inquiry(repo, settings, llm, store, run_id, question, base)
+    loop = asyncio.new_event_loop()
+    try:
+        with _held(store, run_id, "investigation"):
+            outcome = _until_done(loop, ask(inquiry))
+    except KeyboardInterrupt:
+        err.print(f"[yellow]interrupted[/]: nothing is lost; `plait ask --follow-up {run_id} ...` goes on")
+        raise typer.Exit(130) from None
+    finally:
+        loop.close()
+    priced = _priced(settings, llm)
+    turn, total = _spent(inner, run_id, priced, outcome.since), _spent(inner, run_id, priced)
+    if as_json:
+        spent = {
+            "model_calls": turn.calls,
+            "cost_usd": None if turn.usd is None else round(turn.usd, 6),
+            "total_model_calls": total.calls,
+            "total_cost_usd": None if total.usd is None else round(total.usd, 6),
+            "priced": priced,
+        }
+        out.print_json(json.dumps({**outcome.as_json(), **spent}))
+    else:
+        _print_answer(outcome, turn, total)
+    store.close()
+    raise typer.Exit(0 if outcome.ok else 1)
+
+
+def session_command(
+    session_ref: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="With --resume: the session (default: the latest).")
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue a session with its helpers.")] = False,
+    model: ModelOpt = None,
+    max_usd: MaxUsdOpt = None,
+    repo_path: RepoOpt = Path(),
+    quiet: QuietOpt = False,
+) -> None:
+    """Talk with a lead agent that keeps helpers and dispatches changes.
+
+    Each line you type is one message. The lead answers directly, fans
+    questions out to read-only investigators, spawns helpers that own an
+    area and keep their context all session, and dispatches changes as
+    plait runs of their own: planned, run in parallel, merged and tested,
+    on a branch of their own (your checkout is not touched).
+
+    Commands: /helpers, /runs, /cost, /quit. Lines are read from stdin
+    when it is not a terminal. Everything is logged: after /quit, Ctrl-C
+    or a crash, --resume brings back the lead and its helpers without
+    paying again for what they did.
+
+    [bold]Examples[/]
+
+      plait session
+
+      plait session --resume
+
+      plait session --resume 20250101-120000-ab12 -m anthropic:claude-sonnet-4-5
+    """
+    if session_ref is not None and not resume:
+        raise UsageError(f"to continue session {session_ref}, use `plait session --resume {session_ref}`")
+    repo = Repo.discover(repo_path)
+    again = (session_ref or "") if resume else None
+    store, run_id, settings, llm, base = _prepare(repo, {"run_max_usd": max_usd}, model, kind="session", again=again)
+    if not quiet:
+        store.listeners.append(_Progress(err, run_id))
+    extra = str(Path(sys.executable).parent) if llm.name.startswith("scripted:") else ""
+    bound: list[Any] = []
+
+    def runners(events: Any, dispatched: str) -> RunnerFactory:
+        if not bound:  # the sandbox is probed on the first dispatch only
+            bound.append(sandboxed_runners(settings, repo, extra_path=extra, quiet=True))
+        factory: RunnerFactory = bound[0](events, dispatched)
+        return factory
+
+    hold = functools.partial(_held, store, what="run")
+    sess = Session(SessionConfig(repo, settings, llm, store, run_id, runners, base, hold))
+    loop = asyncio.new_event_loop()
+    status: Literal["done", "interrupted"] | None = None
+    try:
+        with _held(store, run_id, "session"):
+            try:
+                for reply in _until_done(loop, sess.open()):
+                    _show_reply(reply)
+                helpers = len(sess.helpers())
+                what = f"resumed at message {sess.turns + 1}, {helpers} helper(s)" if resume else "started"
+                err.print(f"session {run_id} {what}; /help lists the commands, /quit leaves")
+                _converse(loop, sess)
+                status = "done"
+            except KeyboardInterrupt:
+                status = "interrupted"
+                err.print(f"[yellow]interrupted[/]: nothing is lost; `plait session --resume {run_id}` goes on")
+            finally:
+                loop.run_until_complete(sess.close(status))
+    finally:
+        loop.close()
+        store.close()
+    if status == "interrupted":
+        raise typer.Exit(130)
+    err.print(f"session {run_id} saved: `plait session --resume {run_id}` continues it")
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="ask")(ask_command)
+    app.command(name="session")(session_command)
