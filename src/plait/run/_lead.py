@@ -39,6 +39,7 @@ __all__ = [
     "close_checkout",
     "invalid",
     "last_answer",
+    "lead_agent",
     "lead_limits",
     "logged_system",
     "mark_kind",
@@ -114,6 +115,23 @@ def lead_limits(s: Settings) -> AgentLimits:
         max_tokens=s.max_tokens,
         max_format_errors=s.max_format_errors,
         max_output_tokens=s.max_output_tokens,
+    )
+
+
+def lead_agent(maker: ExpertMaker, tools: ToolSet, system: str) -> Agent:
+    """The lead of run `maker.run_id`: the system prompt it was first given (from the log), or `system`."""
+    s = maker.settings
+    return Agent(
+        run_id=maker.run_id,
+        agent_id=LEAD,
+        model=maker.model,
+        toolbox=tools,
+        store=maker.store,
+        prices=maker.prices,
+        system=logged_system(maker.store, maker.run_id, LEAD) or system,
+        limits=lead_limits(s),
+        budget=maker.budget,
+        context=context_budget(maker.model.name, s.context_tokens),
     )
 
 

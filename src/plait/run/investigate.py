@@ -23,8 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from plait.agent._tool_args import tool_spec
 from plait.agent.budget import Budget, Limits
-from plait.agent.context import context_budget
-from plait.agent.loop import Agent, ToolSet
+from plait.agent.loop import ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome
 from plait.coord.board import Board
 from plait.coord.experts import Answer, Expert, Experts, ExpertSpec, expert_id
@@ -44,8 +43,7 @@ from plait.run._lead import (
     Transcript,
     close_checkout,
     last_answer,
-    lead_limits,
-    logged_system,
+    lead_agent,
     mark_kind,
     open_checkout,
     parse,
@@ -370,18 +368,7 @@ async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
             "investigation",
         )
     )
-    lead = Agent(
-        run_id=o.run_id,
-        agent_id=LEAD,
-        model=o.model,
-        toolbox=tools,
-        store=store,
-        prices=maker.prices,
-        system=logged_system(store, o.run_id, LEAD) or lead_system(root, files),
-        limits=lead_limits(s),
-        budget=budget,
-        context=context_budget(o.model.name, s.context_tokens),
-    )
+    lead = lead_agent(maker, tools, lead_system(root, files))
     transcript = Transcript(store, o.run_id, "question")
     try:
         for said, result in await transcript.replay(lead):  # a question in flight when a process died

@@ -22,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.agent._tool_args import tool_spec
 from plait.agent.budget import Budget, Limits
-from plait.agent.context import context_budget
 from plait.agent.loop import Agent, AgentResult, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome
 from plait.coord.experts import Experts, ExpertSpec
@@ -40,8 +39,7 @@ from plait.run._lead import (
     Transcript,
     close_checkout,
     invalid,
-    lead_limits,
-    logged_system,
+    lead_agent,
     mark_kind,
     open_checkout,
     parse,
@@ -216,18 +214,7 @@ class Session:
         readonly = ReadOnly(Toolbox(root, LocalRunner(), read_only=True))
         asking = LeadAskTools(InvestigateTools(readonly, investigation), LEAD, self.experts, "session")
         tools = _SessionTools(asking, self)
-        self._lead = Agent(
-            run_id=self.run_id,
-            agent_id=LEAD,
-            model=cfg.model,
-            toolbox=tools,
-            store=store,
-            prices=maker.prices,
-            system=logged_system(store, self.run_id, LEAD) or session_system(root, files),
-            limits=lead_limits(s),
-            budget=budget,
-            context=context_budget(cfg.model.name, s.context_tokens),
-        )
+        self._lead = lead_agent(maker, tools, session_system(root, files))
         return [self._reply(said.turn, result) for said, result in await self.transcript.replay(self._lead)]
 
     async def say(self, text: str) -> Reply:
