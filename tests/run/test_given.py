@@ -138,6 +138,8 @@ def test_a_consumer_gets_its_brief_the_contract_and_its_notes_never_another_agen
     assert f"You use the interface alpha-api: `{SIGNATURE}` in alpha.py (task alpha implements it)" in brief.text
     seen = "\n".join(t for r in beta for t in _texts(r))
     assert FOR_BETA in seen and "[alpha-api] from alpha about alpha.py" in seen
+    # the interface decision was in the request whose reply wrote the call (beta's second: edit_file)
+    assert FOR_BETA in "\n".join(_texts(beta[1])) and "alpha() + 1" not in "\n".join(_texts(beta[1]))
     for secret in (ALPHA_SAID, ALPHA_RAN, "private-output", FOR_GAMMA):
         assert secret not in seen
     assert all(r.messages[0] == brief for r in beta)
