@@ -31,7 +31,8 @@ from pathlib import Path
 
 from plait.agent.loop import Agent, AgentLimits
 from plait.agent.tools import Toolbox
-from plait.coord.experts import Expert, Experts, ExpertSpec, ExpertTools
+from plait.coord.asking import ExpertTools
+from plait.coord.experts import Expert, Experts, ExpertSpec
 from plait.events import ModelCallFinished, SQLiteEventStore
 from plait.models.pricing import PriceTable
 from plait.models.scripted import ScriptedModel

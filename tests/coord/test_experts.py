@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from plait.agent.tools import ToolOutcome
-from plait.coord.experts import Expert, Experts, ExpertSpec, ExpertTools, expert_id
+from plait.coord.asking import ExpertTools
+from plait.coord.experts import Expert, Experts, ExpertSpec, expert_id
 from plait.events import ModelCallStarted, QuestionAnswered, SQLiteEventStore, ToolCalled
 from plait.models.base import ToolCall, ToolResultMessage, ToolSpec, UserMessage
 from plait.models.pricing import PriceTable

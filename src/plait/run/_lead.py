@@ -19,7 +19,8 @@ from plait.agent._tool_args import tool_spec
 from plait.agent.context import context_budget
 from plait.agent.loop import Agent, AgentLimits, AgentResult, Spending, ToolSet
 from plait.agent.tools import ToolOutcome
-from plait.coord.experts import Expert, Experts, ExpertSpec, ExpertTools, Origin, specs_from_log
+from plait.coord.asking import ExpertTools
+from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, specs_from_log
 from plait.events.store import EventStore
 from plait.events.types import Decision, PromptGiven, RunStarted, ToolCalled
 from plait.models.base import Model, ToolCall, ToolSpec

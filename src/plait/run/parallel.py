@@ -15,7 +15,7 @@ from plait.agent.loop import Agent, AgentLimits, AgentResult, ToolSet
 from plait.agent.prompts import shared_prefix, task_brief
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
-from plait.coord.experts import ExpertTools
+from plait.coord.asking import ExpertTools
 from plait.errors import PlaitError
 from plait.events.store import EventStore
 from plait.events.types import Committed, Decision, RunFinished, TaskFinished, TaskStarted

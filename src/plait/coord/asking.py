@@ -1,0 +1,62 @@
+"""`ask_expert`: the tool through which an agent puts a question to the run's persistent experts."""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from plait.agent._tool_args import tool_spec
+from plait.agent.loop import ToolSet
+from plait.agent.tools import ToolOutcome
+from plait.coord.experts import Experts, _invalid
+from plait.models.base import ToolCall, ToolSpec
+
+__all__ = ["ExpertTools"]
+
+
+class _AskArgs(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    expert: str = Field(min_length=1, description="The expert's name.")
+    question: str = Field(min_length=1, description="One precise question: what you need to know and why.")
+
+
+_ASK_DOC = (
+    "Ask one of the run's persistent experts a question about the code it owns, instead of reading that "
+    "code yourself. Each expert has already read its area and keeps its context for the whole run, so its "
+    "answer is fast and exact (file:line, signatures). Ask precise questions; one at a time. The experts:\n"
+)
+
+
+class ExpertTools:
+    """`inner`'s tools for agent `asker` (in its attempt `attempt`), plus `ask_expert` to the run's experts."""
+
+    def __init__(self, inner: ToolSet, asker: str, experts: Experts, attempt: int = 1) -> None:
+        self.inner, self.asker, self.experts, self.attempt = inner, asker, experts, attempt
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        inner = self.inner.specs()
+        if not len(self.experts):
+            return inner
+        ask = tool_spec("ask_expert", _AskArgs, _ASK_DOC + self.experts.roster())
+        rest = tuple(s for s in inner if s.name != "finish")
+        return rest + (ask,) + tuple(s for s in inner if s.name == "finish")
+
+    async def execute(self, call: ToolCall) -> ToolOutcome:
+        if call.name != "ask_expert" or not len(self.experts):
+            return await self.inner.execute(call)
+        if call.arguments is None:
+            return ToolOutcome("the arguments of ask_expert are not a JSON object; send one.", format_error=True)
+        try:
+            args = _AskArgs.model_validate(call.arguments)
+        except ValidationError as exc:
+            return _invalid(call, exc)
+        if args.expert not in self.experts:
+            names = ", ".join(self.experts.by_name)
+            return ToolOutcome(f"there is no expert {args.expert!r}; the experts are: {names}.", is_error=True)
+        digest = hashlib.sha256(args.question.encode()).hexdigest()[:12]
+        # a retried attempt may reuse a call id of the one before: its questions are new ones
+        caller = self.asker if self.attempt == 1 else f"{self.asker}.{self.attempt}"
+        answer = await self.experts.ask(self.asker, args.expert, args.question, key=f"{caller}:{call.id}:{digest}")
+        assert answer is not None
+        return ToolOutcome(answer.render(), is_error=not answer.ok)
