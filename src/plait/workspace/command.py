@@ -193,7 +193,8 @@ def _signal(leader: int, pids: Mapping[int, str], sig: signal.Signals) -> None:
 async def _exited(proc: asyncio.subprocess.Process, seconds: float) -> bool:
     """Wait up to `seconds` for the process to exit; False if it is still running."""
     try:
-        await asyncio.wait_for(proc.wait(), seconds)
+        async with asyncio.timeout(seconds):  # not wait_for: on 3.11 it can swallow a cancellation (a Ctrl-C)
+            await proc.wait()
     except TimeoutError:
         return False
     return True
@@ -269,7 +270,8 @@ async def _drain(reader: asyncio.Future[None], capture: _Capture, idle: float) -
     for _ in range(10):
         seen = capture.total
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(reader), idle)
+            async with asyncio.timeout(idle):
+                await asyncio.shield(reader)
         if reader.done() or capture.total == seen:
             return
 
