@@ -6,6 +6,7 @@ import asyncio
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -26,7 +27,9 @@ from plait.redact import Redactor
 from plait.workspace.command import CommandRunner
 from plait.workspace.paths import PathEscape, confine
 
-__all__ = ["ToolOutcome", "Toolbox"]
+__all__ = ["ToolOutcome", "Toolbox", "argument_problems", "parse_arguments"]
+
+A = TypeVar("A", bound=BaseModel)
 
 _READ_TOOLS: dict[str, type[BaseModel]] = {
     "read_file": ReadFileArgs,
@@ -60,7 +63,7 @@ def _shorten(text: str, limit: int = _RAW_SHOWN) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
 
 
-def _argument_problems(name: str, exc: ValidationError) -> str:
+def argument_problems(name: str, exc: ValidationError) -> str:
     problems = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"]) or "arguments"
@@ -69,6 +72,20 @@ def _argument_problems(name: str, exc: ValidationError) -> str:
         else:
             problems.append(f"argument '{where}': {error['msg']} (got {_shorten(repr(error['input']), 80)})")
     return f"invalid call of {name}: " + "; ".join(problems) + ". Call it again with valid arguments."
+
+
+def parse_arguments(call: ToolCall, args_type: type[A]) -> A | ToolOutcome:
+    """The call's arguments as `args_type`, or the format-error observation that says what is wrong with them."""
+    if call.arguments is None:
+        return ToolOutcome(
+            f"the arguments of {call.name} are not a JSON object: {_shorten(call.raw_arguments)!r}. "
+            "Send the arguments as one valid JSON object.",
+            format_error=True,
+        )
+    try:
+        return args_type.model_validate(call.arguments)
+    except ValidationError as exc:
+        return ToolOutcome(argument_problems(call.name, exc), format_error=True)
 
 
 class Toolbox:
@@ -115,16 +132,9 @@ class Toolbox:
             valid = ", ".join(self._args)
             note = " (this agent is read-only)" if call.name in _WRITE_TOOLS else ""
             return ToolOutcome(f"unknown tool {call.name!r}{note}: the tools are {valid}.", format_error=True)
-        if call.arguments is None:
-            return ToolOutcome(
-                f"the arguments of {call.name} are not a JSON object: {_shorten(call.raw_arguments)!r}. "
-                "Send the arguments as one valid JSON object.",
-                format_error=True,
-            )
-        try:
-            args = args_type.model_validate(call.arguments)
-        except ValidationError as exc:
-            return ToolOutcome(_argument_problems(call.name, exc), format_error=True)
+        args = parse_arguments(call, args_type)
+        if isinstance(args, ToolOutcome):
+            return args
         try:
             return await self._dispatch(args)
         except (PathEscape, ToolFailure) as exc:

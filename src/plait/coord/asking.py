@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from plait.agent._tool_args import tool_spec
 from plait.agent.loop import ToolSet
-from plait.agent.tools import ToolOutcome
-from plait.coord.experts import Experts, _invalid
+from plait.agent.tools import ToolOutcome, parse_arguments
+from plait.coord.experts import Experts
 from plait.models.base import ToolCall, ToolSpec
 
 __all__ = ["ExpertTools"]
@@ -45,12 +45,9 @@ class ExpertTools:
     async def execute(self, call: ToolCall) -> ToolOutcome:
         if call.name != "ask_expert" or not len(self.experts):
             return await self.inner.execute(call)
-        if call.arguments is None:
-            return ToolOutcome("the arguments of ask_expert are not a JSON object; send one.", format_error=True)
-        try:
-            args = _AskArgs.model_validate(call.arguments)
-        except ValidationError as exc:
-            return _invalid(call, exc)
+        args = parse_arguments(call, _AskArgs)
+        if isinstance(args, ToolOutcome):
+            return args
         if args.expert not in self.experts:
             names = ", ".join(self.experts.by_name)
             return ToolOutcome(f"there is no expert {args.expert!r}; the experts are: {names}.", is_error=True)

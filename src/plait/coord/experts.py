@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from plait.agent._tool_args import tool_spec
 from plait.agent.context import ContextBudget, context_budget
 from plait.agent.loop import Agent, AgentLimits, Spending, ToolSet
-from plait.agent.tools import Toolbox, ToolOutcome
+from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
 from plait.events.store import EventStore
 from plait.events.types import ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
 from plait.models.base import Model, ToolCall, ToolResultMessage, ToolSpec, Usage
@@ -104,11 +104,6 @@ class _FindingArgs(_AnswerArgs):
     not_checked: str = Field(description=_NOT_CHECKED)
 
 
-def _invalid(call: ToolCall, exc: ValidationError) -> ToolOutcome:
-    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
-    return ToolOutcome(f"invalid call of {call.name}: {problems}. Call it again.", format_error=True)
-
-
 class AnswerTools:
     """An expert's tools: the read-only tools of `inner`, and `answer` in place of `finish`.
 
@@ -130,12 +125,9 @@ class AnswerTools:
             return ToolOutcome("you answer questions: call answer with your answer instead.", format_error=True)
         if call.name != "answer":
             return await self.inner.execute(call)
-        if call.arguments is None:
-            return ToolOutcome("the arguments of answer are not a JSON object; send one.", format_error=True)
-        try:
-            args = self.args.model_validate(call.arguments)
-        except ValidationError as exc:
-            return _invalid(call, exc)
+        args = parse_arguments(call, self.args)
+        if isinstance(args, ToolOutcome):
+            return args
         return ToolOutcome("answered.", finished=True, summary=args.answer)
 
 

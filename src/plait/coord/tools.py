@@ -14,11 +14,11 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from plait.agent._tool_args import tool_spec
 from plait.agent.loop import ToolSet
-from plait.agent.tools import ToolOutcome
+from plait.agent.tools import ToolOutcome, parse_arguments
 from plait.coord.board import EVERYONE, Board
 from plait.coord.leases import Claim, Leases, Refusal
 from plait.models.base import ToolCall, ToolSpec
@@ -109,7 +109,7 @@ class CoordTools:
     async def execute(self, call: ToolCall) -> ToolOutcome:
         """Run one call: the coordination tools here, writes after a claim, commands under watch, the rest inside."""
         if call.name == "post_note" or (call.name == "claim" and self.leases is not None):
-            args = self._parsed(call)
+            args = parse_arguments(call, ClaimArgs) if call.name == "claim" else parse_arguments(call, PostNoteArgs)
             if isinstance(args, ToolOutcome):
                 return args
             if isinstance(args, ClaimArgs):
@@ -209,16 +209,6 @@ class CoordTools:
             except ValueError:
                 return path
         return path
-
-    def _parsed(self, call: ToolCall) -> PostNoteArgs | ClaimArgs | ToolOutcome:
-        if call.arguments is None:
-            return ToolOutcome(f"the arguments of {call.name} are not a JSON object; send one.", format_error=True)
-        args_type: type[PostNoteArgs | ClaimArgs] = ClaimArgs if call.name == "claim" else PostNoteArgs
-        try:
-            return args_type.model_validate(call.arguments)
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
-            return ToolOutcome(f"invalid call of {call.name}: {problems}. Call it again.", format_error=True)
 
     def _post(self, args: PostNoteArgs) -> ToolOutcome:
         paths = [self._relative(p) for p in args.paths]

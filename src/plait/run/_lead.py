@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from plait.agent._tool_args import tool_spec
 from plait.agent.context import context_budget
@@ -38,14 +38,12 @@ __all__ = [
     "Said",
     "Transcript",
     "close_checkout",
-    "invalid",
     "last_answer",
     "lead_agent",
     "lead_limits",
     "logged_system",
     "mark_kind",
     "open_checkout",
-    "parse",
     "rebuild_experts",
     "run_kind",
     "started",
@@ -240,21 +238,6 @@ def last_answer(store: EventStore, run_id: str, after: int) -> dict[str, Any]:
         if isinstance(e, ToolCalled) and e.call.name == "answer"
     ]
     return dict(calls[-1]) if calls else {}
-
-
-def invalid(call: ToolCall, exc: ValidationError) -> ToolOutcome:
-    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
-    return ToolOutcome(f"invalid call of {call.name}: {problems}. Call it again.", format_error=True)
-
-
-def parse(call: ToolCall, args: type[BaseModel]) -> BaseModel | ToolOutcome:
-    """The call's arguments as `args`, or the observation that says what is wrong with them."""
-    if call.arguments is None:
-        return ToolOutcome(f"the arguments of {call.name} are not a JSON object; send one.", format_error=True)
-    try:
-        return args.model_validate(call.arguments)
-    except ValidationError as exc:
-        return invalid(call, exc)
 
 
 class _AskArgs(BaseModel):

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from plait.agent._tool_args import tool_spec
 from plait.agent.budget import Budget, Limits
 from plait.agent.loop import ToolSet
-from plait.agent.tools import Toolbox, ToolOutcome
+from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
 from plait.coord.board import Board
 from plait.coord.experts import Answer, Expert, Experts, ExpertSpec, expert_id
 from plait.errors import UsageError
@@ -46,7 +46,6 @@ from plait.run._lead import (
     lead_agent,
     mark_kind,
     open_checkout,
-    parse,
     rebuild_experts,
     run_kind,
     started,
@@ -204,10 +203,9 @@ class InvestigateTools:
     async def execute(self, call: ToolCall) -> ToolOutcome:
         if call.name != "investigate":
             return await self.inner.execute(call)
-        args = parse(call, _InvestigateArgs)
+        args = parse_arguments(call, _InvestigateArgs)
         if isinstance(args, ToolOutcome):
             return args
-        assert isinstance(args, _InvestigateArgs)
         names = [a.name for a in args.areas]
         if len(set(names)) != len(names):
             return ToolOutcome("two areas have the same name: give each its own.", format_error=True)
@@ -239,10 +237,9 @@ class _AnswerTools:
     async def execute(self, call: ToolCall) -> ToolOutcome:
         if call.name != "answer":
             return await self.inner.execute(call)
-        args = parse(call, _AnswerArgs)
+        args = parse_arguments(call, _AnswerArgs)
         if isinstance(args, ToolOutcome):
             return args
-        assert isinstance(args, _AnswerArgs)
         return ToolOutcome("answered.", finished=True, summary=args.answer)
 
 

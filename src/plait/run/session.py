@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from plait.agent._tool_args import tool_spec
 from plait.agent.budget import Budget, Limits
 from plait.agent.loop import Agent, AgentResult, ToolSet
-from plait.agent.tools import Toolbox, ToolOutcome
+from plait.agent.tools import Toolbox, ToolOutcome, argument_problems, parse_arguments
 from plait.coord.experts import Experts, ExpertSpec
 from plait.errors import PlaitError, UsageError
 from plait.events.store import EventStore
@@ -38,11 +38,9 @@ from plait.run._lead import (
     ReadOnly,
     Transcript,
     close_checkout,
-    invalid,
     lead_agent,
     mark_kind,
     open_checkout,
-    parse,
     rebuild_experts,
     run_kind,
     started,
@@ -168,7 +166,7 @@ class _SessionTools:
         }
         if call.name not in kinds:
             return await self.inner.execute(call)
-        args = parse(call, kinds[call.name])
+        args = parse_arguments(call, kinds[call.name])
         if isinstance(args, ToolOutcome):
             return args
         if isinstance(args, _SpawnArgs):
@@ -270,7 +268,7 @@ class Session:
         try:
             spec = ExpertSpec(name=args.name, area=args.area, brief=args.brief)
         except ValidationError as exc:
-            return invalid(call, exc)
+            return ToolOutcome(argument_problems(call.name, exc), format_error=True)
         known = self.experts.by_name.get(spec.name)
         if known is None:
             self.experts.add(self._maker.expert(spec, "session"))
