@@ -12,7 +12,7 @@ from typing import Literal
 from plait.errors import EnvironmentProblem
 from plait.reconcile._trees import changed_paths
 from plait.reconcile.ladder import default_resolvers, merge_commits
-from plait.workspace import GitError, Repo
+from plait.workspace import Repo
 
 __all__ = ["Applied", "apply_commit"]
 
@@ -24,14 +24,6 @@ class Applied:
     mode: Literal["fast-forward", "merge", "up-to-date"]
     commit: str
     files: tuple[str, ...] = ()
-
-
-def _ancestor(repo: Repo, commit: str, of: str) -> bool:
-    try:
-        repo.git("merge-base", "--is-ancestor", commit, of)
-    except GitError:
-        return False
-    return True
 
 
 def _listed(paths: list[str], limit: int = 5) -> str:
@@ -49,10 +41,10 @@ async def apply_commit(repo: Repo, target: str, *, what: str) -> Applied:
     if branch == "HEAD":
         raise EnvironmentProblem(f"HEAD is detached: check out the branch to apply {what} to, then apply again")
     head = repo.head()
-    if _ancestor(repo, target, head):
+    if repo.is_ancestor(target, head):
         return Applied("up-to-date", head)
     result, mode = target, "fast-forward"
-    if not _ancestor(repo, head, target):
+    if not repo.is_ancestor(head, target):
         outcome = await merge_commits(
             repo, head, target, resolvers=default_resolvers(), message=f"Merge {what} into {branch}\n"
         )

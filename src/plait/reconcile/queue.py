@@ -173,7 +173,7 @@ class MergeQueue:
         merged: list[_Merged] = []
         prefix = self._head
         for task in batch:
-            if self._is_ancestor(task.commit, prefix):
+            if self.repo.is_ancestor(task.commit, prefix):
                 self._step(task, "git", "clean", detail="nothing new to merge", commit=prefix)
                 merged.append(_Merged(task, prefix, None))
                 continue
@@ -196,13 +196,6 @@ class MergeQueue:
             prefix = outcome.commit
             merged.append(_Merged(task, prefix, outcome))
         return merged
-
-    def _is_ancestor(self, commit: str, of: str) -> bool:
-        try:
-            self.repo.git("merge-base", "--is-ancestor", commit, of)
-        except GitError:
-            return False
-        return True
 
     def _touched_by(self, task: TaskBranch) -> set[str]:
         if task.task_id not in self._touched and task.commit:

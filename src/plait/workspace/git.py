@@ -141,6 +141,10 @@ class Repo:
             raise GitError(shlex.join(args), _first_line(done.stderr, f"exit status {done.returncode}"))
         return done.stdout
 
+    def is_ancestor(self, commit: str, of: str) -> bool:
+        """Whether `commit` is `of` or one of its ancestors (False too when either is unknown)."""
+        return _run(("merge-base", "--is-ancestor", commit, of), self.root).returncode == 0
+
     def head(self) -> str:
         """The sha of HEAD."""
         return self.git("rev-parse", "--verify", "HEAD^{commit}").strip()
@@ -273,7 +277,7 @@ class Worktree:
         that a worktree restored from it has that merge in its history too.
         """
         head = self.head()
-        moved = not self._is_ancestor(head, parent)
+        moved = not self.repo.is_ancestor(head, parent)
         parent = head if moved else parent
         tree = self.tree(parent)
         if tree == self._git("rev-parse", f"{parent}^{{tree}}").strip():
@@ -326,7 +330,7 @@ class Worktree:
 
     def lacks(self, commit: str, path: str) -> bool:
         """Whether `commit` changed `path` in a way the branch does not have yet (since their merge base)."""
-        if self._is_ancestor(commit, "HEAD"):
+        if self.repo.is_ancestor(commit, self.head()):
             return False
         since = self._git("merge-base", "HEAD", commit).strip()
         changed = self._git("diff", "--name-only", "--no-renames", since, commit, "--", path)
@@ -344,9 +348,6 @@ class Worktree:
                 self._git("restore", f"--source={tree}", "--worktree", "--", path)
             else:
                 (self.path / path).unlink(missing_ok=True)
-
-    def _is_ancestor(self, commit: str, of: str) -> bool:
-        return _run(("merge-base", "--is-ancestor", commit, of), self.path).returncode == 0
 
     def changed_files(self, since: str) -> list[str]:
         """Paths that differ between commit `since` and HEAD (both sides of a rename)."""
