@@ -28,7 +28,7 @@ from plait.agent.context import ContextBudget, context_budget
 from plait.agent.loop import Agent, AgentLimits, Spending, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
 from plait.events.store import EventStore
-from plait.events.types import ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
+from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
 from plait.models.base import Model, ToolCall, ToolResultMessage, ToolSpec, Usage
 from plait.models.pricing import PriceTable
 from plait.plan.model import ExpertSpec
@@ -45,7 +45,6 @@ __all__ = [
     "expert_system",
 ]
 
-EXPERT_PREFIX = "expert:"
 READING_TOOLS = frozenset({"read_file", "search", "list_files"})
 Origin = Literal["config", "planner", "investigation", "session"]
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from plait.models.base import ModelResponse, ToolCall, Usage
 
 __all__ = [
+    "EXPERT_PREFIX",
     "SCHEMA_VERSION",
     "AgentStopped",
     "GateChecked",
@@ -268,6 +269,10 @@ class NotePosted(_Event):
     paths: list[str] = []
     to: list[str] = []
     """The agents it is addressed to; empty for everyone it concerns."""
+
+
+EXPERT_PREFIX = "expert:"
+"""Agent ids of persistent experts start with it: `expert:<name>`."""
 
 
 class ExpertStarted(_Event):

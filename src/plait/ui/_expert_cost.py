@@ -15,13 +15,21 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from plait.events.types import Event, ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
+from plait.events.types import (
+    EXPERT_PREFIX,
+    Event,
+    ExpertStarted,
+    QuestionAnswered,
+    QuestionAsked,
+    ToolCalled,
+    ToolReturned,
+)
 from plait.models.base import ToolCall, Usage
+from plait.plan.globs import normalize
 from plait.ui import _fmt
 
 __all__ = ["COLUMNS_NOTE", "SAVING_NOTE", "ExpertCost", "expert_costs", "saving_note", "trade_line"]
 
-EXPERT_PREFIX = "expert:"
 SAVING_NOTE = (
     "saved reading is an estimate: for each agent that asked, the code in the expert's context when it answered "
     "(counted once per asker), less the files that agent read itself"
@@ -97,10 +105,7 @@ class ExpertCost:
 def _path(call: ToolCall | None) -> str:
     if call is None or not isinstance(call.arguments, dict):
         return ""
-    path = str(call.arguments.get("path", "")).strip()
-    while path.startswith("./"):
-        path = path[2:]
-    return path
+    return normalize(str(call.arguments.get("path", "")))
 
 
 def expert_costs(events: list[Event], spending: dict[str, tuple[int, Usage, float]]) -> list[ExpertCost]:

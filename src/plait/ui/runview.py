@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plait.events.types import (
+    EXPERT_PREFIX,
     AgentStopped,
     Committed,
     Decision,
@@ -35,7 +36,6 @@ from plait.ui.progress import short_args
 __all__ = ["AgentView", "RunView", "Span", "phase_of"]
 
 _FINAL = ("done", "failed", "dropped", "interrupted")
-EXPERT_PREFIX = "expert:"
 
 
 def phase_of(agent: str) -> str:
