@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,6 +41,7 @@ __all__ = [
     "Expert",
     "ExpertSpec",
     "Experts",
+    "answer_arguments",
     "expert_id",
     "expert_system",
 ]
@@ -315,7 +316,7 @@ class Expert:
         )
         reads = self._reads(question, after=before)
         text = result.summary if result.ok else f"it stopped ({result.reason}): {result.summary}"
-        given = self._given(question) if result.ok else {}
+        given = answer_arguments(self.store, self.run_id, self.id, question.seq) if result.ok else {}
         answered = QuestionAnswered(
             run_id=self.run_id,
             agent=self.id,
@@ -339,14 +340,19 @@ class Expert:
         events = self.store.events(self.run_id, agent=self.id, kinds=["tool_result"], after=question.seq)
         return sum(1 for e in events if isinstance(e, ToolReturned) and e.step > after and e.name in READING_TOOLS)
 
-    def _given(self, question: QuestionAsked) -> dict[str, object]:
-        """The arguments of the `answer` call that answered `question`, from the log (a replayed call ran no tool)."""
-        calls = self.store.events(self.run_id, agent=self.id, kinds=["tool_call"], after=question.seq)
-        given = [e.call.arguments for e in calls if isinstance(e, ToolCalled) and e.call.name == "answer"]
-        return dict(given[-1] or {}) if given else {}
-
     def _answer(self, number: int) -> Answer:
         return Answer.logged(self.spec.name, self._answered[number])
+
+
+def answer_arguments(store: EventStore, run_id: str, agent: str, after: int) -> dict[str, Any]:
+    """The arguments of `agent`'s latest `answer` call logged after sequence number `after`, from the log (a
+    replayed call runs no tool, so the log is where they are)."""
+    calls = [
+        e.call.arguments or {}
+        for e in store.events(run_id, agent=agent, kinds=["tool_call"], after=after)
+        if isinstance(e, ToolCalled) and e.call.name == "answer"
+    ]
+    return dict(calls[-1]) if calls else {}
 
 
 def _strings(value: object) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 from collections.abc import Callable, Collection
 from pathlib import Path
 
@@ -85,6 +86,7 @@ class IntegrationWorktree:
         if not self._made:
             self.repo.prune_worktrees()
             if not (self.path / ".git").exists():
+                shutil.rmtree(self.path, ignore_errors=True)  # a half-made worktree a killed process left
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with worktree_lock(self.repo.common_dir):
                     self.repo.git("worktree", "add", "--detach", "--force", str(self.path), commit)
@@ -115,5 +117,6 @@ class IntegrationWorktree:
         if self.path.exists():
             with worktree_lock(self.repo.common_dir):
                 self.repo.git("worktree", "remove", "--force", "--force", str(self.path), check=False)
+            shutil.rmtree(self.path, ignore_errors=True)  # what git would not remove (a half-made worktree)
         self.repo.prune_worktrees()
         self._made = False

@@ -8,7 +8,7 @@ a turn that was in flight when the process died is finished once, live.
 
 from __future__ import annotations
 
-import shutil
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -22,12 +22,12 @@ from plait.agent.tools import ToolOutcome
 from plait.coord.asking import ExpertTools
 from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, specs_from_log
 from plait.events.store import EventStore
-from plait.events.types import Decision, PromptGiven, RunStarted, ToolCalled
+from plait.events.types import Decision, PromptGiven, RunStarted
 from plait.models.base import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
+from plait.reconcile.verify import IntegrationWorktree
 from plait.settings import Settings
 from plait.workspace import Repo
-from plait.workspace.git import worktree_lock
 
 __all__ = [
     "LEAD",
@@ -38,7 +38,6 @@ __all__ = [
     "Said",
     "Transcript",
     "close_checkout",
-    "last_answer",
     "lead_agent",
     "lead_limits",
     "logged_system",
@@ -83,29 +82,19 @@ def logged_system(store: EventStore, run_id: str, agent: str) -> str | None:
 
 
 def open_checkout(repo: Repo, run_id: str, commit: str, name: str) -> Path:
-    """A read-only checkout of `commit` (a detached worktree) for the run's lead and experts to read."""
-    path = (repo.plait_dir() / "worktrees" / run_id / name).absolute()
-    with worktree_lock(repo.common_dir):
-        if path.exists():  # left by a killed process: start it afresh at the logged commit
-            repo.git("worktree", "remove", "--force", "--force", str(path), check=False)
-            shutil.rmtree(path, ignore_errors=True)
-        repo.git("worktree", "prune")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        repo.git("worktree", "add", "--quiet", "--detach", "--force", str(path), commit)
-    return path
+    """A read-only checkout of `commit` (a detached worktree) for the run's lead and experts to read.
+
+    One a killed process left is reused, checked out afresh at the logged commit and cleaned.
+    """
+    path = repo.plait_dir() / "worktrees" / run_id / name
+    return IntegrationWorktree(repo, path, keep=()).checkout(commit)
 
 
 def close_checkout(repo: Repo, path: Path) -> None:
     """Remove a checkout made by `open_checkout`; its run's log keeps everything read from it."""
-    with worktree_lock(repo.common_dir):
-        if path.exists():
-            repo.git("worktree", "remove", "--force", "--force", str(path), check=False)
-            shutil.rmtree(path, ignore_errors=True)
-        repo.git("worktree", "prune", check=False)
-    try:
+    IntegrationWorktree(repo, path, keep=()).remove()
+    with contextlib.suppress(OSError):
         path.parent.rmdir()
-    except OSError:
-        pass
 
 
 def lead_limits(s: Settings) -> AgentLimits:
@@ -228,16 +217,6 @@ class Transcript:
             if said.turn not in self.replies:
                 open_turns.append((said, result))
         return open_turns
-
-
-def last_answer(store: EventStore, run_id: str, after: int) -> dict[str, Any]:
-    """The arguments of the lead's latest `answer` call after sequence number `after`."""
-    calls = [
-        e.call.arguments or {}
-        for e in store.events(run_id, agent=LEAD, kinds=["tool_call"], after=after)
-        if isinstance(e, ToolCalled) and e.call.name == "answer"
-    ]
-    return dict(calls[-1]) if calls else {}
 
 
 class _AskArgs(BaseModel):

@@ -26,7 +26,7 @@ from plait.agent.budget import Budget, Limits
 from plait.agent.loop import ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
 from plait.coord.board import Board
-from plait.coord.experts import Answer, Expert, Experts, ExpertSpec, expert_id
+from plait.coord.experts import Answer, Expert, Experts, ExpertSpec, answer_arguments, expert_id
 from plait.errors import UsageError
 from plait.events.store import EventStore
 from plait.events.types import ExpertStarted, NotePosted, QuestionAnswered, QuestionAsked, RunFinished
@@ -42,7 +42,6 @@ from plait.run._lead import (
     ReadOnly,
     Transcript,
     close_checkout,
-    last_answer,
     lead_agent,
     mark_kind,
     open_checkout,
@@ -369,13 +368,13 @@ async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
     transcript = Transcript(store, o.run_id, "question")
     try:
         for said, result in await transcript.replay(lead):  # a question in flight when a process died
-            extra = last_answer(store, o.run_id, said.seq)
+            extra = answer_arguments(store, o.run_id, LEAD, said.seq)
             transcript.replied(said.turn, result, disagreements=str(extra.get("disagreements", "")))
         said = transcript.said(_message(len(transcript.messages) + 1, o.question))
         result = await lead.turn(said.text)
     finally:
         await experts.close()  # an investigator still at work (the lead was stopped) stops too
-    disagreements = str(last_answer(store, o.run_id, said.seq).get("disagreements", "")) if result.ok else ""
+    disagreements = str(answer_arguments(store, o.run_id, LEAD, said.seq).get("disagreements", "")) if result.ok else ""
     data = transcript.replied(said.turn, result, disagreements=disagreements)
     status = "done" if result.ok else "failed"
     store.append(RunFinished(run_id=o.run_id, status=status, reason="" if result.ok else str(data["text"])))
