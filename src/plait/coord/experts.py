@@ -29,7 +29,7 @@ from plait.agent.loop import Agent, AgentLimits, Spending, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
 from plait.events.store import EventStore
 from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
-from plait.models.base import Model, ToolCall, ToolResultMessage, ToolSpec, Usage
+from plait.models.base import Model, ToolCall, ToolResultMessage, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.model import ExpertSpec
 from plait.workspace import LocalRunner
@@ -308,12 +308,7 @@ class Expert:
         result = await agent.turn(_question_text(question))
         if question.number in self._answered:
             return  # answered in an earlier process: its calls were read back from the log
-        spent = Usage(
-            input_tokens=agent.usage.input_tokens - usage.input_tokens,
-            output_tokens=agent.usage.output_tokens - usage.output_tokens,
-            cached_tokens=agent.usage.cached_tokens - usage.cached_tokens,
-            cache_write_tokens=agent.usage.cache_write_tokens - usage.cache_write_tokens,
-        )
+        spent = agent.usage - usage
         reads = self._reads(question, after=before)
         text = result.summary if result.ok else f"it stopped ({result.reason}): {result.summary}"
         given = answer_arguments(self.store, self.run_id, self.id, question.seq) if result.ok else {}

@@ -101,6 +101,15 @@ class Usage(_Frozen):
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
+    def __sub__(self, other: Usage) -> Usage:
+        """What was spent between two running totals."""
+        return Usage(
+            input_tokens=self.input_tokens - other.input_tokens,
+            output_tokens=self.output_tokens - other.output_tokens,
+            cached_tokens=self.cached_tokens - other.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens - other.cache_write_tokens,
+        )
+
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
