@@ -16,7 +16,7 @@ from plait.models.pricing import Price
 from plait.plan.model import ExpertSpec
 from plait.workspace.policy import SandboxSettings
 
-__all__ = ["LayeredSettings", "Settings", "load_settings", "user_config_path"]
+__all__ = ["LayeredSettings", "Settings", "load_settings", "run_settings", "user_config_path"]
 
 
 class Settings(BaseModel):
@@ -193,3 +193,12 @@ def load_settings(
         key = str(first["loc"][0]) if first["loc"] else "?"
         raise UsageError(f"setting '{key}' from {sources.get(key, 'default')}: {first['msg']}") from exc
     return LayeredSettings(settings=settings, sources=sources)
+
+
+def run_settings(repo: Path, recorded: Mapping[str, Any], flags: Mapping[str, Any] | None = None) -> Settings:
+    """The settings to continue a run with: today's, then the run's own values (of keys that still exist), then
+    `flags` given on the command line."""
+    current = load_settings(repo, flags).settings
+    kept = {k: v for k, v in recorded.items() if k in Settings.model_fields}
+    given = {k: v for k, v in (flags or {}).items() if v is not None}
+    return Settings.model_validate({**current.model_dump(), **kept, **given})

@@ -26,7 +26,7 @@ from plait.run.parallel import ParallelOutcome, RunnerFactory
 from plait.run.session import run_kind
 from plait.run.single import Base, RunOutcome, choose_base, new_run_id
 from plait.run.state import load_state
-from plait.settings import Settings, load_settings
+from plait.settings import Settings, load_settings, run_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, store_path
 from plait.ui.progress import ProgressPrinter
 from plait.ui.summary import summarize
@@ -290,9 +290,7 @@ def register(app: typer.Typer) -> None:
             out.print(f"run {run_id} already ended ({state.finished.status}): nothing to resume")
             raise typer.Exit(0)
         started = state.started
-        current = load_settings(repo.root).settings
-        recorded = {k: v for k, v in started.settings.items() if k in Settings.model_fields}
-        settings = Settings.model_validate({**current.model_dump(), **recorded})  # the run's own settings, today's keys
+        settings = run_settings(repo.root, started.settings)
         llm = make_model(started.model, settings)
         base = Base(started.base_commit, started.base_ref, snapshot=started.snapshot)
         extra = str(Path(sys.executable).parent) if started.model.startswith("scripted:") else ""

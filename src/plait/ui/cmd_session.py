@@ -23,6 +23,7 @@ from plait.errors import StateError, UsageError
 from plait.events.lease import Lease
 from plait.events.store import EventStore, ObservedStore, SQLiteEventStore
 from plait.events.types import (
+    EXPERT_PREFIX,
     Event,
     ModelCallFinished,
     NotePosted,
@@ -39,7 +40,7 @@ from plait.run.investigate import AskOutcome, Inquiry, ask
 from plait.run.parallel import RunnerFactory
 from plait.run.session import Reply, Session, SessionConfig, latest_session, run_kind
 from plait.run.state import load_state
-from plait.settings import Settings, load_settings
+from plait.settings import Settings, load_settings, run_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, store_path
 from plait.ui.cmd_run import sandboxed_runners
 from plait.ui.progress import ProgressPrinter, short_args
@@ -74,7 +75,7 @@ class _Progress:
         if event.run_id != self.run_id:
             self.dispatched(event)
             return
-        who = f"[cyan]{escape(event.agent.removeprefix('expert:'))}[/]"
+        who = f"[cyan]{escape(event.agent.removeprefix(EXPERT_PREFIX))}[/]"
         if isinstance(event, ToolCalled) and event.call.name not in ("answer", "ask_expert"):
             args = short_args(event.call.arguments, event.call.raw_arguments)
             self.console.print(f"{who} [dim]{escape(event.call.name)} {escape(args)}[/]")
@@ -125,10 +126,7 @@ def _held(store: ObservedStore, run_id: str, what: str) -> Iterator[None]:
 
 def _recorded(repo: Repo, begun: RunStarted, flags: dict[str, Any], model: str | None) -> tuple[Settings, Model]:
     """The settings a run was started with (today's keys, its values, then flags), and its model."""
-    current = load_settings(repo.root, flags).settings
-    recorded = {k: v for k, v in begun.settings.items() if k in Settings.model_fields}
-    given = {k: v for k, v in flags.items() if v is not None}
-    settings = Settings.model_validate({**current.model_dump(), **recorded, **given})
+    settings = run_settings(repo.root, begun.settings, flags)
     return settings, make_model(model or begun.model, settings)
 
 
