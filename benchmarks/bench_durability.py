@@ -26,7 +26,8 @@ from plait.models import FunctionModel, ModelRequest, ModelResponse, ToolCall
 from plait.models.base import AssistantMessage, UserMessage
 from plait.plan.model import Plan, PlanTask
 from plait.run.base import Base
-from plait.run.parallel import DirectIntegrator, RunContext, run_plan
+from plait.run.integrate import DirectIntegrator
+from plait.run.parallel import RunContext, run_plan
 from plait.run.state import load_state
 from plait.settings import Settings
 from plait.workspace import LocalRunner, Repo

@@ -32,8 +32,9 @@ from plait.events import Committed, Decision, MergeStep
 from plait.events.store import SQLiteEventStore
 from plait.models.scripted import ScriptedModel
 from plait.plan import Plan, parse_plan, resolve_overlaps, tracked_files
+from plait.run._brief import plan_overview
 from plait.run.orchestrate import Orchestration, orchestrate
-from plait.run.parallel import ParallelOutcome, plan_overview
+from plait.run.parallel import ParallelOutcome
 from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalRunner

@@ -1,13 +1,48 @@
-"""The merge queue seen from the scheduler: submit one finished task, learn whether it got in."""
+"""How finished tasks get into a run's result: the `Integrator` the scheduler calls, through the merge queue or
+directly (one agent, nothing to merge with)."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Protocol
 
 from plait.plan.model import PlanTask
 from plait.reconcile.queue import Ejection, MergeQueue, TaskBranch
 
-__all__ = ["QueueIntegrator"]
+__all__ = ["DirectIntegrator", "Integrator", "QueueIntegrator"]
+
+
+class Integrator(Protocol):
+    """Takes finished task branches into the run's integration branch, verified."""
+
+    @property
+    def head(self) -> str: ...
+
+    @property
+    def branch(self) -> str: ...
+
+    async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> tuple[bool, str]:
+        """(True, "") when the branch is in the verified integration head; else (False, why, with output)."""
+        ...
+
+
+class DirectIntegrator:
+    """A one-agent run: its task branch is the result, with nothing to merge it with."""
+
+    def __init__(self, base: str, branch: str) -> None:
+        self._head, self._branch = base, branch
+
+    @property
+    def head(self) -> str:
+        return self._head
+
+    @property
+    def branch(self) -> str:
+        return self._branch
+
+    async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> tuple[bool, str]:
+        self._head, self._branch = commit, branch
+        return True, ""
 
 
 class QueueIntegrator:

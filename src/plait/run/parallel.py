@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from plait.agent._replay import Recorded
 from plait.agent.budget import Budget, Limits
@@ -22,8 +22,10 @@ from plait.events.types import Committed, Decision, RunFinished, TaskFinished, T
 from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
+from plait.run._brief import interfaces, plan_overview
 from plait.run.base import Base
 from plait.run.experts import RunExperts, run_expert_specs
+from plait.run.integrate import Integrator
 from plait.run.radar import Radar
 from plait.run.scheduler import Attempt, Scheduler, TaskResult
 from plait.run.state import RunState, recharge
@@ -33,24 +35,10 @@ from plait.workspace.bootstrap import Bootstrap, port_env
 
 TaskStatus = Literal["done", "failed", "interrupted", "dropped"]
 
-__all__ = ["DirectIntegrator", "Integrator", "ParallelOutcome", "RunContext", "run_plan"]
+__all__ = ["ParallelOutcome", "RunContext", "run_plan"]
 
 RunnerFactory = Callable[[Path, str, dict[str, str]], CommandRunner]
 """(worktree, agent id, extra environment) -> the runner for that agent's commands."""
-
-
-class Integrator(Protocol):
-    """Takes finished task branches into the run's integration branch, verified."""
-
-    @property
-    def head(self) -> str: ...
-
-    @property
-    def branch(self) -> str: ...
-
-    async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> tuple[bool, str]:
-        """(True, "") when the branch is in the verified integration head; else (False, why, with output)."""
-        ...
 
 
 @dataclass
@@ -75,25 +63,6 @@ class RunContext:
     """The command the merge gate runs on combined results, told to every agent."""
 
 
-class DirectIntegrator:
-    """A one-agent run: its task branch is the result, with nothing to merge it with."""
-
-    def __init__(self, base: str, branch: str) -> None:
-        self._head, self._branch = base, branch
-
-    @property
-    def head(self) -> str:
-        return self._head
-
-    @property
-    def branch(self) -> str:
-        return self._branch
-
-    async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> tuple[bool, str]:
-        self._head, self._branch = commit, branch
-        return True, ""
-
-
 @dataclass
 class ParallelOutcome:
     run_id: str
@@ -106,27 +75,6 @@ class ParallelOutcome:
     @property
     def dropped(self) -> dict[str, str]:
         return {t: r.reason for t, r in self.results.items() if r.status == "dropped"}
-
-
-def _interfaces(plan: Plan, task: PlanTask) -> list[str]:
-    """The contracts a task implements or builds on, with their signatures, for its brief."""
-    lines = []
-    for name in task.provides:
-        contract = plan.contract(name)
-        shape = f" `{contract.signature.strip()}` in {contract.path or 'a file you choose'}" if contract else ""
-        lines.append(f"You implement the interface {name}:{shape}; other tasks code against it exactly.")
-    for name in task.consumes:
-        contract = plan.contract(name)
-        shape = f" `{contract.signature.strip()}` in {contract.path}" if contract else ""
-        owner = f" (task {contract.owner} implements it)" if contract and contract.owner else ""
-        lines.append(f"You use the interface {name}:{shape}{owner}. Code against that signature exactly.")
-    return lines
-
-
-def plan_overview(plan: Plan) -> str:
-    rows = [f"- {t.id}: {t.title} (writes: {', '.join(t.writes) or 'nothing declared'})" for t in plan.tasks]
-    contracts = [f"- contract {c.name}: {c.signature} (in {c.path}, by {c.owner})" for c in plan.contracts]
-    return "\n".join(rows + contracts)
 
 
 class _TaskRunner:
@@ -259,7 +207,7 @@ class _TaskRunner:
                 task.writes,
                 why,
                 detail,
-                interfaces=_interfaces(self.plan, task),
+                interfaces=interfaces(self.plan, task),
                 starts_from=task.depends_on,
                 verify=self.ctx.verify,
                 experts=self.experts.experts.roster(),

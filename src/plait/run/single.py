@@ -12,7 +12,8 @@ from plait.models.base import Model, Usage
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
 from plait.run.base import Base, choose_base, new_run_id
-from plait.run.parallel import DirectIntegrator, RunContext, RunnerFactory, run_plan
+from plait.run.integrate import DirectIntegrator
+from plait.run.parallel import RunContext, RunnerFactory, run_plan
 from plait.run.state import RunState, recharge
 from plait.settings import Settings
 from plait.workspace import CommandRunner, LocalRunner, Repo
