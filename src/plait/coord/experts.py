@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +27,7 @@ from plait.agent._tool_args import tool_spec
 from plait.agent.context import ContextBudget, context_budget
 from plait.agent.loop import Agent, AgentLimits, Spending, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
+from plait.coord._prompts import Origin, expert_system
 from plait.events.store import EventStore
 from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
 from plait.models.base import Model, ToolCall, ToolResultMessage, ToolSpec
@@ -41,48 +42,18 @@ __all__ = [
     "Expert",
     "ExpertSpec",
     "Experts",
+    "Origin",
     "answer_arguments",
     "expert_id",
     "expert_system",
 ]
 
 READING_TOOLS = frozenset({"read_file", "search", "list_files"})
-Origin = Literal["config", "planner", "investigation", "session"]
 
 
 def expert_id(name: str) -> str:
     """The agent id of expert `name` in the log."""
     return EXPERT_PREFIX + name
-
-
-_SYSTEM = """\
-You are `{name}`, a long-lived expert on one area of a repository: {area}.
-{brief}
-{askers} You keep this one conversation throughout: every file you have
-read and every answer you have given stays in your context, so never read again what you have already
-read; answer from it. Read more of the code (read-only: read_file, search, list_files) only when a
-question needs something you have not seen.
-
-Answer each question with the `answer` tool: exact and short, with file:line references and exact
-signatures, saying plainly what you did not check. One question at a time; every reply must call a tool.
-"""
-
-
-_ASKERS: dict[str, str] = {
-    "config": "Coding agents working in parallel on a task ask you questions about your area.",
-    "planner": "Coding agents working in parallel on a task ask you questions about your area.",
-    "investigation": "The investigation's lead asks you questions: first your area's part of that question, "
-    "which is what you answer, then follow-ups.",
-    "session": "The lead of a user's session asks you questions about your area.",
-}
-"""Who asks an expert questions, by its origin."""
-
-
-def expert_system(spec: ExpertSpec, repo_map: str = "", origin: Origin = "config") -> str:
-    """The system prompt of an expert: who it is, its area, who asks it, and (when given) the repository's map."""
-    area = ", ".join(spec.area) if spec.area else "the whole repository"
-    text = _SYSTEM.format(name=spec.name, area=area, brief=spec.brief.strip(), askers=_ASKERS[origin])
-    return text + (f"\nThe repository:\n{repo_map.strip()}\n" if repo_map.strip() else "")
 
 
 _REFERENCES = "Every place the answer rests on, as 'path:line' or 'path:start-end', the path from the repository root."

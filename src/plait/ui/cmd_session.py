@@ -9,41 +9,29 @@ import json
 import sys
 import threading
 from collections.abc import Coroutine, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markdown import Markdown
-from rich.markup import escape
 from rich.table import Table
 
 from plait.errors import StateError, UsageError
 from plait.events.lease import Lease
-from plait.events.store import EventStore, ObservedStore, SQLiteEventStore
+from plait.events.store import ObservedStore, SQLiteEventStore
 from plait.events.types import (
-    EXPERT_PREFIX,
-    Event,
-    ModelCallFinished,
-    NotePosted,
-    QuestionAnswered,
-    QuestionAsked,
     RunStarted,
-    ToolCalled,
 )
 from plait.models.base import Model
-from plait.models.pricing import PriceTable
 from plait.models.registry import make_model
 from plait.run.base import Base, choose_base, new_run_id
-from plait.run.investigate import AskOutcome, Inquiry, ask
+from plait.run.investigate import Inquiry, ask
 from plait.run.parallel import RunnerFactory
-from plait.run.session import Reply, Session, SessionConfig, latest_session, run_kind
+from plait.run.session import Session, SessionConfig, latest_session, run_kind
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, store_path
+from plait.ui._session_output import Progress, Spent, priced, print_answer, show_reply, spent_since
 from plait.ui.cmd_run import sandboxed_runners
-from plait.ui.progress import ProgressPrinter, short_args
 from plait.workspace import Repo
 
 __all__ = ["register"]
@@ -62,31 +50,6 @@ _COMMANDS = {
     "/cost": "what the session (and its dispatched runs) spent so far",
     "/quit": "leave; `plait session --resume` continues later",
 }
-
-
-class _Progress:
-    """Progress lines on stderr: what the lead and its experts do, and every step of a dispatched run."""
-
-    def __init__(self, console: Console, run_id: str) -> None:
-        self.console, self.run_id = console, run_id
-        self.dispatched = ProgressPrinter(console)
-
-    def __call__(self, event: Event) -> None:
-        if event.run_id != self.run_id:
-            self.dispatched(event)
-            return
-        who = f"[cyan]{escape(event.agent.removeprefix(EXPERT_PREFIX))}[/]"
-        if isinstance(event, ToolCalled) and event.call.name not in ("answer", "ask_expert"):
-            args = short_args(event.call.arguments, event.call.raw_arguments)
-            self.console.print(f"{who} [dim]{escape(event.call.name)} {escape(args)}[/]")
-        elif isinstance(event, QuestionAsked):
-            first = event.question.strip().splitlines()[0] if event.question.strip() else ""
-            self.console.print(f"{who} [dim]asked by {escape(event.asker)}: {escape(first[:100])}[/]")
-        elif isinstance(event, QuestionAnswered):
-            memory = "from memory" if event.reads == 0 else f"after {event.reads} read/search call(s)"
-            self.console.print(f"{who} [dim]answered {memory}[/]")
-        elif isinstance(event, NotePosted) and event.topic == "finding":
-            self.console.print(f"{who} [dim]posted a finding about {escape(', '.join(event.paths) or 'its area')}[/]")
 
 
 class _Held:
@@ -142,55 +105,6 @@ def _until_done(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, T]) -
         raise
 
 
-@dataclass(frozen=True)
-class _Spent:
-    """Model calls and dollars; dollars are None when the model has no price."""
-
-    calls: int
-    usd: float | None
-
-    def text(self) -> str:
-        cost = "cost unknown (the model has no price)" if self.usd is None else f"${self.usd:.4f}"
-        return f"{self.calls} model call{'' if self.calls == 1 else 's'}, {cost}"
-
-
-def _spent(store: EventStore, run_id: str, priced: bool, after: int = 0) -> _Spent:
-    """What the run's model calls logged after sequence number `after` cost."""
-    found = [e for e in store.events(run_id, kinds=["model_response"], after=after) if isinstance(e, ModelCallFinished)]
-    return _Spent(len(found), sum(e.cost_usd for e in found) if priced else None)
-
-
-def _priced(settings: Settings, model: Model) -> bool:
-    return PriceTable(settings.prices).price(model.name) is not None
-
-
-def _print_answer(outcome: AskOutcome, turn: _Spent, total: _Spent) -> None:
-    if out.is_terminal:
-        out.print(Markdown(outcome.answer))
-    else:
-        out.print(outcome.answer, markup=False, highlight=False)
-    if outcome.disagreements.strip():
-        out.print("\n[bold]Where the investigators disagreed[/]")
-        out.print(escape(outcome.disagreements.strip()), highlight=False)
-    if outcome.findings:
-        out.print("\n[bold]Findings[/]")
-    for f in outcome.findings:
-        where = ", ".join(f.area) or "the whole repository"
-        state = "" if f.ok else " [red](did not finish)[/]"
-        out.print(f"[cyan]{escape(f.investigator)}[/] on {escape(where)}{state}")
-        for line in f.text.strip().splitlines():
-            out.print("  " + escape(line), highlight=False)
-        if f.refs:
-            out.print("  [dim]references:[/] " + escape(", ".join(f.refs)), highlight=False)
-        if f.unclear:
-            out.print("  [yellow]unclear references:[/] " + escape("; ".join(f.unclear)), highlight=False)
-        if f.not_checked and f.not_checked.lower() not in ("nothing", "none", "nothing."):
-            out.print("  [dim]not checked:[/] " + escape(f.not_checked), highlight=False)
-    spent = turn.text() + (f" (the run so far: {total.text()})" if outcome.turn > 1 else "")
-    out.print(f"\n[dim]run {outcome.run_id} · {escape(spent)}[/]")
-    out.print(f"[dim]follow up: plait ask --follow-up {outcome.run_id} QUESTION[/]")
-
-
 def _read_line(tty: bool) -> str | None:
     """The user's next line, None at the end of input."""
     if tty:
@@ -200,16 +114,6 @@ def _read_line(tty: bool) -> str | None:
             return None
     line = sys.stdin.readline()
     return None if line == "" else line
-
-
-def _show_reply(reply: Reply) -> None:
-    if out.is_terminal:
-        out.print(Markdown(reply.text))
-    else:
-        out.print(reply.text, markup=False, highlight=False)
-    if not reply.ok:
-        err.print("[yellow]the lead did not finish its turn; say how to go on[/]")
-    out.file.flush()
 
 
 def _command(line: str, sess: Session) -> bool:
@@ -228,7 +132,7 @@ def _command(line: str, sess: Session) -> bool:
         out.print("\n".join(f"{r}  (plait show {r})" for r in runs) if runs else "no runs dispatched yet")
     elif name == "/cost":
         usd, calls = sess.cost()
-        spent = _Spent(calls, usd if _priced(sess.cfg.settings, sess.cfg.model) else None)
+        spent = Spent(calls, usd if priced(sess.cfg.settings, sess.cfg.model) else None)
         out.print(f"{spent.text()} (dispatched runs included)", highlight=False)
     else:
         for command, what in _COMMANDS.items():
@@ -250,7 +154,7 @@ def _converse(loop: asyncio.AbstractEventLoop, sess: Session) -> None:
             if not _command(text, sess):
                 return
             continue
-        _show_reply(_until_done(loop, sess.say(text)))
+        show_reply(_until_done(loop, sess.say(text)))
 
 
 def _find(store: SQLiteEventStore, ref: str | None, kind: str) -> str:
@@ -338,7 +242,7 @@ def ask_command(
             "read the last commit (--include-uncommitted reads them too)"
         )
     if not quiet:
-        store.listeners.append(_Progress(err, run_id))
+        store.listeners.append(Progress(err, run_id))
     inquiry = Inquiry(repo, settings, llm, store, run_id, question, base)
     loop = asyncio.new_event_loop()
     try:
@@ -349,19 +253,19 @@ def ask_command(
         raise typer.Exit(130) from None
     finally:
         loop.close()
-    priced = _priced(settings, llm)
-    turn, total = _spent(inner, run_id, priced, outcome.since), _spent(inner, run_id, priced)
+    has_price = priced(settings, llm)
+    turn, total = spent_since(inner, run_id, has_price, outcome.since), spent_since(inner, run_id, has_price)
     if as_json:
         spent = {
             "model_calls": turn.calls,
             "cost_usd": None if turn.usd is None else round(turn.usd, 6),
             "total_model_calls": total.calls,
             "total_cost_usd": None if total.usd is None else round(total.usd, 6),
-            "priced": priced,
+            "priced": has_price,
         }
         out.print_json(json.dumps({**outcome.as_json(), **spent}))
     else:
-        _print_answer(outcome, turn, total)
+        print_answer(outcome, turn, total)
     store.close()
     raise typer.Exit(0 if outcome.ok else 1)
 
@@ -403,7 +307,7 @@ def session_command(
     again = (session_ref or "") if resume else None
     store, run_id, settings, llm, base = _prepare(repo, {"run_max_usd": max_usd}, model, kind="session", again=again)
     if not quiet:
-        store.listeners.append(_Progress(err, run_id))
+        store.listeners.append(Progress(err, run_id))
     extra = str(Path(sys.executable).parent) if llm.name.startswith("scripted:") else ""
     bound: list[Any] = []
 
@@ -421,7 +325,7 @@ def session_command(
         with _held(store, run_id, "session"):
             try:
                 for reply in _until_done(loop, sess.open()):
-                    _show_reply(reply)
+                    show_reply(reply)
                 helpers = len(sess.helpers())
                 what = f"resumed at message {sess.turns + 1}, {helpers} helper(s)" if resume else "started"
                 err.print(f"session {run_id} {what}; /help lists the commands, /quit leaves")

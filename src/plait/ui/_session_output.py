@@ -1,0 +1,113 @@
+"""What `plait ask` and `plait session` print: progress lines, answers with their findings, replies, spending."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.markup import escape
+
+from plait.events.store import EventStore
+from plait.events.types import (
+    EXPERT_PREFIX,
+    Event,
+    ModelCallFinished,
+    NotePosted,
+    QuestionAnswered,
+    QuestionAsked,
+    ToolCalled,
+)
+from plait.models.base import Model
+from plait.models.pricing import PriceTable
+from plait.run.investigate import AskOutcome
+from plait.run.session import Reply
+from plait.settings import Settings
+from plait.ui._common import err, out
+from plait.ui.progress import ProgressPrinter, short_args
+
+__all__ = ["Progress", "Spent", "print_answer", "priced", "show_reply", "spent_since"]
+
+
+class Progress:
+    """Progress lines on stderr: what the lead and its experts do, and every step of a dispatched run."""
+
+    def __init__(self, console: Console, run_id: str) -> None:
+        self.console, self.run_id = console, run_id
+        self.dispatched = ProgressPrinter(console)
+
+    def __call__(self, event: Event) -> None:
+        if event.run_id != self.run_id:
+            self.dispatched(event)
+            return
+        who = f"[cyan]{escape(event.agent.removeprefix(EXPERT_PREFIX))}[/]"
+        if isinstance(event, ToolCalled) and event.call.name not in ("answer", "ask_expert"):
+            args = short_args(event.call.arguments, event.call.raw_arguments)
+            self.console.print(f"{who} [dim]{escape(event.call.name)} {escape(args)}[/]")
+        elif isinstance(event, QuestionAsked):
+            first = event.question.strip().splitlines()[0] if event.question.strip() else ""
+            self.console.print(f"{who} [dim]asked by {escape(event.asker)}: {escape(first[:100])}[/]")
+        elif isinstance(event, QuestionAnswered):
+            memory = "from memory" if event.reads == 0 else f"after {event.reads} read/search call(s)"
+            self.console.print(f"{who} [dim]answered {memory}[/]")
+        elif isinstance(event, NotePosted) and event.topic == "finding":
+            self.console.print(f"{who} [dim]posted a finding about {escape(', '.join(event.paths) or 'its area')}[/]")
+
+
+@dataclass(frozen=True)
+class Spent:
+    """Model calls and dollars; dollars are None when the model has no price."""
+
+    calls: int
+    usd: float | None
+
+    def text(self) -> str:
+        cost = "cost unknown (the model has no price)" if self.usd is None else f"${self.usd:.4f}"
+        return f"{self.calls} model call{'' if self.calls == 1 else 's'}, {cost}"
+
+
+def spent_since(store: EventStore, run_id: str, priced: bool, after: int = 0) -> Spent:
+    """What the run's model calls logged after sequence number `after` cost."""
+    found = [e for e in store.events(run_id, kinds=["model_response"], after=after) if isinstance(e, ModelCallFinished)]
+    return Spent(len(found), sum(e.cost_usd for e in found) if priced else None)
+
+
+def priced(settings: Settings, model: Model) -> bool:
+    return PriceTable(settings.prices).price(model.name) is not None
+
+
+def print_answer(outcome: AskOutcome, turn: Spent, total: Spent) -> None:
+    if out.is_terminal:
+        out.print(Markdown(outcome.answer))
+    else:
+        out.print(outcome.answer, markup=False, highlight=False)
+    if outcome.disagreements.strip():
+        out.print("\n[bold]Where the investigators disagreed[/]")
+        out.print(escape(outcome.disagreements.strip()), highlight=False)
+    if outcome.findings:
+        out.print("\n[bold]Findings[/]")
+    for f in outcome.findings:
+        where = ", ".join(f.area) or "the whole repository"
+        state = "" if f.ok else " [red](did not finish)[/]"
+        out.print(f"[cyan]{escape(f.investigator)}[/] on {escape(where)}{state}")
+        for line in f.text.strip().splitlines():
+            out.print("  " + escape(line), highlight=False)
+        if f.refs:
+            out.print("  [dim]references:[/] " + escape(", ".join(f.refs)), highlight=False)
+        if f.unclear:
+            out.print("  [yellow]unclear references:[/] " + escape("; ".join(f.unclear)), highlight=False)
+        if f.not_checked and f.not_checked.lower() not in ("nothing", "none", "nothing."):
+            out.print("  [dim]not checked:[/] " + escape(f.not_checked), highlight=False)
+    spent = turn.text() + (f" (the run so far: {total.text()})" if outcome.turn > 1 else "")
+    out.print(f"\n[dim]run {outcome.run_id} · {escape(spent)}[/]")
+    out.print(f"[dim]follow up: plait ask --follow-up {outcome.run_id} QUESTION[/]")
+
+
+def show_reply(reply: Reply) -> None:
+    if out.is_terminal:
+        out.print(Markdown(reply.text))
+    else:
+        out.print(reply.text, markup=False, highlight=False)
+    if not reply.ok:
+        err.print("[yellow]the lead did not finish its turn; say how to go on[/]")
+    out.file.flush()
