@@ -25,6 +25,7 @@ from plait.events.store import EventStore
 from plait.events.types import Decision, PromptGiven, RunStarted
 from plait.models.base import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
+from plait.plan.repomap import repo_map
 from plait.reconcile.verify import IntegrationWorktree
 from plait.settings import Settings
 from plait.workspace import Repo
@@ -106,9 +107,13 @@ def lead_limits(s: Settings) -> AgentLimits:
     )
 
 
-def lead_agent(maker: ExpertMaker, tools: ToolSet, system: str) -> Agent:
-    """The lead of run `maker.run_id`: the system prompt it was first given (from the log), or `system`."""
+def lead_agent(maker: ExpertMaker, tools: ToolSet, prompt: str, files: list[str]) -> Agent:
+    """The lead of run `maker.run_id`, with the system prompt it was first given (from the log); a new lead's is
+    `prompt` and the map of the repository (of tracked `files`) it reads."""
     s = maker.settings
+    system = logged_system(maker.store, maker.run_id, LEAD)
+    if system is None:
+        system = prompt + "\nThe repository:\n" + repo_map(maker.root, budget=6000, files=files).strip() + "\n"
     return Agent(
         run_id=maker.run_id,
         agent_id=LEAD,
@@ -116,7 +121,7 @@ def lead_agent(maker: ExpertMaker, tools: ToolSet, system: str) -> Agent:
         toolbox=tools,
         store=maker.store,
         prices=maker.prices,
-        system=logged_system(maker.store, maker.run_id, LEAD) or system,
+        system=system,
         limits=lead_limits(s),
         budget=maker.budget,
         context=context_budget(maker.model.name, s.context_tokens),

@@ -33,7 +33,7 @@ from plait.events.types import ExpertStarted, NotePosted, QuestionAnswered, Ques
 from plait.models.base import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
-from plait.plan.repomap import repo_map, tracked_files
+from plait.plan.repomap import tracked_files
 from plait.run._areas import MOST_AREAS, Area, Finding, locate, references, split_areas
 from plait.run._lead import (
     LEAD,
@@ -258,10 +258,6 @@ them with ask_expert rather than investigating again. Every reply must call a to
 """
 
 
-def lead_system(root: Path, files: list[str]) -> str:
-    return _SYSTEM + "\nThe repository:\n" + repo_map(root, budget=6000, files=files).strip() + "\n"
-
-
 def _message(turn: int, question: str) -> str:
     if turn == 1:
         return f"The question:\n\n{question.strip()}"
@@ -364,7 +360,7 @@ async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
             "investigation",
         )
     )
-    lead = lead_agent(maker, tools, lead_system(root, files))
+    lead = lead_agent(maker, tools, _SYSTEM, files)
     transcript = Transcript(store, o.run_id, "question")
     try:
         for said, result in await transcript.replay(lead):  # a question in flight when a process died

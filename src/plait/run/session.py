@@ -30,7 +30,7 @@ from plait.events.store import EventStore
 from plait.events.types import Decision, GateChecked, ModelCallFinished, RunFinished, TaskFinished
 from plait.models.base import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
-from plait.plan.repomap import repo_map, tracked_files
+from plait.plan.repomap import tracked_files
 from plait.run._lead import (
     LEAD,
     ExpertMaker,
@@ -141,10 +141,6 @@ Every reply must call a tool.
 """
 
 
-def session_system(root: Path, files: list[str]) -> str:
-    return _SYSTEM + "\nThe repository:\n" + repo_map(root, budget=6000, files=files).strip() + "\n"
-
-
 class _SessionTools:
     """`inner`'s tools, and `spawn_helper`, `dispatch` and `answer` of a session's lead."""
 
@@ -212,7 +208,7 @@ class Session:
         readonly = ReadOnly(Toolbox(root, LocalRunner(), read_only=True))
         asking = LeadAskTools(InvestigateTools(readonly, investigation), LEAD, self.experts, "session")
         tools = _SessionTools(asking, self)
-        self._lead = lead_agent(maker, tools, session_system(root, files))
+        self._lead = lead_agent(maker, tools, _SYSTEM, files)
         return [self._reply(said.turn, result) for said, result in await self.transcript.replay(self._lead)]
 
     async def say(self, text: str) -> Reply:
