@@ -12,6 +12,7 @@ from plait.errors import PlaitError
 from plait.plan.globs import expand
 
 __all__ = [
+    "NAME",
     "TASK_ID",
     "Contract",
     "ExpertSpec",
@@ -26,6 +27,8 @@ __all__ = [
 ]
 
 TASK_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+"""What the name of an expert (or an investigation's area) may be: letters, digits, '_', '.' and '-'."""
 """A task id: a short slug, usable as a git branch name component."""
 
 
@@ -73,7 +76,7 @@ class ExpertSpec(_Strict):
     @field_validator("name")
     @classmethod
     def _slug(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
+        if not NAME.fullmatch(value):
             raise ValueError("an expert's name is letters, digits, '_', '.' and '-', such as 'storage'")
         return value
 
@@ -183,12 +186,17 @@ def _find_cycle(plan: Plan) -> list[str] | None:
     return None
 
 
+def _relative(pattern: str) -> bool:
+    """Whether a path or glob (negated or not) stays inside the repository: not empty, not absolute, no `..`."""
+    bare = pattern.removeprefix("!")
+    return bool(bare.strip()) and not bare.startswith("/") and ".." not in bare.split("/")
+
+
 def _path_problems(task: PlanTask) -> list[str]:
     problems = []
     for field, patterns in (("writes", task.writes), ("reads", task.reads)):
         for pattern in patterns:
-            bare = pattern.removeprefix("!")
-            if not bare.strip() or bare.startswith("/") or ".." in bare.split("/"):
+            if not _relative(pattern):
                 problems.append(
                     f"task {task.id!r}: {field} entry {pattern!r} must be a path relative to the repository root"
                 )
@@ -253,8 +261,7 @@ def _expert_problems(plan: Plan, files: Sequence[str] | None) -> list[str]:
             problems.append(f"expert {expert.name!r}: the name is used by more than one expert")
         seen.add(expert.name)
         for pattern in expert.area:
-            bare = pattern.removeprefix("!")
-            if not bare.strip() or bare.startswith("/") or ".." in bare.split("/"):
+            if not _relative(pattern):
                 problems.append(f"expert {expert.name!r}: area entry {pattern!r} must be a path relative to the root")
         if files is not None and expert.area and not expand(expert.area, files):
             problems.append(f"expert {expert.name!r}: its area {', '.join(expert.area)} matches no tracked file")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plait.plan.globs import matches
-from plait.plan.model import slugify
+from plait.plan.model import NAME, slugify
 
 __all__ = ["MOST_AREAS", "Area", "Finding", "Located", "locate", "references", "split_areas"]
 
@@ -24,7 +24,6 @@ _LOCATION = re.compile(r"^(?P<path>.+?)(?P<lines>:\d+(?:-\d+)?)?:?$")
 _GITHUB_LINES = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
 MOST_AREAS = 6
 """Areas of a split made by directory, when the lead names none (more are merged into `other`)."""
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def references(text: str) -> list[str]:
@@ -104,7 +103,7 @@ class Area(BaseModel):
     @field_validator("name")
     @classmethod
     def _slug(cls, value: str) -> str:
-        if not _NAME.fullmatch(value):
+        if not NAME.fullmatch(value):
             raise ValueError("an area's name is letters, digits, '_', '.' and '-', such as 'db'")
         return value
 
