@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from plait.plan.globs import matches
+from plait.plan.globs import matches, normalize
 from plait.plan.model import NAME, slugify
 
 __all__ = ["MOST_AREAS", "Area", "Finding", "Located", "locate", "references", "split_areas"]
@@ -50,9 +50,7 @@ def _clean(ref: str, root: str) -> str:
     ref = _GITHUB_LINES.sub(lambda m: f":{m[1]}" + (f"-{m[2]}" if m[2] else ""), ref)
     if root and ref.startswith(root.rstrip("/") + "/"):
         ref = ref[len(root.rstrip("/")) + 1 :]
-    while ref.startswith("./"):
-        ref = ref[2:]
-    return ref
+    return normalize(ref)
 
 
 def locate(refs: Sequence[str], files: Sequence[str], area: Sequence[str] = (), root: str = "") -> Located:
