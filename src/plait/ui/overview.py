@@ -90,10 +90,7 @@ def render_cost(console: Console, costs: CostBreakdown) -> None:
         f"({t.usage.cached_tokens} cached, saving {_fmt.usd(t.saved_usd)}), {t.usage.output_tokens} out",
         highlight=False,
     )
-    if costs.parallel:  # a lead and its investigators or helpers split no task: no speed-up to speak of
-        console.print(_speed_line(costs), highlight=False)
-    else:
-        console.print(f"time: {_fmt.duration(costs.wall_s)} wall", highlight=False)
+    console.print(_time_line(costs), highlight=False)
     if costs.experts:
         console.print(_experts_table(costs))
         console.print(f"  ({COLUMNS_NOTE})", highlight=False)
@@ -119,7 +116,10 @@ def _experts_table(costs: CostBreakdown) -> Table:
     return table
 
 
-def _speed_line(costs: CostBreakdown) -> str:
+def _time_line(costs: CostBreakdown) -> str:
+    """Wall time, and for a run that split a task, its speed-up over the same agents one after another."""
+    if not costs.parallel:  # a lead and its investigators or helpers split no task: no speed-up to speak of
+        return f"time: {_fmt.duration(costs.wall_s)} wall"
     return (
         f"time: {_fmt.duration(costs.wall_s)} wall against {_fmt.duration(costs.sequential_s)} for the same agents "
         f"one after another ({costs.speedup:.2f}× speed-up); no agent busy for {_fmt.duration(costs.idle_s)} "
@@ -152,10 +152,9 @@ def print_run_summary(console: Console, events: list[Event]) -> None:
     if view.commit:
         console.print(f"  result: {escape(view.branch)} @ {view.commit[:10]}", highlight=False)
     t = costs.total
-    time = _speed_line(costs) if costs.parallel else f"time: {_fmt.duration(costs.wall_s)} wall"
     console.print(
         f"  {t.calls} model calls, {_fmt.tokens(t.usage.total_tokens)} tokens "
-        f"({_fmt.tokens(t.usage.cached_tokens)} cached), {_fmt.usd(t.cost_usd)}; {time}",
+        f"({_fmt.tokens(t.usage.cached_tokens)} cached), {_fmt.usd(t.cost_usd)}; {_time_line(costs)}",
         highlight=False,
     )
     rid = view.run_id
