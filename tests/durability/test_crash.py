@@ -60,6 +60,11 @@ def _env(tmp: Path) -> dict[str, str]:
     }
 
 
+def _default_sigint() -> None:
+    """Ctrl-C as a terminal delivers it: a test run started in the background inherits SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _plait(args: list[str], repo: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "plait", *args, "-C", str(repo)],
@@ -68,6 +73,7 @@ def _plait(args: list[str], repo: Path, env: dict[str, str]) -> subprocess.Popen
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=_default_sigint,
     )
 
 
