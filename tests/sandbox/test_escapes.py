@@ -163,7 +163,8 @@ def test_name_resolution_fails(make_box: MakeBox, layer: str) -> None:
 @pytest.mark.parametrize("layer", layer_params("no OS layer hides ~/.ssh"))
 def test_ssh_keys_cannot_be_read(make_box: MakeBox, layer: str) -> None:
     box = make_box(layer)
-    result = box.run("cat ~/.ssh/config ~/.ssh/id_ed25519 > stolen.txt; cat ~/.ssh/config")
+    ssh = box.home / ".ssh"  # by the real path: HOME itself is the agent's own empty one
+    result = box.run(f"cat {ssh}/config {ssh}/id_ed25519 ~/.ssh/config > stolen.txt; cat {ssh}/config")
     assert SSH_MARKER not in (box.worktree / "stolen.txt").read_text()
     assert SSH_MARKER not in result.output
 

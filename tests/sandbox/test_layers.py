@@ -34,6 +34,8 @@ def confinement(tmp_path: Path) -> Confinement:
         tmp=tmp_path / "tmp",
         home=home,
         hidden=(home / ".ssh", home / ".netrc"),
+        regions=(home, common.parent, common / "plait"),
+        visible=(common,),
     )
 
 
@@ -70,13 +72,21 @@ def test_bwrap_mounts_go_from_shallow_to_deep_and_hide_secrets(tmp_path: Path) -
     assert "--unshare-net" in argv and "--unshare-pid" in argv and "--die-with-parent" in argv
     assert "--cap-drop ALL" in text
     assert f"--bind {c.tmp} /tmp" in text
+    checkout = text.index(f"--tmpfs {c.common_dir.parent.resolve()} ")
     ro_common = text.index(f"--ro-bind {c.common_dir.resolve()} ")
+    state = text.index(f"--tmpfs {(c.common_dir / 'plait').resolve()} ")
     rw_worktree = text.index(f"--bind {c.worktree.resolve()} ")
     ro_link = text.index(f"--ro-bind {c.worktree.resolve()}/.git ")
-    assert ro_common < rw_worktree < ro_link
-    assert f"--tmpfs {(c.home / '.ssh').resolve()} --remount-ro" in text
+    assert checkout < ro_common < state < rw_worktree < ro_link
+    home = text.index(f"--tmpfs {c.home.resolve()} ")
+    ssh = text.index(f"--tmpfs {(c.home / '.ssh').resolve()} ")
+    assert home < ssh < text.index(f"--remount-ro {(c.home / '.ssh').resolve()}")
+    assert text.index(f"--remount-ro {c.home.resolve()} ") > ro_link  # after the mount points made inside it
     assert f"--ro-bind /dev/null {(c.home / '.netrc').resolve()}" in text
     assert argv[-4:] == ["--", "bash", "-c", "true"]
+    assert "--seccomp" not in argv
+    filtered = bwrap_argv("bwrap", c, ["true"], cwd=c.worktree, network=False, root=False, seccomp_fd=7)
+    assert filtered[filtered.index("--seccomp") + 1] == "7"
     online = bwrap_argv("bwrap", c, ["true"], cwd=c.worktree, network=True, root=False)
     assert "--unshare-net" not in online and "--cap-drop" not in online
 

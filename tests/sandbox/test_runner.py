@@ -144,11 +144,13 @@ class BrokenLayer:
     pid_namespace = False
     tmpdir = "/tmp"
 
-    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> tuple[list[str], Callable[[], None]]:
+    def prepare(
+        self, argv: Sequence[str], *, cwd: Path, network: bool
+    ) -> tuple[list[str], Callable[[], None], tuple[int, ...]]:
         def fail() -> None:
             raise OSError(95, "landlock restrict_self: Operation not supported")
 
-        return list(argv), fail
+        return list(argv), fail, ()
 
     def close(self) -> None:
         return None

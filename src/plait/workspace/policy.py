@@ -163,9 +163,11 @@ class SandboxSettings(BaseModel):
     commands: list[CommandRule] = []
     """Extra command rules, added to the preset's (the strictest match still wins)."""
     paths: list[PathRule] = []
-    """Extra path rules: `write` + `allow` makes a directory writable, `read` + `deny` hides one."""
+    """Extra path rules: `write` + `allow` makes a directory writable, `read` + `deny` hides one, `read` + `allow`
+    shows one inside the hidden regions (your home is hidden as a whole: `~/.nvm`, say, for a toolchain)."""
     env_passthrough: list[str] = []
-    """Environment variables (globs) kept for commands although they look like credentials."""
+    """Environment variables (globs) passed to commands besides the built-in allow-list (PATH, LANG, LC_*, TERM,
+    TZ, USER, SHELL...); nothing else of plait's environment reaches them."""
     limits: Limits = Limits()
 
 
@@ -312,6 +314,16 @@ class Policy:
         out = []
         for rule in self.paths:
             if rule.access == "write" and rule.verdict == "allow" and not any(c in rule.path for c in "*?["):
+                path = Path(rule.expand(worktree))
+                if path.exists():
+                    out.append(path)
+        return out
+
+    def readable(self, worktree: Path) -> list[Path]:
+        """Existing paths that `read` + `allow` rules show to commands inside the hidden regions (literal paths)."""
+        out = []
+        for rule in self.paths:
+            if rule.access == "read" and rule.verdict == "allow" and not any(c in rule.path for c in "*?["):
                 path = Path(rule.expand(worktree))
                 if path.exists():
                     out.append(path)

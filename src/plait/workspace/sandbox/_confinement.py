@@ -10,9 +10,13 @@ __all__ = ["Confinement"]
 
 @dataclass(frozen=True)
 class Confinement:
-    """Read everything but `hidden`; write only the worktree, the private `tmp` and `writable`.
+    """Read the system but `regions` and `hidden`; write only the worktree, the private `tmp` and `writable`.
 
-    The shared git directory (`common_dir`) stays read-only even though the worktree lives inside it.
+    `regions` are hidden as a whole, whatever appears in them later (the user's home, the user's checkout, plait's
+    own state, other worktrees, shared temporary directories); `visible` paths inside them are shown again,
+    read-only (the shared `.git` the worktree needs, this worktree's own git admin directory, the interpreter and
+    the tools on PATH). `hidden` paths (known secrets) stay hidden even inside a visible path. The shared git
+    directory (`common_dir`) stays read-only even though the worktree lives inside it.
     """
 
     worktree: Path
@@ -21,3 +25,10 @@ class Confinement:
     home: Path
     writable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
+    regions: tuple[Path, ...] = ()
+    visible: tuple[Path, ...] = ()
+
+    @property
+    def home_dir(self) -> Path:
+        """The agent's own throwaway home (HOME for its commands), inside its private tmp."""
+        return self.tmp / "home"

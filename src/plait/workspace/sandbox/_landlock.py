@@ -66,40 +66,61 @@ def _ancestors(path: Path) -> set[Path]:
     return set(path.parents)
 
 
-def _readable(hidden: Iterable[Path]) -> tuple[list[Path], list[Path]]:
-    """(readable, listable): paths covering the whole file system but `hidden`, and the directories above those.
+def _both(paths: Iterable[Path]) -> set[Path]:
+    return {p.absolute() for p in paths} | {p.resolve() for p in paths}
 
-    Listing is hierarchical in Landlock, so the names (not the contents) of hidden files stay visible.
+
+def _readable(hidden: Iterable[Path], visible: Iterable[Path] = ()) -> tuple[list[Path], list[Path]]:
+    """(readable, listable): paths covering the whole file system but `hidden`, plus the `visible` paths (which may
+    lie inside hidden ones) but what is hidden inside those; and the directories above hidden paths.
+
+    Only what exists now is granted below a directory that holds something hidden: what is created there later
+    stays unreadable, which is why rulesets are built anew for each command. Listing is hierarchical in Landlock,
+    so the names (not the contents) of hidden files stay visible.
     """
-    hidden_set = {p.absolute() for p in hidden} | {p.resolve() for p in hidden}
+    hidden_set = _both(list(hidden))
+    roots = [Path("/"), *sorted(_both(list(visible)) - hidden_set)]
     if not hidden_set:
-        return [Path("/")], []
+        return roots[:1], []
     ancestors = set().union(*(_ancestors(p) for p in hidden_set))
     out: list[Path] = []
-    pending = [Path("/")]
-    while pending:
-        directory = pending.pop()
-        try:
-            entries = list(directory.iterdir())
-        except OSError:
+    for root in roots:
+        if root not in ancestors:
+            out.append(root)
             continue
-        for entry in entries:
-            if entry in hidden_set or entry.is_symlink():
-                continue  # a symlink is granted nothing itself: its target's own rules apply when it is followed
-            if entry in ancestors:
-                pending.append(entry)
-            else:
-                out.append(entry)
+        pending = [root]
+        while pending:
+            directory = pending.pop()
+            try:
+                entries = list(directory.iterdir())
+            except OSError:
+                continue
+            for entry in entries:
+                if entry in hidden_set or entry.is_symlink():
+                    continue  # a symlink is granted nothing itself: its target's own rules apply when it is followed
+                if entry in ancestors:
+                    pending.append(entry)
+                else:
+                    out.append(entry)
     return out, sorted(ancestors)
 
 
 class Ruleset:
-    """A Landlock ruleset: read everything but `hidden`, write only `writable`, and TCP only if `network`.
+    """A Landlock ruleset: read everything but `hidden` (save `visible` inside it), write only `writable`, and TCP
+    only if `network`.
 
     The file descriptor stays open for the runner's life; each command's child enforces it with `restrict_self`.
     """
 
-    def __init__(self, version: int, *, writable: Iterable[Path], hidden: Iterable[Path], network: bool) -> None:
+    def __init__(
+        self,
+        version: int,
+        *,
+        writable: Iterable[Path],
+        hidden: Iterable[Path],
+        network: bool,
+        visible: Iterable[Path] = (),
+    ) -> None:
         self.version = version
         handled = _handled_fs(version)
         attr = _RulesetAttr(fs=handled, net=0, scoped=0)
@@ -115,7 +136,7 @@ class Ruleset:
             raise _fail("create_ruleset")
         self.fd = int(fd)
         try:
-            readable, listable = _readable(hidden)
+            readable, listable = _readable(hidden, visible)
             for path in readable:
                 self._allow(path, _READ & handled)
             for path in listable:

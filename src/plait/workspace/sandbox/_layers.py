@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -16,6 +18,9 @@ from plait.workspace.sandbox.seatbelt import seatbelt_argv
 __all__ = ["Layer", "make_layer"]
 
 ChildSetup = Callable[[], None]
+Prepared = tuple[list[str], ChildSetup | None, tuple[int, ...]]
+"""The argv to start, what the child runs before exec (after the limits), and file descriptors it inherits (the
+runner closes them once the command has started)."""
 
 
 class Layer(Protocol):
@@ -27,8 +32,8 @@ class Layer(Protocol):
     tmpdir: str
     """TMPDIR as the command sees it."""
 
-    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> tuple[list[str], ChildSetup | None]:
-        """The argv to start and what the child runs before exec (after the limits)."""
+    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> Prepared:
+        """How to start `argv` confined: see `Prepared`."""
         ...
 
     def close(self) -> None:
@@ -45,58 +50,76 @@ class NoLayer:
     def __init__(self, c: Confinement) -> None:
         self.tmpdir = str(c.tmp)
 
-    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> tuple[list[str], ChildSetup | None]:
-        return list(argv), None
+    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> Prepared:
+        return list(argv), None, ()
 
     def close(self) -> None:
         return None
 
 
 class BwrapLayer:
-    """bubblewrap: a fresh mount, pid and (unless the network is allowed) network namespace per command."""
+    """bubblewrap: a fresh mount, pid and (unless the network is allowed) network namespace per command; offline,
+    a seccomp filter (loaded by bwrap itself) refuses Unix sockets, the one way out of a network namespace."""
 
     name: LayerName = "bwrap"
     pid_namespace = True
     tmpdir = "/tmp"
 
-    def __init__(self, c: Confinement, bwrap: str, *, root: bool) -> None:
+    def __init__(self, c: Confinement, bwrap: str, *, root: bool, seccomp: bool) -> None:
         self._c = c
         self._bwrap = bwrap
         self._root = root
+        self._program: int | None = None
+        if seccomp:
+            self._program = os.memfd_create("plait-seccomp", os.MFD_CLOEXEC)
+            os.write(self._program, SocketFilter({socket.AF_UNIX}).program())
 
-    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> tuple[list[str], ChildSetup | None]:
-        return bwrap_argv(self._bwrap, self._c, argv, cwd=cwd, network=network, root=self._root), None
+    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> Prepared:
+        fds: tuple[int, ...] = ()
+        if not network and self._program is not None:
+            fds = (os.open(f"/proc/self/fd/{self._program}", os.O_RDONLY),)  # its own offset, read from the start
+        out = bwrap_argv(
+            self._bwrap, self._c, argv, cwd=cwd, network=network, root=self._root, seccomp_fd=fds[0] if fds else None
+        )
+        return out, None, fds
 
     def close(self) -> None:
-        return None
+        if self._program is not None:
+            os.close(self._program)
+            self._program = None
 
 
 class LandlockLayer:
-    """Landlock for files (and TCP), plus a seccomp filter against every socket but Unix ones when offline."""
+    """Landlock for files (and TCP), plus a seccomp filter against every new socket when offline.
+
+    The ruleset is built anew for each command, so that what appeared since (a secret in a hidden region, a file
+    git replaced in the shared `.git`) is judged by where it is now.
+    """
 
     name: LayerName = "landlock"
     pid_namespace = False
+    _KEEP = 4  # rulesets kept open: a command's child enforces its ruleset just after it is prepared
 
     def __init__(self, c: Confinement, version: int, *, seccomp: bool) -> None:
         self._c = c
         self._version = version
         self.tmpdir = str(c.tmp)
         self._filter = SocketFilter() if seccomp else None
-        self._rulesets: dict[bool, _landlock.Ruleset] = {}
+        self._open: list[_landlock.Ruleset] = []
         self._ruleset(False)  # fail now, not in the first command, if the kernel refuses the rules
 
     def _ruleset(self, network: bool) -> _landlock.Ruleset:
-        if network not in self._rulesets:
-            c = self._c
-            writable = [c.worktree, c.tmp, *c.writable, *map(Path, ("/dev/null", "/dev/zero", "/dev/full"))]
-            if Path("/dev/shm").is_dir():
-                writable.append(Path("/dev/shm"))
-            self._rulesets[network] = _landlock.Ruleset(
-                self._version, writable=writable, hidden=c.hidden, network=network
-            )
-        return self._rulesets[network]
+        c = self._c
+        writable = [c.worktree, c.tmp, *c.writable, *map(Path, ("/dev/null", "/dev/zero", "/dev/full"))]
+        ruleset = _landlock.Ruleset(
+            self._version, writable=writable, hidden=[*c.regions, *c.hidden], visible=c.visible, network=network
+        )
+        self._open.append(ruleset)
+        while len(self._open) > self._KEEP:
+            self._open.pop(0).close()
+        return ruleset
 
-    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> tuple[list[str], ChildSetup | None]:
+    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> Prepared:
         fd = self._ruleset(network).fd
         socket_filter = None if network else self._filter
 
@@ -105,12 +128,12 @@ class LandlockLayer:
             if socket_filter is not None:
                 socket_filter.install()
 
-        return list(argv), setup
+        return list(argv), setup, ()
 
     def close(self) -> None:
-        for ruleset in self._rulesets.values():
+        for ruleset in self._open:
             ruleset.close()
-        self._rulesets.clear()
+        self._open.clear()
 
 
 class SeatbeltLayer:
@@ -124,8 +147,8 @@ class SeatbeltLayer:
         self._exe = exe
         self.tmpdir = str(c.tmp)
 
-    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> tuple[list[str], ChildSetup | None]:
-        return seatbelt_argv(self._c, argv, network=network, sandbox_exec=self._exe), None
+    def prepare(self, argv: Sequence[str], *, cwd: Path, network: bool) -> Prepared:
+        return seatbelt_argv(self._c, argv, network=network, sandbox_exec=self._exe), None, ()
 
     def close(self) -> None:
         return None
@@ -134,7 +157,7 @@ class SeatbeltLayer:
 def make_layer(name: LayerName, c: Confinement, found: Probe) -> Layer:
     """The named layer (one the probe found usable), prepared for `c`."""
     if name == "bwrap":
-        return BwrapLayer(c, found.bwrap, root=found.root)
+        return BwrapLayer(c, found.bwrap, root=found.root, seccomp=found.seccomp)
     if name == "landlock":
         return LandlockLayer(c, found.landlock_abi, seccomp=found.seccomp)
     if name == "seatbelt":

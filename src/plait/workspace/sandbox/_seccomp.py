@@ -1,11 +1,17 @@
-"""A seccomp filter, as hand-built BPF, that lets a command create only Unix sockets: no IP, raw or netlink ones."""
+"""A seccomp filter, as hand-built BPF, that refuses a command new sockets: of every kind, or of the kinds named.
+
+Offline under Landlock no socket may be made at all (no IP, raw or netlink socket, and no Unix socket, which would
+reach a host daemon's socket file: docker, an SSH agent, a database); offline under bubblewrap, whose network
+namespace already holds only a loopback, only Unix sockets are refused. `socketpair` stays allowed: it reaches
+nothing outside the command.
+"""
 
 from __future__ import annotations
 
 import ctypes
 import os
-import socket
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass
 
 __all__ = ["SocketFilter", "supported"]
@@ -45,8 +51,11 @@ def supported() -> bool:
     return sys.platform == "linux" and sys.byteorder == "little" and os.uname().machine in _NATIVE
 
 
-def _arch_block(arch: _Arch, *, x32: bool) -> list[tuple[object, ...]]:
-    """Instructions judging one architecture's syscalls; they jump to the labels allow and deny."""
+def _arch_block(arch: _Arch, *, x32: bool, denied: Collection[int] | None) -> list[tuple[object, ...]]:
+    """Instructions judging one architecture's syscalls; they jump to the labels allow and deny.
+
+    `denied` None refuses every socket; else only sockets of those domains.
+    """
     tag = hex(arch.audit)
     block: list[tuple[object, ...]] = [("label", tag), ("ld", 0)]
     if x32:
@@ -59,9 +68,17 @@ def _arch_block(arch: _Arch, *, x32: bool) -> list[tuple[object, ...]]:
         ("label", f"{tag}-u"),
         ("jeq", arch.io_uring_setup, "deny", "allow"),
         ("label", f"{tag}-domain"),
-        ("ld", 16),  # the low 32 bits of args[0], the socket's domain
-        ("jeq", socket.AF_UNIX, "allow", "deny"),
     ]
+    if denied is None:
+        block.append(("ret", _ERRNO_EPERM))
+        return block
+    block.append(("ld", 16))  # the low 32 bits of args[0], the socket's domain
+    domains = sorted(denied)
+    for i, domain in enumerate(domains):
+        after = f"{tag}-d{i}" if i + 1 < len(domains) else "allow"
+        block.append(("jeq", domain, "deny", after))
+        if i + 1 < len(domains):
+            block.append(("label", after))
     return block
 
 
@@ -89,17 +106,21 @@ def _assemble(program: list[tuple[object, ...]]) -> list[tuple[int, int, int, in
 
 
 class SocketFilter:
-    """The filter, built in plait; `install` loads it in a command's child (no new privileges must be set)."""
+    """The filter, built in plait; `install` loads it in a command's child (no new privileges must be set), and
+    `program` gives its bytes for bubblewrap's `--seccomp`."""
 
-    def __init__(self) -> None:
+    def __init__(self, denied: Collection[int] | None = None) -> None:
+        """`denied` None refuses every new socket; `{socket.AF_UNIX}` refuses Unix ones only."""
+        if denied is not None and not denied:
+            raise ValueError("a socket filter needs at least one domain to refuse")
         native, compat = _NATIVE[os.uname().machine]
         program: list[tuple[object, ...]] = [
             ("ld", 4),  # the architecture
             ("jeq", native.audit, hex(native.audit), "compat"),
             ("label", "compat"),
             ("jeq", compat.audit, hex(compat.audit), "deny"),
-            *_arch_block(native, x32=native.audit == 0xC000003E),
-            *_arch_block(compat, x32=False),
+            *_arch_block(native, x32=native.audit == 0xC000003E, denied=denied),
+            *_arch_block(compat, x32=False, denied=denied),
             ("label", "allow"),
             ("ret", _ALLOW),
             ("label", "deny"),
@@ -112,6 +133,10 @@ class SocketFilter:
 
     def __len__(self) -> int:
         return len(self._insns)
+
+    def program(self) -> bytes:
+        """The filter as raw `struct sock_filter` instructions, as `bwrap --seccomp FD` reads them."""
+        return bytes(self._insns)
 
     def install(self) -> None:
         """Load the filter into this process (a child about to exec); it is inherited and cannot be removed."""

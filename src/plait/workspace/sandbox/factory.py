@@ -16,6 +16,7 @@ from plait.settings import Settings
 from plait.workspace.policy import Asker, ConsoleAsker, Policy
 from plait.workspace.sandbox._confinement import Confinement
 from plait.workspace.sandbox._layers import make_layer
+from plait.workspace.sandbox._regions import regions, visible
 from plait.workspace.sandbox.probe import Probe, probe
 from plait.workspace.sandbox.runner import SandboxedRunner
 
@@ -48,7 +49,7 @@ def make_runner(
         interactive: whether `ask` verdicts go to `asker` (the terminal by default) or are denied.
         found: the machine's probe, to share one among agents (probed now when None).
         extra_env: variables added for this agent, such as its port block.
-        env: the environment commands start from, scrubbed (this process's by default).
+        env: the environment the commands' allow-list takes from (this process's by default).
         preset: a preset other than the settings' own, e.g. "trusted" for the user's own setup command.
         grace: seconds between SIGTERM and SIGKILL when a command's tree is killed.
 
@@ -60,14 +61,27 @@ def make_runner(
     name = found.choose(sandbox.layer)
     policy = Policy.from_settings(sandbox, preset)
     tmp = Path(tempfile.mkdtemp(prefix=f"plait-{re.sub(r'[^A-Za-z0-9_.-]', '_', agent)[:40]}-"))
+    base = dict(os.environ if env is None else env)
+    home = Path.home()
     confinement = Confinement(
         worktree=worktree.absolute(),
         common_dir=common_dir.absolute(),
         tmp=tmp,
-        home=Path.home(),
+        home=home,
         writable=tuple(policy.writable(worktree)),
         hidden=tuple(policy.hidden(worktree)),
+        regions=tuple(regions(home=home, common_dir=common_dir.absolute())),
+        visible=tuple(
+            visible(
+                worktree=worktree.absolute(),
+                common_dir=common_dir.absolute(),
+                home=home,
+                env=base,
+                allowed=policy.readable(worktree),
+            )
+        ),
     )
+    confinement.home_dir.mkdir(mode=0o700)
     try:
         layer = make_layer(name, confinement, found)
     except OSError as exc:
@@ -76,8 +90,6 @@ def make_runner(
             f"the {name} sandbox could not be set up ({exc}): choose another sandbox.layer (`plait sandbox` lists them)"
         ) from exc
     keys = [k.get_secret_value() for k in (settings.openai_api_key, settings.anthropic_api_key) if k is not None]
-    base = dict(os.environ if env is None else env)
-    base.update(extra_env or {})
     return SandboxedRunner(
         policy=policy,
         layer=layer,
@@ -90,6 +102,7 @@ def make_runner(
         asker=asker or (ConsoleAsker() if interactive else None),
         redactor=Redactor(keys, env=base),
         env=base,
+        extra_env=extra_env,
         passthrough=sandbox.env_passthrough,
         allow_unsandboxed=sandbox.allow_unsandboxed,
         cgroup_parent=Path(found.cgroup) if found.cgroup else None,

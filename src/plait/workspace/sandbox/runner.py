@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import os
 import shutil
 import subprocess
@@ -15,10 +14,11 @@ from pathlib import Path
 from plait.events.store import EventStore
 from plait.events.types import PolicyDecided
 from plait.redact import Redactor
-from plait.workspace.command import CommandResult, Launch, LocalRunner, scrub_env
+from plait.workspace.command import CommandResult, Launch, LocalRunner
 from plait.workspace.policy import Asker, Decision, Limits, Policy
 from plait.workspace.sandbox._bounds import Bounds
 from plait.workspace.sandbox._confinement import Confinement
+from plait.workspace.sandbox._env import command_env
 from plait.workspace.sandbox._guards import GitLink, refusals
 from plait.workspace.sandbox._layers import Layer
 from plait.workspace.sandbox._limits import CapabilityDrop
@@ -51,6 +51,7 @@ class SandboxedRunner:
         asker: Asker | None = None,
         redactor: Redactor | None = None,
         env: Mapping[str, str] | None = None,
+        extra_env: Mapping[str, str] | None = None,
         passthrough: Sequence[str] = (),
         allow_unsandboxed: bool = False,
         cgroup_parent: Path | None = None,
@@ -58,13 +59,15 @@ class SandboxedRunner:
         grace: float = 2.0,
         drain: float = 1.0,
     ) -> None:
-        """`env` is the environment commands start from (this process's by default), scrubbed of credentials."""
+        """`env` is the environment the allow-list takes from (this process's by default); `extra_env` is plait's
+        own for this agent (its ports), passed as it is."""
         self.policy, self.layer, self.confinement, self.limits = policy, layer, confinement, limits
         self.store, self.run_id, self.agent = store, run_id, agent
         self.interactive, self.asker = interactive, asker
         self._base_env = dict(os.environ if env is None else env)
         self._redact = redactor or Redactor(env=self._base_env)
         self._passthrough = tuple(passthrough)
+        self._extra_env = dict(extra_env or {})
         self.allow_unsandboxed = allow_unsandboxed
         self._cgroup_parent = cgroup_parent if limits.cgroup else None
         self._root = root
@@ -142,19 +145,21 @@ class SandboxedRunner:
         return decision.model_copy(update={"verdict": "allow" if approved else "deny", "reason": reason})
 
     def _env(self, marker: str) -> dict[str, str]:
-        base = self._base_env
-        env = scrub_env(base)
-        env.update({k: v for k, v in base.items() if any(fnmatch.fnmatchcase(k, p) for p in self._passthrough)})
+        tmpdir = self.layer.tmpdir
+        home = f"{tmpdir}/{self.confinement.home_dir.name}"
+        env = command_env(
+            self._base_env, home=home, tmpdir=tmpdir, extra=self._extra_env, passthrough=self._passthrough
+        )
         for name in _GIT_VARS:
             env.pop(name, None)
-        env.update(TMPDIR=self.layer.tmpdir, **{_MARKER: marker})
+        env[_MARKER] = marker
         return env
 
     async def _execute(
         self, command: str, *, cwd: Path, seconds: float, limit: int, network: bool
     ) -> tuple[CommandResult, list[str]]:
         marker = uuid.uuid4().hex
-        argv, layer_setup = self.layer.prepare(["bash", "-c", command], cwd=cwd, network=network)
+        argv, layer_setup, fds = self.layer.prepare(["bash", "-c", command], cwd=cwd, network=network)
         bounds = Bounds(
             self.limits,
             marker=f"{_MARKER}={marker}",
@@ -164,13 +169,15 @@ class SandboxedRunner:
             pid_namespace=self.layer.pid_namespace,
             layer_setup=layer_setup,
         )
-        spec = Launch(argv, self._env(marker), bounds.setup, reap=bounds.reap)
+        spec = Launch(argv, self._env(marker), bounds.setup, pass_fds=fds, reap=bounds.reap)
         try:
             result = await self._local.launch(spec, cwd=cwd, timeout=seconds, output_limit=limit, watch=bounds.watch)
         except subprocess.SubprocessError as exc:  # the child's set-up failed: nothing ran, fail closed
             text = f"plait could not confine this command ({self.layer.name}: {exc}), so it did not run it"
             return CommandResult(exit_code=126, output=text), []
         finally:
+            for fd in fds:
+                os.close(fd)
             bounds.reap()
             await bounds.close()
         return result, [bounds.stopped] if bounds.stopped else []
