@@ -53,7 +53,8 @@ def test_the_probe_reports_each_layer_plainly() -> None:
     both = Probe(platform="linux", root=True, bwrap="/usr/bin/bwrap", landlock_abi=3, seccomp=False, cgroup="/x")
     assert both.usable() == ["bwrap", "landlock", "none"]
     assert "network NOT contained" in both.describe("landlock")
-    assert "UDP NOT contained" in both.model_copy(update={"landlock_abi": 4}).describe("landlock")
+    assert "UDP and Unix sockets NOT contained" in both.model_copy(update={"landlock_abi": 4}).describe("landlock")
+    assert "no sockets at all" in both.model_copy(update={"seccomp": True}).describe("landlock")
     assert "(pids cgroup)" in both.report("bwrap", Limits())
     assert "(watchdog)" in both.report("bwrap", Limits(cgroup=False))
 

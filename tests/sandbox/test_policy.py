@@ -137,10 +137,10 @@ def test_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_sandbox_settings_from_files_and_the_environment(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / ".config" / "plait").mkdir(parents=True)
-    (home / ".config" / "plait" / "config.toml").write_text('[sandbox]\nlayer = "landlock"\n')
+    (home / ".config" / "plait" / "config.toml").write_text('[sandbox]\nlayer = "landlock"\npreset = "trusted"\n')
     repo = tmp_path / "repo"
     repo.mkdir()
-    (repo / ".plait.toml").write_text(
+    (repo / ".plait.toml").write_text(  # a stricter preset: obeyed from an untrusted repository
         '[sandbox]\npreset = "standard"\n[[sandbox.commands]]\nverdict = "deny"\nprefix = ["make", "deploy"]\n'
     )
     env = {
@@ -164,3 +164,33 @@ def test_private_keys_are_redacted_even_when_the_output_cap_cut_them() -> None:
     assert body[:40] not in redact(f"a\n{key[:100]}\n[... 300 characters cut ...]\nb")
     assert body[-40:] not in redact(f"[... 300 characters cut ...]\n{key[-120:]}b")
     assert redact("plain text, aGVsbG8gd29ybGQ= and all") == "plain text, aGVsbG8gd29ybGQ= and all"
+
+
+@pytest.mark.parametrize("preset", ["strict", "standard", "trusted"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        'rm -rf "/"',
+        "rm -rf //",
+        "/bin/rm -rf /",
+        "rm -rf '/*'",
+        "rm --no-preserve-root -rf /",
+        "cd src; rm -rf ~/",
+        "find / -delete",
+        "find / -type f -exec rm -f {} +",
+        "dd of=/dev/vda if=/dev/zero",
+        "shred -n1 /dev/nvme0n1",
+        ":(){ :|:& };:",
+    ],
+)
+def test_commands_that_would_wreck_the_machine_are_denied_by_every_preset(command: str, preset: str) -> None:
+    decision = Policy.from_settings(SandboxSettings(preset=preset)).check_command(command)
+    assert (decision.verdict, decision.rule) == ("deny", "destroy")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["rm -rf build/ dist", "rm -rf /tmp/x/cache", "find . -name '*.pyc' -delete", "dd if=a.img of=b.img"],
+)
+def test_ordinary_cleanups_are_not_taken_for_destruction(command: str) -> None:
+    assert Policy.from_settings(SandboxSettings()).check_command(command).verdict == "allow"

@@ -75,14 +75,51 @@ _ELEVATE = {
     "reason": "commands run with the agent's own privileges only",
     "instead": "run the command without sudo, or say in your summary what needs an administrator",
 }
+_SYSTEM_DIRS = "bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var"
+_ROOTISH = rf"""["']?(/+\.?|/+\*|~/?|\$\{{?HOME\}}?/?|/+({_SYSTEM_DIRS})/?)["']?"""
+_END = r"(\s|$|[;&|)])"
 _DESTROY = {
     "name": "destroy",
     "verdict": "deny",
-    "regex": r"(^|[\s;&|(])rm\s+(-[-\w]*\s+)*(/|~|\$HOME|/\*)(\s|$|[;&|)])|mkfs|\b(shutdown|reboot|poweroff|halt)\b",
+    "regex": (
+        rf"(^|[\s;&|(`])(\S*/)?rm\s+(\S+\s+)*{_ROOTISH}{_END}"
+        rf"|(^|[\s;&|(`])(\S*/)?find\s+(\S+\s+)*{_ROOTISH}\s.*(-delete|-exec\s+(\S*/)?(rm|shred|dd)\b)"
+        r"|(^|[\s;&|(`])(\S*/)?(dd|shred|wipefs|blkdiscard)\s[^;&|]*(of=)?[\"']?/dev/(sd|vd|xvd|nvme|hd|mmcblk|dm-|md|mapper/)"
+        r"|>\s*[\"']?/dev/(sd|vd|xvd|nvme|hd|mmcblk)"
+        r"|\bmkfs(\.\w+)?\b|\b(shutdown|reboot|poweroff|halt)\b|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}"
+    ),
     "reason": "it could destroy the machine's files or stop the machine",
     "instead": "remove only specific paths inside the worktree",
-    "match": ["rm -rf /", "rm -rf ~", "sudo reboot"],
-    "not_match": ["rm -rf build/", "rm -f ./x"],
+    "match": [
+        "rm -rf /",
+        'rm -rf "/"',
+        "rm -rf //",
+        "/bin/rm -rf /",
+        "rm -rf /*",
+        "rm -fr ~",
+        "rm -rf ~/",
+        "rm -rf $HOME",
+        "rm --no-preserve-root -rf /",
+        "cd x && rm -r /usr",
+        "find / -delete",
+        "find / -name '*.py' -delete",
+        "find ~ -exec rm {} +",
+        "dd if=/dev/zero of=/dev/vda",
+        "shred /dev/sda",
+        "echo x > /dev/sda",
+        "sudo reboot",
+        "mkfs.ext4 /dev/vdb",
+    ],
+    "not_match": [
+        "rm -rf build/",
+        "rm -f ./x",
+        "rm -rf /tmp/x/build",
+        "rm -rf ./usr",
+        "find . -name '*.pyc' -delete",
+        "find /tmp/x -delete",
+        "dd if=/dev/zero of=disk.img bs=1M count=1",
+        "ls /dev/sda",
+    ],
 }
 _NET_TOOLS = ["curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp", "socat"]
 _INSTALLS: list[list[Any]] = [

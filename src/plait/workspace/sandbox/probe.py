@@ -68,16 +68,18 @@ class Probe(BaseModel):
 
     def describe(self, layer: str) -> str:
         """What `layer` enforces, in a phrase."""
+        hidden = "homes, your checkout, plait's log and other agents hidden"
         if layer == "bwrap":
-            return "bubblewrap: read-only root, writable worktree, private /tmp, own network and pid namespaces"
+            sockets = "no Unix sockets (seccomp)" if self.seccomp else "daemons' sockets hidden"
+            return (
+                f"bubblewrap: read-only system, {hidden}, writable worktree, private /tmp and home, own network "
+                f"and pid namespaces, {sockets}"
+            )
         if layer == "landlock":
-            net = "no sockets but Unix ones (seccomp)" if self.seccomp else "TCP denied, UDP NOT contained"
+            net = "no sockets at all (seccomp)" if self.seccomp else "TCP denied, UDP and Unix sockets NOT contained"
             if not self.seccomp and self.landlock_abi < 4:
                 net = "network NOT contained (no seccomp here, Landlock ABI < 4)"
-            return (
-                f"Landlock ABI {self.landlock_abi}: writes only in the worktree and a private tmp, {net}, "
-                "daemons' Unix sockets (docker, dbus) NOT hidden"
-            )
+            return f"Landlock ABI {self.landlock_abi}: {hidden}, writes only in the worktree and a private tmp, {net}"
         if layer == "seatbelt":
             return "sandbox-exec: writes only in the worktree and a private tmp, no network"
         return "NO OS sandbox: commands can write anywhere this user can and reach the network"
