@@ -98,6 +98,10 @@ def test_the_seatbelt_profile_allows_writes_only_in_the_worktree_and_tmp(tmp_pat
     assert profile.startswith("(version 1)\n(deny default)")
     assert "(allow file-read*)" in profile
     assert '(deny file-read* (subpath (param "HIDDEN_0")))' in profile
+    region = profile.index('(deny file-read* (subpath (param "REGION_0")))')
+    shown = profile.index('(allow file-read* (subpath (param "VISIBLE_0")))')
+    assert region < shown < profile.index('(param "HIDDEN_0")')  # later rules win: hidden inside visible stays so
+    assert params["REGION_0"] == str(c.home.resolve()) and params["VISIBLE_0"] == str(c.common_dir.resolve())
     assert '(allow file-write* (subpath (param "WRITABLE_0")) (subpath (param "WRITABLE_1")))' in profile
     assert '(deny file-write* (literal (param "GITLINK_0")))' in profile
     assert "network-outbound" not in profile

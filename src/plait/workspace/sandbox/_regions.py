@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -32,7 +33,7 @@ def _safe(region: Path) -> bool:
 
 def regions(*, home: Path, common_dir: Path) -> list[Path]:
     """Hidden as a whole: every home, the user's checkout, plait's state and worktrees, shared tmp directories."""
-    found = [home, Path("/home"), Path("/root"), *map(Path, _SHARED_TMP)]
+    found = [home, Path("/home"), Path("/root"), *map(Path, _SHARED_TMP), Path(tempfile.gettempdir())]
     if common_dir.name == ".git":
         found.append(common_dir.parent)  # the user's checkout: uncommitted work, untracked .env files
     found += [common_dir / "plait", common_dir / "worktrees"]

@@ -32,8 +32,9 @@ _BASE = """(version 1)
 def seatbelt_profile(c: Confinement, *, network: bool) -> tuple[str, dict[str, str]]:
     """(profile, parameters): paths go in as `-D NAME=PATH` parameters, so none is ever quoted into the text.
 
-    Later rules win in Seatbelt: reads are allowed, then hidden paths denied; writes are allowed only below the
-    worktree, the private tmp and `writable`, then denied again on the worktree's `.git` link.
+    Later rules win in Seatbelt: reads are allowed, then denied in the regions, allowed again on the visible paths
+    inside them, and denied on hidden paths; writes are allowed only below the worktree, the private tmp and
+    `writable`, then denied again on the worktree's `.git` link. Offline, no socket may be made at all.
     """
     params: dict[str, str] = {}
     lines = [_BASE]
@@ -43,10 +44,15 @@ def seatbelt_profile(c: Confinement, *, network: bool) -> tuple[str, dict[str, s
         params[name] = str(path.resolve())
         return f'(param "{name}")'
 
+    for region in c.regions:
+        lines.append(f"(deny file-read* (subpath {param('REGION_', region)}))")
+    for shown in c.visible:
+        lines.append(f"(allow file-read* (subpath {param('VISIBLE_', shown)}))")
     for hidden in c.hidden:
         lines.append(f"(deny file-read* (subpath {param('HIDDEN_', hidden)}))")
     roots = [c.worktree, c.tmp, *c.writable]
     writable = " ".join(f"(subpath {param('WRITABLE_', root)})" for root in roots)
+    lines.append(f"(allow file-read* {writable})")
     lines.append(f"(allow file-write* {writable})")
     lines.append(f"(deny file-write* (literal {param('GITLINK_', c.worktree / '.git')}))")
     if network:
