@@ -17,7 +17,7 @@ def test_each_layer_overrides_the_one_below_and_says_so(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path / "home")}
     _write(user_config_path(env), 'model = "anthropic:claude-sonnet-4-5"\nmax_steps = 10\nmax_tokens = 500\n')
     repo = tmp_path / "repo"
-    _write(repo / ".plait.toml", "max_steps = 20\noutput_limit = 3000\n")
+    _write(repo / ".plait.toml", "max_steps = 5\noutput_limit = 3000\n")
     env["PLAIT_OUTPUT_LIMIT"] = "4000"
     env["PLAIT_COMMAND_TIMEOUT"] = "9.5"
 
@@ -27,7 +27,7 @@ def test_each_layer_overrides_the_one_below_and_says_so(tmp_path: Path) -> None:
     assert (s.model, s.max_tokens, s.max_steps, s.output_limit, s.command_timeout) == (
         "anthropic:claude-sonnet-4-5",
         500,
-        20,
+        5,
         4000,
         12.0,
     )

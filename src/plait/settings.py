@@ -4,30 +4,41 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError
 
+from plait._repo_file import narrow
 from plait.errors import UsageError
 from plait.models.pricing import Price
 from plait.plan.model import ExpertSpec
+from plait.trust import REPO_FILE, TrustState, config_dir, trust_state
 from plait.workspace.policy import SandboxSettings
 
 __all__ = ["LayeredSettings", "Settings", "load_settings", "run_settings", "user_config_path"]
 
 
 class Settings(BaseModel):
-    """Every knob of plait. Each field is also `PLAIT_<NAME>` in the environment and a TOML key."""
+    """Every knob of plait. Each field is also `PLAIT_<NAME>` in the environment and a TOML key.
+
+    A repository's `.plait.toml` may narrow but not widen what the user's own file, the environment and the flags
+    allow, unless the user trusts the repository (`plait trust`); `plait._repo_file` lists what widens.
+    """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     model: str = "openai:gpt-5.1"
-    """The model agents use: `openai:NAME`, `anthropic:NAME`, `openai-compatible:NAME@URL`, `scripted:FILE`."""
+    """The model agents use: `openai:NAME`, `anthropic:NAME`, `openai-compatible:NAME@URL`, `scripted:FILE`.
+    An untrusted repository's file may name an `openai-compatible` server on this machine only: the server is sent
+    OPENAI_API_KEY and every prompt."""
     max_steps: int = Field(60, ge=1)
-    """Model calls an agent may make before it is stopped."""
+    """Model calls an agent may make before it is stopped. This and the other budgets (tokens, attempts, seconds,
+    dollars) can be lowered by an untrusted repository's file, not raised."""
     max_tokens: int = Field(3_000_000, ge=1)
     """Input plus output tokens an agent may spend before it is stopped."""
     max_output_tokens: int = Field(8192, ge=1)
@@ -74,32 +85,42 @@ class Settings(BaseModel):
     radar_interval: float = Field(5.0, ge=0)
     """Seconds between trial merges of the agents' live work (0 turns the conflict radar off)."""
     worktree_include: list[str] = []
-    """Untracked files (globs) copied into each agent's worktree, such as `.env`; `.worktreeinclude` adds more."""
+    """Untracked files (globs) copied into each agent's worktree, such as `.env`; `.worktreeinclude` adds more.
+    Only files inside the checkout are copied, whatever the source; an untrusted repository's absolute or `..`
+    globs are also reported and dropped."""
     setup_command: str | None = None
-    """A command run in each new worktree before its agent starts, such as `npm ci`."""
+    """A command run in each new worktree before its agent starts, such as `npm ci`. It runs as the agent's
+    commands do (same sandbox and preset), so it is taken from an untrusted repository's file as well."""
     port_block: int = Field(20, ge=1)
     """Ports given to each agent (PLAIT_PORT_BASE..+N) so parallel servers and tests do not collide."""
     include_uncommitted: bool = False
-    """Start the run from a snapshot of uncommitted changes instead of HEAD."""
+    """Start the run from a snapshot of uncommitted changes instead of HEAD; never turned on by an untrusted
+    repository's file (the agents would see the user's work in progress)."""
     openai_api_key: SecretStr | None = None
-    """Key for `openai:` and `openai-compatible:` models; OPENAI_API_KEY is used when unset."""
+    """Key for `openai:` and `openai-compatible:` models; OPENAI_API_KEY is used when unset. Never taken from an
+    untrusted repository's file."""
     anthropic_api_key: SecretStr | None = None
-    """Key for `anthropic:` models; ANTHROPIC_API_KEY is used when unset."""
+    """Key for `anthropic:` models; ANTHROPIC_API_KEY is used when unset. Never taken from an untrusted
+    repository's file."""
     prices: dict[str, Price] = {}
-    """Extra or overriding prices, USD per million tokens, keyed by full model name."""
+    """Extra or overriding prices, USD per million tokens, keyed by full model name. An untrusted repository's
+    file may add prices and raise them, not lower a known one (the dollar budgets would count too little)."""
     verify_command: str | None = None
-    """The command that proves a combined tree (run by bash in the integration worktree); detected when unset."""
+    """The command that proves a combined tree (run by bash in the integration worktree); detected when unset.
+    Taken from an untrusted repository's file too: the detected command runs the repository's own tests, which
+    can do whatever this command could."""
     sandbox: SandboxSettings = SandboxSettings()
-    """How agents' commands are confined: preset, OS layer, limits, extra rules (`plait sandbox`, `plait policy`)."""
+    """How agents' commands are confined: preset, OS layer, limits, extra rules (`plait sandbox`, `plait policy`).
+    From an untrusted repository's file only what is stricter: a stricter preset, `network = false`, lower
+    limits, `deny` and `ask` rules (added to the user's); no other layer, `allow` rule, passthrough or
+    `allow_unsandboxed`."""
     experts: list[ExpertSpec] = []
     """Persistent experts every parallel run keeps (`[[experts]]` with name, area, brief): each reads its area
     once and answers the agents' questions about it for the whole run."""
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
-    return Path(base) / "plait" / "config.toml"
+    return config_dir(env) / "config.toml"
 
 
 class LayeredSettings(BaseModel):
@@ -107,13 +128,20 @@ class LayeredSettings(BaseModel):
 
     settings: Settings
     sources: dict[str, str]
+    ignored: list[str] = []
+    """Keys of the repository's file that were not obeyed (dotted below a table: `sandbox.layer`)."""
+    ignored_why: str = ""
+    """The file they were in and why they were ignored: it is not trusted, or changed since it was."""
+    notice: str = ""
+    """One line naming the file and the keys ignored; empty when none was."""
 
     def rows(self) -> list[tuple[str, str, str]]:
-        """(key, shown value, source) for each setting, secrets masked."""
+        """(key, shown value, source) for each setting, secrets masked, then each key ignored."""
         out = []
         for name in Settings.model_fields:
             value = getattr(self.settings, name)
             out.append((name, _show(value), self.sources.get(name, "default")))
+        out += [(f"{key} (ignored)", "not obeyed", self.ignored_why) for key in self.ignored]
         return out
 
 
@@ -130,7 +158,7 @@ def _show(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, also: tuple[str, ...] = ()) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
             data = tomllib.load(fh)
@@ -140,7 +168,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"cannot read config file {path}: {exc}") from exc
     data = data.get("plait", data) if isinstance(data.get("plait"), dict) else data
     for key in data:
-        if key not in Settings.model_fields:
+        if key not in Settings.model_fields and key not in also:
             raise UsageError(f"unknown setting '{key}' in {path}; `plait config` lists the known ones")
     return data
 
@@ -164,41 +192,101 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
-def load_settings(
-    repo: Path | None = None,
-    flags: Mapping[str, Any] | None = None,
-    env: Mapping[str, str] | None = None,
-) -> LayeredSettings:
-    """Merge every layer; a bad value names the layer it came from."""
-    env = os.environ if env is None else env
-    layers: list[tuple[str, dict[str, Any]]] = [("user file " + str(user_config_path(env)), {})]
-    layers[0] = (layers[0][0], _read_toml(user_config_path(env)))
-    if repo is not None:
-        layers.append((f"repo file {repo / '.plait.toml'}", _read_toml(repo / ".plait.toml")))
-    layers.append(("env", _from_env(env)))
-    layers.append(("flag", {k: v for k, v in (flags or {}).items() if v is not None}))
-    merged: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-    for label, values in layers:
-        for key, value in values.items():
-            if key in ("prices", "sandbox") and isinstance(value, dict):
-                merged[key] = {**merged.get(key, {}), **value}
-            else:
-                merged[key] = value
-            sources[key] = "env PLAIT_" + key.upper() if label == "env" else label
+def _merge(merged: dict[str, Any], key: str, value: Any, *, add_rules: bool) -> None:
+    """Later wins, except within tables: prices and sandbox (its limits too) are merged key by key, and with
+    `add_rules` the sandbox's command and path rules are added to those below instead of replacing them."""
+    old = merged.get(key)
+    if key not in ("prices", "sandbox") or not isinstance(value, dict) or not isinstance(old, dict):
+        merged[key] = value
+        return
+    new = {**old, **value}
+    if isinstance(old.get("limits"), dict) and isinstance(value.get("limits"), dict):
+        new["limits"] = {**old["limits"], **value["limits"]}
+    for rules in ("commands", "paths"):
+        if add_rules and isinstance(old.get(rules), list) and isinstance(value.get(rules), list):
+            new[rules] = old[rules] + value[rules]
+    merged[key] = new
+
+
+def _validated(merged: dict[str, Any], sources: Mapping[str, str]) -> Settings:
     try:
-        settings = Settings.model_validate(merged)
+        return Settings.model_validate(merged)
     except ValidationError as exc:
         first = exc.errors()[0]
         key = str(first["loc"][0]) if first["loc"] else "?"
         raise UsageError(f"setting '{key}' from {sources.get(key, 'default')}: {first['msg']}") from exc
-    return LayeredSettings(settings=settings, sources=sources)
+
+
+def _why(state: TrustState, ignored: list[str], path: Path) -> tuple[str, str]:
+    """(the source shown by `plait config`, the one line on stderr) for keys of `path` that were ignored."""
+    keys = ", ".join(ignored)
+    again = f"review it, then `plait trust {shlex.quote(str(path.parent))}`"
+    if state == "changed":
+        return (
+            f"repo file {path}, changed since trusted",
+            f"ignored {keys} from {path}: it changed since you trusted this repository; {again} again",
+        )
+    if state == "trusted":
+        return f"repo file {path}", f"ignored {keys} from {path}: only `plait trust` can trust a repository"
+    return f"repo file {path}, not trusted", (
+        f"ignored {keys} from {path}: an untrusted repository may narrow the sandbox and limits but not widen "
+        f"them, nor choose API keys or model servers; {again} to obey it in full"
+    )
+
+
+def _stderr(line: str) -> None:
+    print(f"plait: {line}", file=sys.stderr)
+
+
+def load_settings(
+    repo: Path | None = None,
+    flags: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    report: Callable[[str], None] | None = _stderr,
+) -> LayeredSettings:
+    """Merge every layer; a bad value names the layer it came from.
+
+    Unless the user trusts the repository with its present `.plait.toml` (`plait trust`), only what narrows is
+    taken from that file (`plait._repo_file` lists what widens); what was ignored is in the result, and
+    `report` (stderr by default, None for silence) is given one line naming the file and the keys.
+    """
+    env = os.environ if env is None else env
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    label = "user file " + str(user_config_path(env))
+    for key, value in _read_toml(user_config_path(env)).items():
+        _merge(merged, key, value, add_rules=False)
+        sources[key] = label
+    layers: list[tuple[str, dict[str, Any]]] = []
+    ignored: list[str] = []
+    why = notice = ""
+    if repo is not None:
+        path = repo / REPO_FILE
+        values = _read_toml(path, also=("trusted_repos",))
+        refused = ["trusted_repos"] if values.pop("trusted_repos", None) is not None else []
+        state = trust_state(repo, env) if values or refused else "trusted"
+        if state != "trusted":
+            values, ignored = narrow(values, _validated(merged, sources))
+        ignored = refused + ignored
+        if ignored:
+            why, notice = _why(state, ignored, path)
+        layers.append((f"repo file {path}", values))
+    layers.append(("env", _from_env(env)))
+    layers.append(("flag", {k: v for k, v in (flags or {}).items() if v is not None}))
+    for label, values in layers:
+        for key, value in values.items():
+            _merge(merged, key, value, add_rules=label.startswith("repo file"))
+            sources[key] = "env PLAIT_" + key.upper() if label == "env" else label
+    settings = _validated(merged, sources)
+    if notice and report is not None:
+        report(notice)
+    return LayeredSettings(settings=settings, sources=sources, ignored=ignored, ignored_why=why, notice=notice)
 
 
 def run_settings(repo: Path, recorded: Mapping[str, Any], flags: Mapping[str, Any] | None = None) -> Settings:
     """The settings to continue a run with: today's, then the run's own values (of keys that still exist), then
     `flags` given on the command line."""
-    current = load_settings(repo, flags).settings
+    current = load_settings(repo, flags, report=None).settings
     kept = {k: v for k, v in recorded.items() if k in Settings.model_fields}
     given = {k: v for k, v in (flags or {}).items() if v is not None}
     return Settings.model_validate({**current.model_dump(), **kept, **given})

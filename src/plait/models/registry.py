@@ -16,11 +16,18 @@ from plait.models.scripted import ScriptedModel
 if TYPE_CHECKING:  # plait.settings imports plait.models for prices
     from plait.settings import Settings
 
-__all__ = ["SPEC_FORMS", "make_model"]
+__all__ = ["SPEC_FORMS", "compatible_url", "make_model"]
 
 SPEC_FORMS = "openai:NAME, anthropic:NAME, openai-compatible:NAME@URL or scripted:FILE"
 _COMPATIBLE_EXAMPLE = "openai-compatible:qwen2.5-coder@http://localhost:11434/v1"
 _COMPATIBLE = re.compile(r"(?P<name>[^@]+)@(?P<url>https?://\S+)")
+
+
+def compatible_url(spec: str) -> str | None:
+    """The server URL of an `openai-compatible:NAME@URL` spec (which is sent the OpenAI key); None otherwise."""
+    provider, _, rest = spec.partition(":")
+    match = _COMPATIBLE.fullmatch(rest.strip()) if provider == "openai-compatible" else None
+    return match["url"] if match else None
 
 
 def _key(setting: SecretStr | None, env: Mapping[str, str], var: str, field: str) -> str:
