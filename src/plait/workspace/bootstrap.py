@@ -5,14 +5,19 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from plait.errors import EnvironmentProblem
 from plait.workspace.command import CommandRunner
 
-__all__ = ["PORT_FLOOR", "Bootstrap", "include_patterns", "port_env"]
+__all__ = ["PORT_FLOOR", "Bootstrap", "escapes", "include_patterns", "port_env"]
 
 PORT_FLOOR = 20000
+
+
+def escapes(pattern: str) -> bool:
+    """Whether a glob could reach outside the directory it is matched in: absolute, or climbing with `..`."""
+    return any(p.is_absolute() or ".." in p.parts for p in (PurePosixPath(pattern), PureWindowsPath(pattern)))
 
 
 def include_patterns(repo_root: Path, configured: Sequence[str]) -> list[str]:
@@ -41,17 +46,31 @@ class Bootstrap:
     """The user's checkout, where untracked files are copied from."""
     include: tuple[str, ...] = ()
     setup_command: str | None = None
+    """Run by the agent's own runner, so under the agent's sandbox and preset: it may come from the repository's
+    `.plait.toml`, trusted or not, and so must have no more power than the agent's commands."""
     setup_timeout: float = 900.0
 
     def copy_includes(self, worktree: Path) -> list[str]:
-        """Copy matching untracked files (never `.git`) into `worktree`; returns what was copied."""
+        """Copy matching untracked files (never `.git`) into `worktree`; returns what was copied.
+
+        Only files inside the checkout are copied, whoever wrote the pattern: a glob that is absolute or climbs
+        with `..` is skipped, and so is a file reached through a symlink leading out (to `~/.ssh`, say) or one that
+        would be written through a symlink in the worktree.
+        """
         copied: list[str] = []
+        inside, into = self.source.resolve(), worktree.resolve()
         for pattern in self.include:
+            if escapes(pattern):
+                continue
             for found in sorted(self.source.glob(pattern)):
                 rel = found.relative_to(self.source)
-                if ".git" in rel.parts or not found.is_file():
+                if ".git" in rel.parts or ".." in rel.parts or not found.is_file():
+                    continue
+                if not found.resolve().is_relative_to(inside):
                     continue
                 target = worktree / rel
+                if target.is_symlink() or not target.parent.resolve().is_relative_to(into):
+                    continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(found, target)
                 copied.append(rel.as_posix())
