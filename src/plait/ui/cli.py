@@ -143,6 +143,9 @@ _register_bench(app)
 from plait.ui.cmd_session import register as _register_session  # noqa: E402
 
 _register_session(app)
+from plait.ui.cmd_trust import register as _register_trust  # noqa: E402
+
+_register_trust(app)
 
 
 def main() -> None:
