@@ -23,6 +23,7 @@ from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch, integrati
 from plait.reconcile.types import Resolver
 from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
+from plait.ui._config_notes import config_notes
 from plait.workspace import GitError, Repo
 
 __all__ = ["register"]
@@ -189,6 +190,8 @@ def apply_run(
         run_id = _run_id(store, run_ref)
         branch = _result_branch(repo, store, run_id)
         target = _commit(repo, branch, "branch")
+        for note in config_notes(repo, store, run_id, target):
+            err.print(f"[yellow]note:[/] {note}", highlight=False)
         applied = asyncio.run(apply_commit(repo, target, what=f"plait run {run_id}"))
         store.append(
             Decision(

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from plait.events.store import EventStore
 from plait.events.types import (
+    Committed,
     Event,
     ModelCallFinished,
     QuestionAnswered,
@@ -15,8 +16,17 @@ from plait.events.types import (
     ToolCalled,
 )
 from plait.models.base import Usage
+from plait.trust import REPO_FILE
 
-__all__ = ["RunSummary", "summarize"]
+__all__ = ["RunSummary", "config_note", "summarize"]
+
+
+def config_note(who: str) -> str:
+    """The line saying `who` (a task, a run) changed the repository's `.plait.toml`."""
+    return (
+        f"{who} changed {REPO_FILE} (plait's settings, the sandbox's included): review it before you trust "
+        "this repository with it (`plait trust`); until you do, only what narrows in it is obeyed"
+    )
 
 
 @dataclass
@@ -40,6 +50,8 @@ class RunSummary:
     tasks: dict[str, str] = field(default_factory=dict)
     experts: dict[str, int] = field(default_factory=dict)
     """Questions each expert answered (by its agent id); experts are not tasks."""
+    config_changes: list[str] = field(default_factory=list)
+    """Tasks whose commits changed the repository's `.plait.toml`, to be reviewed before it is trusted."""
 
     @property
     def duration_s(self) -> float | None:
@@ -64,7 +76,15 @@ class RunSummary:
             "cost_usd": round(self.cost_usd, 6),
             "tasks": self.tasks,
             "experts": self.experts,
+            "config_changes": self.config_changes,
         }
+
+    def notes(self) -> list[str]:
+        """Lines a person must read before taking the result: a changed `.plait.toml` first of all."""
+        if not self.config_changes:
+            return []
+        tasks = "task" if len(self.config_changes) == 1 else "tasks"
+        return [config_note(f"{tasks} {', '.join(self.config_changes)}")]
 
 
 def summarize(run_id: str, events: list[Event]) -> RunSummary:
@@ -86,6 +106,8 @@ def summarize(run_id: str, events: list[Event]) -> RunSummary:
             s.tool_calls += 1
         elif isinstance(event, TaskFinished):
             s.tasks[event.agent] = event.status
+        elif isinstance(event, Committed) and REPO_FILE in event.files and event.agent not in s.config_changes:
+            s.config_changes.append(event.agent)
         elif isinstance(event, QuestionAnswered) and not event.is_error:
             s.experts[event.agent] = s.experts.get(event.agent, 0) + 1
         elif isinstance(event, RunFinished):
