@@ -200,3 +200,16 @@ def test_what_a_command_may_see_it_may_not_change(
             assert not (place / "planted").exists(), place
     finally:
         (prefix / "planted").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("layer", [p for p in layer_params() if p.values[0] != "none"])
+def test_git_still_works_after_the_shared_git_files_are_replaced_mid_run(make_box: MakeBox, layer: str) -> None:
+    """git replaces `config` and `packed-refs` by renaming a new file over them; the agent's next command must
+    still read them (under Landlock rights belong to the file that existed when the rules were made)."""
+    box = make_box(layer)
+    assert box.run("git status --short && git log --oneline -1").exit_code == 0
+    box.repo.git("config", "--local", "plait.test", "changed")  # a new config file, renamed over the old
+    box.repo.git("pack-refs", "--all")  # a new packed-refs
+    result = box.run("git config plait.test && git log --oneline -1")
+    assert result.exit_code == 0, result.output
+    assert "changed" in result.output and "initial" in result.output

@@ -92,8 +92,10 @@ class BwrapLayer:
 class LandlockLayer:
     """Landlock for files (and TCP), plus a seccomp filter against every new socket when offline.
 
-    The ruleset is built anew for each command, so that what appeared since (a secret in a hidden region, a file
-    git replaced in the shared `.git`) is judged by where it is now.
+    Rights are granted to what exists when a ruleset is built: what appears later below a walked directory is
+    unreadable, which is safe (a secret in a hidden region stays hidden either way) but would starve git of a
+    `config` or `packed-refs` it replaced in the shared `.git`; so the ruleset is built anew whenever that
+    directory has changed since.
     """
 
     name: LayerName = "landlock"
@@ -106,15 +108,24 @@ class LandlockLayer:
         self.tmpdir = str(c.tmp)
         self._filter = SocketFilter() if seccomp else None
         self._open: list[_landlock.Ruleset] = []
+        self._built: dict[bool, tuple[int, _landlock.Ruleset]] = {}
         self._ruleset(False)  # fail now, not in the first command, if the kernel refuses the rules
 
     def _ruleset(self, network: bool) -> _landlock.Ruleset:
         c = self._c
+        try:
+            stamp = c.common_dir.stat().st_mtime_ns
+        except OSError:
+            stamp = -1
+        built = self._built.get(network)
+        if built is not None and built[0] == stamp and built[1] in self._open:
+            return built[1]
         writable = [c.worktree, c.tmp, *c.writable, *map(Path, ("/dev/null", "/dev/zero", "/dev/full"))]
         ruleset = _landlock.Ruleset(
             self._version, writable=writable, hidden=[*c.regions, *c.hidden], visible=c.visible, network=network
         )
         self._open.append(ruleset)
+        self._built[network] = (stamp, ruleset)
         while len(self._open) > self._KEEP:
             self._open.pop(0).close()
         return ruleset
@@ -134,6 +145,7 @@ class LandlockLayer:
         for ruleset in self._open:
             ruleset.close()
         self._open.clear()
+        self._built.clear()
 
 
 class SeatbeltLayer:
