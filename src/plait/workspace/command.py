@@ -72,6 +72,11 @@ class Launch:
     pass_fds: Sequence[int] = ()
     reap: Callable[[], None] | None = None
     """Kills what the walk of the process tree cannot find (say, a cgroup's members), right after the tree."""
+    started: Callable[[int], Awaitable[None]] | None = None
+    """Awaited with the pid as soon as the command has started (one that waits to be let go, say); should it
+    raise, the process is killed and the error propagates."""
+    contained: bool = False
+    """Every process of the command dies with it (a pid namespace): once it has exited, none is left to look for."""
 
 
 Watch = Callable[[int], Awaitable[str]]
@@ -138,14 +143,18 @@ class _Capture:
         return head[: keep // 2] + _marker(self.total - keep) + (tail[-tail_keep:] if tail_keep else "")
 
 
-def _stat(pid: int) -> tuple[int, int, int, str, str] | None:
+def _stat(pid: int | str) -> tuple[int, int, int, str, str] | None:
     """(ppid, pgrp, session, state, start time) of a process from /proc, or None if it is gone."""
-    try:
-        data = Path(f"/proc/{pid}/stat").read_text()
+    try:  # os.open and os.read, not Path.read_text: four times faster, and every process is read after a command
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            data = os.read(fd, 4096)
+        finally:
+            os.close(fd)
     except OSError:
         return None
-    fields = data[data.rfind(")") + 2 :].split()
-    return int(fields[1]), int(fields[2]), int(fields[3]), fields[0], fields[19]
+    fields = data[data.rfind(b")") + 2 :].split()
+    return int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(), fields[19].decode()
 
 
 def _tree(leader: int) -> dict[int, str]:
@@ -157,7 +166,7 @@ def _tree(leader: int) -> dict[int, str]:
     stats: dict[int, tuple[int, int, int, str, str]] = {}
     with contextlib.suppress(OSError):
         for entry in os.scandir("/proc"):
-            if entry.name.isdigit() and (stat := _stat(int(entry.name))) is not None:
+            if entry.name.isdigit() and (stat := _stat(entry.name)) is not None:
                 stats[int(entry.name)] = stat
     stats = {pid: s for pid, s in stats.items() if s[3] != "Z"}
     found = {pid: s[4] for pid, s in stats.items() if leader in (pid, s[1], s[2])}
@@ -240,11 +249,14 @@ async def _exited_or(proc: asyncio.subprocess.Process, seconds: float, other: as
     return proc.returncode is not None
 
 
-async def _kill_tree(proc: asyncio.subprocess.Process, grace: float) -> None:
+async def _kill_tree(proc: asyncio.subprocess.Process, grace: float, *, contained: bool = False) -> None:
     """SIGTERM the process tree, wait up to `grace` seconds, then SIGKILL what is left.
 
     With no grace the group is killed first, before the walk of /proc: a fork bomb must not outgrow the walk.
+    A `contained` command that has exited left nothing: /proc is not walked at all.
     """
+    if contained and proc.returncode is not None:
+        return
     if grace <= 0:
         _signal(proc.pid, {}, signal.SIGKILL)
     pids = _tree(proc.pid)
@@ -260,6 +272,20 @@ async def _kill_tree(proc: asyncio.subprocess.Process, grace: float) -> None:
             return
     _signal(proc.pid, {**pids, **_tree(proc.pid)}, signal.SIGKILL)
     await _exited(proc, 1.0)
+
+
+async def _started(proc: asyncio.subprocess.Process, hook: Callable[[int], Awaitable[None]], read_fd: int) -> None:
+    """Run the launch's `started` hook; if it fails, the process is killed and reaped before the error goes on."""
+    try:
+        await hook(proc.pid)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        try:
+            await proc.wait()
+        finally:
+            os.close(read_fd)
+        raise
 
 
 async def _drain(reader: asyncio.Future[None], capture: _Capture, idle: float) -> None:
@@ -338,6 +364,8 @@ class LocalRunner:
             raise
         finally:
             os.close(write_fd)
+        if spec.started is not None:
+            await _started(proc, spec.started, read_fd)
         stream = asyncio.StreamReader()
         transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0)
@@ -347,7 +375,8 @@ class LocalRunner:
         try:
             ended, stopped = await _wait(proc, timeout, watch)
             timed_out = not ended and not stopped
-            await _kill_tree(proc, 0.0 if stopped else self._grace if timed_out else 0.2)
+            grace = 0.0 if stopped else self._grace if timed_out else 0.2
+            await _kill_tree(proc, grace, contained=spec.contained)
             if spec.reap is not None:
                 spec.reap()
             await _drain(reader, capture, self._drain)
