@@ -13,8 +13,17 @@ from pydantic import ValidationError
 
 from plait.errors import StateError
 from plait.events.types import SCHEMA_VERSION, Event, EventAdapter
+from plait.redact import scrub_strings
 
-__all__ = ["EventStore", "ObservedStore", "SQLiteEventStore"]
+__all__ = [
+    "IDENTITY",
+    "EventStore",
+    "ObservedStore",
+    "RedactingStore",
+    "SQLiteEventStore",
+    "redaction",
+    "rewrite_strings",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -176,3 +185,72 @@ class ObservedStore:
 
     def close(self) -> None:
         self.inner.close()
+
+
+IDENTITY = ("v", "kind", "run_id", "agent")
+"""What says which run, agent and kind an event is of: the log is queried by it."""
+
+
+def rewrite_strings(event: Event, change: Callable[[str], str], *, keep: Sequence[str] = ("v", "kind")) -> Event:
+    """The event with every string of its payload (text, arguments, output, settings...) passed through `change`.
+
+    The fields named in `keep` stay as they are (`IDENTITY` keeps the run and agent an event is filed under).
+    A string the format itself fixes (a stop reason, a merge outcome) is kept too when `change` turned it into
+    something the format does not allow.
+    """
+    data = event.model_dump(mode="json")
+    changed = scrub_strings(data, change)
+    changed.update({k: data[k] for k in keep if k in data})
+    if changed == data:
+        return event
+    try:
+        return EventAdapter.validate_python(changed)
+    except ValidationError as exc:
+        fields = {str(e["loc"][1]) for e in exc.errors() if len(e["loc"]) > 1}
+        changed.update({k: data[k] for k in fields if k in data})
+        return EventAdapter.validate_python(changed)
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+class RedactingStore:
+    """An `EventStore` that passes every string of an event through `redact` before the event is written.
+
+    What the agents were told and answered is then only ever logged redacted: the task, the model's replies and
+    tool calls, tool output, notes, summaries, errors, the settings of a run. `append` returns the event as it
+    was written, so listeners of a store around this one see the redacted event too.
+    """
+
+    def __init__(self, inner: EventStore, redact: Callable[[str], str]) -> None:
+        self.inner = inner
+        self.redact = redact
+
+    def append(self, event: Event) -> Event:
+        return self.inner.append(rewrite_strings(event, self.redact, keep=IDENTITY))
+
+    def events(
+        self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
+    ) -> list[Event]:
+        return self.inner.events(run_id, agent=agent, kinds=kinds, after=after)
+
+    def run_ids(self) -> list[str]:
+        return self.inner.run_ids()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def redaction(store: EventStore) -> Callable[[str], str]:
+    """How `store`, or a store it wraps, redacts text before writing it; text is unchanged when none does.
+
+    An agent passes what enters its conversation through the same function, so that what it was told and what
+    the log says it was told are the same text, and a resumed agent asks what the first one asked.
+    """
+    current: object = store
+    while current is not None:
+        if isinstance(current, RedactingStore):
+            return current.redact
+        current = getattr(current, "inner", None)
+    return _unchanged
