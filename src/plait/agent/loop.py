@@ -4,11 +4,16 @@
 
 Every step is appended to the event log before the next one starts. The loop ends when the
 model calls `finish`, or a limit stops it; either way an `agent_stopped` event says why.
+
+Whatever enters the conversation (the task, the model's replies, tool output, notes) is first redacted
+the way the log redacts it: the model never sees a secret, and a resumed agent, which reads its past
+from the log, asks exactly what the first one asked.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -23,10 +28,21 @@ from plait.agent.prompts import task_prompt
 from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
 from plait.events.journal import Journal
-from plait.events.store import EventStore
+from plait.events.store import EventStore, redaction
 from plait.events.types import AgentStopped, Decision, Event, PromptGiven, StopReason, ToolCalled, ToolReturned
-from plait.models.base import Message, Model, ModelRequest, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
+from plait.models.base import (
+    Message,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
 from plait.models.pricing import PriceTable
+from plait.redact import scrub_strings
 
 __all__ = ["Agent", "AgentLimits", "AgentResult", "NoteSource", "ToolSet"]
 
@@ -109,7 +125,8 @@ class Agent:
         self.run_id, self.agent_id = run_id, agent_id
         self._ids = {"run_id": run_id, "agent": agent_id}
         self.model, self.toolbox, self.store = model, toolbox, store
-        self.system = system
+        self._redact = redaction(store)
+        self.system = self._redact(system)
         self.limits = limits or AgentLimits()
         self.notes = notes
         self.budget = budget
@@ -130,6 +147,7 @@ class Agent:
 
     async def run(self, task: str) -> AgentResult:
         """Work on `task` until the model finishes or a limit stops it."""
+        task = self._redact(task)
         self._prompt(task)
         self.messages = [UserMessage(text=task_prompt(task))]
         try:
@@ -146,6 +164,7 @@ class Agent:
         and token limits count per turn (budgets still count everything). No `agent_stopped` is logged:
         the agent lives on, and its owner logs what the turn produced.
         """
+        text = self._redact(text)
         self._prompt(text)
         self.messages.append(UserMessage(text=text))
         self._turn_start, self._turn_tokens = self.steps, self.usage.total_tokens
@@ -188,6 +207,7 @@ class Agent:
             response, cost = await self.journal.complete(self.model, request)
         except ModelError as exc:
             raise _Stop("model_error", str(exc)) from exc
+        response = self._redacted(response)
         self.steps += 1
         if self.compactor is not None:
             self.compactor.measured(request.messages, response.usage.input_tokens)
@@ -215,6 +235,7 @@ class Agent:
                 self._record(ToolCalled(**self._ids, call=call, **at))
             started = time.monotonic()
             outcome = await self.toolbox.execute(call)
+            outcome = dataclasses.replace(outcome, output=self._redact(outcome.output))
             failed = outcome.is_error or outcome.format_error
             took = time.monotonic() - started
             saved = (await self.checkpoint() or "") if self.checkpoint and call.name in _CHANGES_FILES else ""
@@ -260,7 +281,7 @@ class Agent:
         elif self.journal.answered(self.journal.calls + 1):
             notes = []  # this step's call was made, and logged, without notes: new ones wait for a live step
         else:
-            notes = list(self.notes()) if self.notes else []
+            notes = [self._redact(note) for note in self.notes()] if self.notes else []
             if notes:
                 data = {"notes": notes, "step": key, "attempt": self.attempt}
                 self._record(
@@ -291,6 +312,12 @@ class Agent:
             )
         )
         return result
+
+    def _redacted(self, response: ModelResponse) -> ModelResponse:
+        """The reply as the log keeps it: a secret in it (a tool argument, its text) is neither used nor logged."""
+        data = response.model_dump(mode="json")
+        clean = scrub_strings(data, self._redact)
+        return response if clean == data else ModelResponse.model_validate(clean)
 
     def _record(self, event: Event) -> None:
         self.store.append(event)
