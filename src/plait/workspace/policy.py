@@ -132,19 +132,30 @@ class PathRule(BaseModel):
 
 
 class Limits(BaseModel):
-    """Resource limits on every command, whatever the sandbox; each process gets them, the pids bound the tree."""
+    """Resource limits on an agent's commands, whatever the sandbox: memory, disk and processes are totals for all
+    of the agent's processes at once; CPU time, file size and open files are per process.
+
+    A command that takes an agent over a total is stopped, and the agent is told which limit it hit.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     cpu_seconds: int = Field(900, ge=1)
+    """CPU time of each process (RLIMIT_CPU)."""
     memory_mb: int = Field(4096, ge=16)
-    """Heap and other private writable memory per process (RLIMIT_DATA)."""
+    """Memory of all the agent's processes together (a memory cgroup, page cache included); each process is also
+    held to it alone (RLIMIT_DATA), the only bound where no memory cgroup can be made (`plait sandbox` says)."""
+    disk_mb: int = Field(4096, ge=1)
+    """Bytes the agent's commands may add to its worktree and its private tmp, all commands together; an agent
+    over it may still run commands that add nothing (to delete files)."""
     file_size_mb: int = Field(2048, ge=1)
+    """Size of any one file a process writes (RLIMIT_FSIZE)."""
     open_files: int = Field(1024, ge=16)
     processes: int = Field(512, ge=8)
-    """Processes a command may have at once (a cgroup or a watchdog; RLIMIT_NPROC where it binds)."""
+    """Processes the agent's commands may have at once (a pids cgroup; without one a watchdog per command, and
+    RLIMIT_NPROC where it binds)."""
     cgroup: bool = True
-    """Bound the processes with a pids cgroup when this machine lets plait create one."""
+    """Bound processes and memory with cgroups when this machine lets plait create them."""
 
 
 class SandboxSettings(BaseModel):

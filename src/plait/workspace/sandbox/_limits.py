@@ -1,4 +1,5 @@
-"""Resource limits set in a command's child before exec, and root's capabilities dropped there."""
+"""Resource limits for a command's processes (set in its child before exec, or on a process started blocked), and
+root's capabilities dropped in the child."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from plait.workspace.policy import Limits
 
-__all__ = ["CapabilityDrop", "apply_rlimits", "rlimits", "system_tasks"]
+__all__ = ["CapabilityDrop", "apply_rlimits", "prlimits", "rlimits", "system_tasks"]
 
 _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _AMBIENT_CLEAR_ALL = 24, 47, 4
 _CAP_VERSION_3 = 0x20080522
@@ -25,7 +26,10 @@ def system_tasks() -> int:
 
 
 def rlimits(limits: Limits, *, root: bool) -> list[tuple[int, int, int]]:
-    """(resource, soft, hard) for a command, each capped by this process's own hard limit.
+    """(resource, soft, hard) for each of a command's processes, each capped by this process's own hard limit.
+
+    RLIMIT_DATA is a backstop per process: the agent's memory cgroup, where there is one, bounds all its processes
+    together.
 
     RLIMIT_NPROC counts all of a user's threads, not the command's, so it is set above what already runs; it does
     not bind root at all, which the pids cgroup or the watchdog covers.
@@ -52,6 +56,12 @@ def apply_rlimits(table: list[tuple[int, int, int]]) -> None:
     """Set the limits on this process (a child about to exec); they are inherited by all it starts."""
     for kind, soft, hard in table:
         resource.setrlimit(kind, (soft, hard))
+
+
+def prlimits(pid: int, table: list[tuple[int, int, int]]) -> None:
+    """Set the limits on the process `pid` (one that waits to be let go); raises OSError if it cannot."""
+    for kind, soft, hard in table:
+        resource.prlimit(pid, kind, (soft, hard))
 
 
 class _CapHeader(ctypes.Structure):

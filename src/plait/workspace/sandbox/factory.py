@@ -106,6 +106,7 @@ def make_runner(
         passthrough=sandbox.env_passthrough,
         allow_unsandboxed=sandbox.allow_unsandboxed,
         cgroup_parent=Path(found.cgroup) if found.cgroup else None,
+        memory_cgroup_parent=Path(found.memory_cgroup) if found.memory_cgroup else None,
         root=found.root,
         grace=grace,
     )

@@ -40,6 +40,9 @@ class Probe(BaseModel):
     cgroup: str = ""
     """A directory where plait can make pids cgroups, bounding a command's processes even for root."""
     cgroup_problem: str = ""
+    memory_cgroup: str = ""
+    """A directory where plait can make memory cgroups, bounding all of an agent's processes together."""
+    memory_cgroup_problem: str = ""
 
     def usable(self) -> list[LayerName]:
         """The layers that work here, strongest first; "none" (limits only) always comes last."""
@@ -88,9 +91,14 @@ class Probe(BaseModel):
         """One line for the user: the layer in force, what it enforces, the limits, and what is missing."""
         limits = limits or Limits()
         procs = "pids cgroup" if self.cgroup and limits.cgroup else "watchdog" if self.root else "RLIMIT_NPROC+watchdog"
+        memory = "for all of an agent's processes"
+        if not (self.memory_cgroup and limits.cgroup):
+            why = self.memory_cgroup_problem if limits.cgroup else "sandbox.limits.cgroup is off"
+            memory = f"per process (no memory cgroup: {why or 'none found'})"
         line = (
-            f"sandbox: {self.describe(layer)}; limits: {limits.cpu_seconds}s CPU, {limits.memory_mb} MB memory, "
-            f"{limits.file_size_mb} MB files, {limits.open_files} open files, {limits.processes} processes ({procs})"
+            f"sandbox: {self.describe(layer)}; limits: {limits.cpu_seconds}s CPU, {limits.memory_mb} MB memory "
+            f"{memory}, {limits.disk_mb} MB added to the worktree and tmp, {limits.file_size_mb} MB files, "
+            f"{limits.open_files} open files, {limits.processes} processes ({procs})"
         )
         if layer == "none":
             missing = "; ".join(f"{n}: {self.problem(n)}" for n in _ORDER if self.problem(n))
@@ -146,6 +154,7 @@ def probe() -> Probe:
             seatbelt=exe,
             seatbelt_problem="" if exe else "sandbox-exec is not on PATH",
             cgroup_problem="Linux only",
+            memory_cgroup_problem="Linux only",
         )
     if sys.platform != "linux":
         no = f"not available on {sys.platform}"
@@ -153,7 +162,8 @@ def probe() -> Probe:
     bwrap, bwrap_problem = _try_bwrap(root)
     version = _landlock.abi()
     seccomp, seccomp_problem = _try_seccomp()
-    cgroup, cgroup_problem = cgroup_parent()
+    cgroup, cgroup_problem = cgroup_parent("pids")
+    memory, memory_problem = cgroup_parent("memory")
     return Probe(
         platform="linux",
         root=root,
@@ -166,4 +176,6 @@ def probe() -> Probe:
         seatbelt_problem="macOS only",
         cgroup=str(cgroup or ""),
         cgroup_problem=cgroup_problem,
+        memory_cgroup=str(memory or ""),
+        memory_cgroup_problem=memory_problem,
     )

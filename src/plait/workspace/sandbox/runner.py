@@ -17,7 +17,9 @@ from plait.redact import Redactor
 from plait.workspace.command import CommandResult, Launch, LocalRunner
 from plait.workspace.policy import Asker, Decision, Limits, Policy
 from plait.workspace.sandbox._bounds import Bounds
+from plait.workspace.sandbox._cgroups import AgentCgroups
 from plait.workspace.sandbox._confinement import Confinement
+from plait.workspace.sandbox._disk import DiskBudget
 from plait.workspace.sandbox._env import command_env
 from plait.workspace.sandbox._guards import GitLink, refusals
 from plait.workspace.sandbox._layers import Layer
@@ -29,7 +31,9 @@ _MARKER = "PLAIT_SANDBOX_ID"
 _GIT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 
 
-def _release(layer: Layer, tmp: Path) -> None:
+def _release(layer: Layer, tmp: Path, cgroups: AgentCgroups | None) -> None:
+    if cgroups is not None:
+        cgroups.close()
     layer.close()
     shutil.rmtree(tmp, ignore_errors=True)
 
@@ -55,12 +59,14 @@ class SandboxedRunner:
         passthrough: Sequence[str] = (),
         allow_unsandboxed: bool = False,
         cgroup_parent: Path | None = None,
+        memory_cgroup_parent: Path | None = None,
         root: bool = False,
         grace: float = 2.0,
         drain: float = 1.0,
     ) -> None:
         """`env` is the environment the allow-list takes from (this process's by default); `extra_env` is plait's
-        own for this agent (its ports), passed as it is."""
+        own for this agent (its ports), passed as it is. The agent's cgroups are made in the parents given, the
+        pids one and the memory one (where `limits.cgroup` allows)."""
         self.policy, self.layer, self.confinement, self.limits = policy, layer, confinement, limits
         self.store, self.run_id, self.agent = store, run_id, agent
         self.interactive, self.asker = interactive, asker
@@ -69,13 +75,24 @@ class SandboxedRunner:
         self._passthrough = tuple(passthrough)
         self._extra_env = dict(extra_env or {})
         self.allow_unsandboxed = allow_unsandboxed
-        self._cgroup_parent = cgroup_parent if limits.cgroup else None
+        self._cgroups = (
+            AgentCgroups(
+                pids_parent=cgroup_parent,
+                memory_parent=memory_cgroup_parent,
+                processes=limits.processes,
+                memory_mb=limits.memory_mb,
+            )
+            if limits.cgroup and (cgroup_parent or memory_cgroup_parent)
+            else None
+        )
+        where = f"worktree and {layer.tmpdir}"
+        self._disk = DiskBudget((confinement.worktree, confinement.tmp), limits.disk_mb, where)
         self._root = root
         self._drop = CapabilityDrop() if root and layer.name != "bwrap" else None
         self._local = LocalRunner(grace=grace, drain=drain)
         self._link = GitLink(confinement.worktree)
         self._answers: dict[str, bool] = {}
-        self._cleanup = weakref.finalize(self, _release, layer, confinement.tmp)
+        self._cleanup = weakref.finalize(self, _release, layer, confinement.tmp, self._cgroups)
         private_tmp = [Path("/tmp")] if layer.pid_namespace else []
         self._writable = (confinement.tmp, *confinement.writable, *private_tmp)
         self._protected = (confinement.common_dir, confinement.home) if private_tmp else ()
@@ -160,16 +177,32 @@ class SandboxedRunner:
     ) -> tuple[CommandResult, list[str]]:
         marker = uuid.uuid4().hex
         argv, layer_setup, fds = self.layer.prepare(["bash", "-c", command], cwd=cwd, network=network)
+        # bwrap starts blocked until plait has put it in the cgroups and limited it: no Python runs in the child
+        blocked = self.layer.name == "bwrap" and layer_setup is None and self._drop is None
         bounds = Bounds(
             self.limits,
             marker=f"{_MARKER}={marker}",
-            cgroup_parent=self._cgroup_parent,
+            agent=self._cgroups,
+            disk=self._disk,
             root=self._root,
             drop=self._drop,
             pid_namespace=self.layer.pid_namespace,
             layer_setup=layer_setup,
+            blocked=blocked,
         )
-        spec = Launch(argv, self._env(marker), bounds.setup, pass_fds=fds, reap=bounds.reap)
+        passed = fds
+        if bounds.block_fd is not None:
+            argv[1:1] = ["--block-fd", str(bounds.block_fd)]
+            passed = (*fds, bounds.block_fd)
+        spec = Launch(
+            argv,
+            self._env(marker),
+            None if blocked else bounds.setup,
+            pass_fds=passed,
+            reap=bounds.reap,
+            started=bounds.confine if blocked else None,
+            contained=self.layer.pid_namespace,
+        )
         try:
             result = await self._local.launch(spec, cwd=cwd, timeout=seconds, output_limit=limit, watch=bounds.watch)
         except subprocess.SubprocessError as exc:  # the child's set-up failed: nothing ran, fail closed
@@ -180,7 +213,10 @@ class SandboxedRunner:
                 os.close(fd)
             bounds.reap()
             await bounds.close()
-        return result, [bounds.stopped] if bounds.stopped else []
+        await bounds.finish()
+        for rule, note in bounds.hits:
+            self._record(Decision(action="command", subject=command, verdict="deny", rule=f"limit:{rule}", reason=note))
+        return result, [note for _, note in bounds.hits]
 
     def _observe(self, output: str, network: bool) -> list[str]:
         if self.layer.name == "none":

@@ -1,0 +1,189 @@
+"""An agent's cgroups: the memory and the processes of all its commands bounded together, and each command's own
+processes found and killed where no pid namespace does it.
+
+    <pids parent>/plait-<plait's pid>-<id>/              pids.max: every process of the agent
+    <pids parent>/plait-<plait's pid>-<id>/command-<id>/ one command's processes, when it has no pid namespace
+    <memory parent>/plait-<plait's pid>-<id>/            memory limit: every process of the agent
+
+With cgroup v2 both parents may be one directory, and so is the agent's; v1 has one hierarchy per controller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["AgentCgroups", "Cgroup"]
+
+_MB = 1 << 20
+
+
+class Cgroup:
+    """One cgroup directory: processes join it, and it can kill and list them, then be removed."""
+
+    def __init__(self, path: Path) -> None:
+        """Create it; raises OSError when the cgroup file system refuses."""
+        self.path = path
+        path.mkdir()
+        try:
+            self._procs_fd = os.open(path / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
+        except OSError:
+            path.rmdir()
+            raise
+
+    def join(self) -> None:
+        """Move the calling process in (in the child, before exec: all it starts stays inside)."""
+        os.write(self._procs_fd, b"0")
+
+    def add(self, pid: int) -> None:
+        """Move the process `pid` in; raises OSError if it cannot be moved."""
+        os.write(self._procs_fd, str(pid).encode())
+
+    def read(self, name: str) -> str:
+        """The text of one of its files, "" when it cannot be read."""
+        try:
+            return (self.path / name).read_text()
+        except OSError:
+            return ""
+
+    def count(self, name: str, key: str) -> int:
+        """The number after `key` in a flat-keyed file such as pids.events or memory.events."""
+        for line in self.read(name).splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == key and parts[1].isdigit():
+                return int(parts[1])
+        return 0
+
+    def pids(self) -> list[int]:
+        """Processes in the cgroup now."""
+        try:
+            return [int(p) for p in self.read("cgroup.procs").split()]
+        except ValueError:
+            return []
+
+    def kill(self) -> None:
+        """SIGKILL everything in the cgroup, including processes that left the command's session."""
+        kill_file = self.path / "cgroup.kill"
+        if kill_file.exists():
+            with contextlib.suppress(OSError):
+                kill_file.write_text("1")
+                return
+        for _ in range(100):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+
+    def remove(self, wait: float = 2.0) -> bool:
+        """Kill what is left and remove the cgroup once its processes are reaped (waiting up to `wait` seconds);
+        False if it stays."""
+        with contextlib.suppress(OSError):
+            os.close(self._procs_fd)
+        deadline = time.monotonic() + wait
+        pause = 0.0005
+        while True:
+            try:
+                self.path.rmdir()
+                return True
+            except FileNotFoundError:
+                return True
+            except OSError:
+                if time.monotonic() > deadline:
+                    return False
+                self.kill()
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
+
+
+def _limit_memory(group: Cgroup, megabytes: int) -> None:
+    """Cap the group's memory (and swap: v2 none, v1 memory plus swap at the same cap)."""
+    value = str(megabytes * _MB)
+    if (group.path / "memory.max").exists():
+        (group.path / "memory.max").write_text(value)
+        if (group.path / "memory.swap.max").exists():
+            (group.path / "memory.swap.max").write_text("0")
+        return
+    (group.path / "memory.limit_in_bytes").write_text(value)
+    if (group.path / "memory.memsw.limit_in_bytes").exists():  # only where swap accounting is on
+        (group.path / "memory.memsw.limit_in_bytes").write_text(value)
+
+
+class AgentCgroups:
+    """The cgroups of one agent, made when its runner starts and removed when it closes."""
+
+    def __init__(self, *, pids_parent: Path | None, memory_parent: Path | None, processes: int, memory_mb: int):
+        """Make what the parents allow; what could not be made is None, and `memory_problem` says why."""
+        name = f"plait-{os.getpid()}-{uuid.uuid4().hex[:10]}"
+        self.pids: Cgroup | None = None
+        self.memory: Cgroup | None = None
+        self.memory_problem = "" if memory_parent else "no memory cgroup can be made here"
+        if pids_parent is not None:
+            with contextlib.suppress(OSError):
+                self.pids = self._make(pids_parent / name, lambda g: (g.path / "pids.max").write_text(str(processes)))
+        if memory_parent is not None:
+            if self.pids is not None and memory_parent == pids_parent:
+                self.memory = self.pids
+                try:
+                    _limit_memory(self.pids, memory_mb)
+                except OSError as exc:
+                    self.memory, self.memory_problem = None, f"cannot limit memory: {exc.strerror}"
+            else:
+                try:
+                    self.memory = self._make(memory_parent / name, lambda g: _limit_memory(g, memory_mb))
+                except OSError as exc:
+                    self.memory_problem = f"cannot make a memory cgroup in {memory_parent}: {exc.strerror}"
+
+    @staticmethod
+    def _make(path: Path, limit: Callable[[Cgroup], object]) -> Cgroup:
+        group = Cgroup(path)
+        try:
+            limit(group)
+        except OSError:
+            group.remove(0)
+            raise
+        return group
+
+    def command(self) -> Cgroup | None:
+        """A new cgroup for one command's processes, inside the agent's pids cgroup (None without one)."""
+        if self.pids is None:
+            return None
+        try:
+            return Cgroup(self.pids.path / f"command-{uuid.uuid4().hex[:10]}")
+        except OSError:
+            return None
+
+    def refused_forks(self, leaf: Cgroup | None = None) -> int:
+        """Forks refused at the pids limit so far (v1 counts them where the fork was tried, v2 where the limit is)."""
+        groups = [g for g in (self.pids, leaf) if g is not None]
+        return sum(g.count("pids.events", "max") for g in groups)
+
+    def oom_kills(self) -> int:
+        """Processes the kernel killed because the agent's memory was full, so far."""
+        if self.memory is None:
+            return 0
+        if (self.memory.path / "memory.events").exists():
+            return self.memory.count("memory.events", "oom_kill")
+        return self.memory.count("memory.oom_control", "oom_kill")
+
+    def joins(self, leaf: Cgroup | None) -> list[Cgroup]:
+        """The cgroups a command's first process enters: its own (or the agent's pids cgroup), and the memory one."""
+        out = [g for g in (leaf or self.pids, self.memory) if g is not None]
+        return list({id(g): g for g in out}.values())
+
+    def close(self) -> None:
+        """Kill what is left of the agent's processes and remove its cgroups."""
+        for group in {id(g): g for g in (self.pids, self.memory) if g is not None}.values():
+            if group is self.pids:
+                for leaf in group.path.glob("command-*"):
+                    with contextlib.suppress(OSError):
+                        leaf.rmdir()
+            group.kill()
+            group.remove()
+        self.pids = self.memory = None
