@@ -9,10 +9,12 @@ import typer
 from rich.console import Console
 
 from plait.errors import EnvironmentProblem, UsageError
-from plait.events.store import SQLiteEventStore
+from plait.events.store import EventStore, ObservedStore, RedactingStore, SQLiteEventStore
+from plait.settings import Settings
+from plait.ui.feed import make_redactor
 from plait.workspace import Repo
 
-__all__ = ["JsonOpt", "RepoOpt", "err", "open_store", "out", "resolve_run", "store_path"]
+__all__ = ["JsonOpt", "RepoOpt", "err", "open_store", "out", "resolve_run", "run_store", "store_path"]
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
@@ -29,13 +31,19 @@ def open_store(repo: Repo, *, create: bool) -> SQLiteEventStore:
     return SQLiteEventStore(path)
 
 
+def run_store(store: EventStore, settings: Settings | None) -> ObservedStore:
+    """`store` as a run writes to it: each event redacted (the environment's and the settings' secrets) before
+    it is written, then told to the listeners (progress lines)."""
+    return ObservedStore(RedactingStore(store, make_redactor(settings)))
+
+
 def store_path(store: object) -> Path:
-    """The file of a SQLite store, also through an `ObservedStore`."""
-    inner = getattr(store, "inner", store)
-    path = getattr(inner, "path", None)
-    if not isinstance(path, Path):
-        raise TypeError("not a SQLite event store")
-    return path
+    """The file of a SQLite store, also through the stores wrapping it (`ObservedStore`, `RedactingStore`)."""
+    while not isinstance(store, SQLiteEventStore):
+        store = getattr(store, "inner", None)
+        if store is None:
+            raise TypeError("not a SQLite event store")
+    return store.path
 
 
 def resolve_run(store: SQLiteEventStore, ref: str) -> str:

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from plait.errors import EnvironmentProblem, MissingApiKey, UsageError
-from plait.events.store import SQLiteEventStore
+from plait.events.store import EventStore, RedactingStore, SQLiteEventStore
 from plait.events.types import Decision, RunFinished, RunStarted
 from plait.models.registry import make_model
 from plait.reconcile.apply import apply_commit
@@ -24,6 +24,7 @@ from plait.reconcile.types import Resolver
 from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
 from plait.ui._config_notes import config_notes
+from plait.ui.feed import make_redactor
 from plait.workspace import GitError, Repo
 
 __all__ = ["register"]
@@ -35,11 +36,12 @@ RepoOpt = Annotated[Path, typer.Option("--repo", "-C", help="The git repository 
 _INTENT_LIMIT = 4000
 
 
-def _store(repo: Repo, *, create: bool) -> SQLiteEventStore:
+def _store(repo: Repo, *, create: bool, settings: Settings | None = None) -> RedactingStore:
+    """The repository's event log; what is written to it is redacted first (the settings' keys too)."""
     path = repo.common_dir / "plait" / "events.db"
     if not create and not path.exists():
         raise EnvironmentProblem(f"no plait runs in {repo.root} yet: start one with `plait run TASK`")
-    return SQLiteEventStore(path)
+    return RedactingStore(SQLiteEventStore(path), make_redactor(settings))
 
 
 def _commit(repo: Repo, ref: str, what: str) -> str:
@@ -57,7 +59,7 @@ def _task(repo: Repo, name: str, base: str) -> TaskBranch:
     return TaskBranch(task_id=name, branch=name, commit=sha, instructions=log[:_INTENT_LIMIT], summary=subject)
 
 
-def _resolvers(settings: Settings, no_llm: bool, store: SQLiteEventStore, run_id: str) -> list[Resolver]:
+def _resolvers(settings: Settings, no_llm: bool, store: EventStore, run_id: str) -> list[Resolver]:
     resolvers = default_resolvers()
     if no_llm:
         return resolvers
@@ -105,7 +107,7 @@ def integrate(
     base = _commit(repo, onto, "--onto")
     tasks = [_task(repo, name, base) for name in dict.fromkeys(branches)]
     run_id = f"integrate-{new_run_id()}"
-    store = _store(repo, create=True)
+    store = _store(repo, create=True, settings=settings)
     try:
         store.append(
             RunStarted(
@@ -158,7 +160,7 @@ def _print(run_id: str, branch: str, report: QueueReport, rows: list[dict[str, A
     out.print(f"  the log: plait show {run_id}; bring it in: plait apply {run_id}", highlight=False)
 
 
-def _run_id(store: SQLiteEventStore, ref: str) -> str:
+def _run_id(store: EventStore, ref: str) -> str:
     ids = store.run_ids()
     matches = ids[-1:] if ref == "last" else [i for i in ids if i == ref] or [i for i in ids if i.startswith(ref)]
     if len(matches) == 1:
@@ -168,7 +170,7 @@ def _run_id(store: SQLiteEventStore, ref: str) -> str:
     raise UsageError(f"'{ref}' matches {len(matches)} runs: give more of the id")
 
 
-def _result_branch(repo: Repo, store: SQLiteEventStore, run_id: str) -> str:
+def _result_branch(repo: Repo, store: EventStore, run_id: str) -> str:
     if repo.branch_exists(integration_branch(run_id)):
         return integration_branch(run_id)
     single = f"plait/{run_id}/main"

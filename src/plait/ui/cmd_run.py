@@ -27,7 +27,7 @@ from plait.run.session import run_kind
 from plait.run.single import Base, RunOutcome, choose_base, new_run_id
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
-from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, store_path
+from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store, store_path
 from plait.ui.progress import ProgressPrinter
 from plait.ui.summary import summarize
 from plait.workspace import CommandRunner, Repo
@@ -180,7 +180,7 @@ def _start(
 ) -> tuple[Outcome, ObservedStore]:
     llm = options.pop("model", None) or make_model(settings.model, settings)
     base = options.pop("base", None) or choose_base(repo, include_uncommitted=settings.include_uncommitted)
-    store = ObservedStore(open_store(repo, create=True))
+    store = run_store(open_store(repo, create=True), settings)
     tui = bool(options.pop("tui", False)) and sys.stdout.isatty() and sys.stdin.isatty() and not as_json
     if not quiet and not tui:
         store.listeners.append(ProgressPrinter(err))

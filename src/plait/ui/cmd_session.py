@@ -29,7 +29,7 @@ from plait.run.parallel import RunnerFactory
 from plait.run.session import Session, SessionConfig, latest_session, run_kind
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
-from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, store_path
+from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store, store_path
 from plait.ui._session_output import Progress, Spent, priced, print_answer, show_reply, spent_since
 from plait.ui.cmd_run import sandboxed_runners
 from plait.workspace import Repo
@@ -183,14 +183,14 @@ def _prepare(repo: Repo, flags: dict[str, Any], model: str | None, *, kind: str,
         settings = load_settings(repo.root, {**flags, "model": model}).settings
         llm = make_model(settings.model, settings)
         base = choose_base(repo, include_uncommitted=settings.include_uncommitted)
-        return ObservedStore(open_store(repo, create=True)), new_run_id(), settings, llm, base
+        return run_store(open_store(repo, create=True), settings), new_run_id(), settings, llm, base
     inner = open_store(repo, create=False)
     run_id = _find(inner, again or None, kind)
     begun = load_state(inner, run_id).started
     if begun is None:
         raise StateError(f"run {run_id} has no start in the log: it cannot be continued")
     settings, llm = _recorded(repo, begun, flags, model)
-    return ObservedStore(inner), run_id, settings, llm, None
+    return run_store(inner, settings), run_id, settings, llm, None
 
 
 def ask_command(
@@ -235,7 +235,6 @@ def ask_command(
     flags = {"concurrency": concurrency, "run_max_usd": max_usd, "include_uncommitted": include_uncommitted}
     store, run_id, settings, llm, base = _prepare(repo, flags, model, kind="investigation", again=follow_up)
     inner = store.inner
-    assert isinstance(inner, SQLiteEventStore)
     if base is not None and base.left_out and not quiet:
         err.print(
             f"[yellow]note:[/] {len(base.left_out)} uncommitted change(s) are not read: the investigators "
