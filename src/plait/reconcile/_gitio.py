@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import time
@@ -11,12 +10,11 @@ from pathlib import Path
 
 from plait.errors import EnvironmentProblem
 from plait.workspace import GitError, Repo
+from plait.workspace._gitcall import argv, environment
 
 __all__ = ["decode", "encode", "git_bytes", "hash_blob", "read_blobs"]
 
-_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "commit.gpgsign=false")
 _SPAWN_TRIES = 6
-_INHERITED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 
 
 def decode(data: bytes) -> str:
@@ -37,12 +35,10 @@ def git_bytes(
     cwd: Path | None = None,
     ok: Iterable[int] = (0,),
 ) -> tuple[int, bytes]:
-    """Run git (hooks off) on bytes in `cwd` or the repository; return the status and stdout, raising outside `ok`."""
-    environment = {k: v for k, v in os.environ.items() if k not in _INHERITED}
-    environment.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat", GIT_OPTIONAL_LOCKS="0")
-    environment.update(env or {})
+    """Run git (safely: see `plait.workspace._gitcall`) on bytes in `cwd` or the repository; return the status and
+    stdout, raising outside `ok`."""
     try:
-        done = _spawn(["git", *_CONFIG, *args], cwd or (repo.root if repo else Path.cwd()), environment, input)
+        done = _spawn(argv(args), cwd or (repo.root if repo else Path.cwd()), environment(env), input)
     except FileNotFoundError as exc:
         raise EnvironmentProblem("git is not installed or not on PATH: install git and try again") from exc
     except OSError as exc:

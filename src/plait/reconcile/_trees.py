@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterable
 
 from plait.workspace import GitError, Repo
+from plait.workspace._gitcall import argv, environment
 
 __all__ = ["changed_paths", "grep_files", "read_blobs", "tree_paths"]
-
-_INHERITED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 
 
 def changed_paths(repo: Repo, old: str, new: str) -> dict[str, str]:
@@ -31,12 +29,15 @@ def read_blobs(repo: Repo, commit: str, paths: Iterable[str]) -> dict[str, str |
     wanted = list(dict.fromkeys(paths))
     if not wanted:
         return {}
-    env = {k: v for k, v in os.environ.items() if k not in _INHERITED}
-    env.update(LC_ALL="C", GIT_OPTIONAL_LOCKS="0")
     request = "".join(f"{commit}:{p}\n" for p in wanted).encode()
     try:
         done = subprocess.run(
-            ["git", "cat-file", "--batch"], cwd=repo.root, env=env, input=request, capture_output=True, check=False
+            argv(("cat-file", "--batch")),
+            cwd=repo.root,
+            env=environment(),
+            input=request,
+            capture_output=True,
+            check=False,
         )
     except OSError as exc:
         raise GitError("cat-file --batch", str(exc)) from exc

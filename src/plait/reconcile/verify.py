@@ -14,7 +14,7 @@ import shutil
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from plait.workspace import Repo
+from plait.workspace import GitError, Repo
 from plait.workspace.git import worktree_lock
 
 __all__ = ["KEEP_ON_CLEAN", "IntegrationWorktree", "detect_verify_command"]
@@ -80,37 +80,34 @@ class IntegrationWorktree:
         self.path = path.absolute()
         self.keep = tuple(keep)
         self._made = False
+        self._location: dict[str, str] = {}
 
     def checkout(self, commit: str) -> Path:
-        """Make the worktree (first time) and check `commit` out in it, clean; returns its path."""
+        """Make the worktree (first time) and check `commit` out in it, clean; returns its path.
+
+        git finds the worktree's git directory in the shared `.git`, not through the `.git` link the worktree
+        holds, which the commands run in it could rewrite.
+        """
         if not self._made:
             self.repo.prune_worktrees()
-            if not (self.path / ".git").exists():
+            try:
+                self._location = self.repo.location(self.path)
+            except GitError:
                 shutil.rmtree(self.path, ignore_errors=True)  # a half-made worktree a killed process left
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with worktree_lock(self.repo.common_dir):
                     self.repo.git("worktree", "add", "--detach", "--force", str(self.path), commit)
+                self._location = self.repo.location(self.path)
             else:
-                self._clear_stale_lock()
+                (Path(self._location["GIT_DIR"]) / "index.lock").unlink(missing_ok=True)
             self._made = True
-        self.repo.git("checkout", "--quiet", "--detach", "--force", commit, cwd=self.path)
+        self._git("checkout", "--quiet", "--detach", "--force", commit)
         excludes = [arg for name in self.keep for arg in ("-e", f"/{name}")]
-        self.repo.git("clean", "-q", "-f", "-f", "-d", "-x", *excludes, cwd=self.path)
+        self._git("clean", "-q", "-f", "-f", "-d", "-x", *excludes)
         return self.path
 
-    def _clear_stale_lock(self) -> None:
-        """Remove the index lock a killed process left in the worktree it reused: every checkout would fail on it.
-
-        The worktree is this run's own and the run is held by this process, so no other git can be at work in it.
-        """
-        pointer = self.path / ".git"
-        if not pointer.is_file():
-            return
-        text = pointer.read_text(errors="replace").strip()
-        if text.startswith("gitdir:"):
-            gitdir = Path(text.removeprefix("gitdir:").strip())
-            gitdir = gitdir if gitdir.is_absolute() else (self.path / gitdir)
-            (gitdir / "index.lock").unlink(missing_ok=True)
+    def _git(self, *args: str) -> None:
+        self.repo.git(*args, cwd=self.path, env=self._location)
 
     def remove(self) -> None:
         """Delete the worktree and git's record of it."""

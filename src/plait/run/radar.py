@@ -1,9 +1,9 @@
 """The conflict radar: live branches trial-merged against each other while their agents still work.
 
-Every few seconds the latest checkpoint of each running attempt is merged (git's merge, no work
-tree) with every other one and with the integration head. A conflict nobody was told of yet becomes
-a note on the board for both agents, naming the files and the other task's intent; the board gives it to
-them at their next turn.
+Every few seconds the latest checkpoint of each running attempt is merged (git's merge outside every work
+tree, `Repo.merge_trees`) with every other one and with the integration head. A conflict nobody was told of yet
+becomes a note on the board for both agents, naming the files and the other task's intent; the board gives it
+to them at their next turn.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from plait.events.store import EventStore
 from plait.events.types import NotePosted
 from plait.plan.model import Plan
-from plait.workspace import Repo
+from plait.workspace import GitError, Repo
 
 __all__ = ["Radar"]
 
@@ -46,9 +46,11 @@ class Radar:
         return found
 
     def conflicts(self, ours: str, theirs: str) -> list[str]:
-        out = self.repo.git("merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs, check=False)
-        lines = out.splitlines()
-        return sorted(set(lines[1:])) if len(lines) > 1 else []
+        """The paths git's merge of the two would leave conflicted (merged outside every work tree)."""
+        try:
+            return self.repo.merge_trees(ours, theirs)[1]
+        except GitError:
+            return []
 
     def scan(self) -> int:
         """One look at every pair of live branches and at each against the integration head; returns notes posted."""

@@ -1,20 +1,24 @@
-"""The git CLI, run so that no repository hook ever fires: the user's repository and agents' worktrees."""
+"""The git CLI on the user's repository and agents' worktrees, run so that it never runs code a worktree set up.
+
+See `_gitcall` for what every git plait starts is given, and `_gitstage` for staging and merging.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
+import functools
 import shlex
 import shutil
-import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from plait.errors import EnvironmentProblem, PlaitError
+from plait.errors import EnvironmentProblem
+from plait.workspace import _gitstage
+from plait.workspace._gitcall import GitError, first_line, run
 
 __all__ = ["PLAIT_IDENTITY", "GitError", "Repo", "Worktree"]
 
@@ -25,59 +29,6 @@ PLAIT_IDENTITY: Mapping[str, str] = {
     "GIT_COMMITTER_EMAIL": "plait@localhost",
 }
 """The identity of every commit plait makes, so committing works where no git user is configured."""
-
-_CONFIG = (
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "commit.gpgsign=false",
-)
-_INHERITED_GIT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
-
-
-class GitError(PlaitError):
-    """A git command failed; the message names the command and git's first line of complaint."""
-
-    exit_code = 3
-
-    def __init__(self, command: str, detail: str) -> None:
-        super().__init__(f"git {command} failed: {detail}")
-        self.command = command
-        self.detail = detail
-
-
-def _first_line(text: str, fallback: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), fallback)
-
-
-def _environment(extra: Mapping[str, str] | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _INHERITED_GIT_VARS}
-    env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat", GIT_OPTIONAL_LOCKS="0")
-    env.update(extra or {})
-    return env
-
-
-def _run(
-    args: tuple[str, ...], cwd: Path, env: Mapping[str, str] | None = None, input: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            ["git", *_CONFIG, *args],
-            cwd=cwd,
-            env=_environment(env),
-            input=input,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        if shutil.which("git") is None:
-            raise EnvironmentProblem("git is not installed or not on PATH: install git and try again") from exc
-        raise EnvironmentProblem(f"{cwd} does not exist: run plait from a git checkout") from exc
-    except OSError as exc:
-        raise GitError(shlex.join(args), str(exc)) from exc
 
 
 _THREADS = threading.Lock()
@@ -110,17 +61,17 @@ class Repo:
     def discover(cls, path: Path) -> Repo:
         """The repository containing `path`; raises `EnvironmentProblem` when there is none or it has no commits."""
         start = path if path.is_dir() else path.parent
-        top = _run(("rev-parse", "--show-toplevel"), start)
+        top = run(("rev-parse", "--show-toplevel"), start)
         if top.returncode != 0 or not top.stdout.strip():
             raise EnvironmentProblem(
                 f"{path} is not inside a git repository: run plait from a git checkout, or `git init` first"
             )
         root = Path(top.stdout.strip())
-        common = _run(("rev-parse", "--git-common-dir"), root)
+        common = run(("rev-parse", "--git-common-dir"), root)
         if common.returncode != 0:
-            raise GitError("rev-parse --git-common-dir", _first_line(common.stderr, "no common dir"))
+            raise GitError("rev-parse --git-common-dir", first_line(common.stderr, "no common dir"))
         repo = cls(root=root, common_dir=(root / common.stdout.strip()).resolve())
-        if _run(("rev-parse", "--verify", "--quiet", "HEAD^{commit}"), root).returncode != 0:
+        if run(("rev-parse", "--verify", "--quiet", "HEAD^{commit}"), root).returncode != 0:
             raise EnvironmentProblem(
                 f"the repository at {root} has no commits yet: "
                 "commit something first, plait starts agents from a commit"
@@ -136,14 +87,14 @@ class Repo:
         check: bool = True,
     ) -> str:
         """Run git with hooks disabled and no prompts; return stdout, raising `GitError` on failure if `check`."""
-        done = _run(args, cwd or self.root, env, input)
+        done = run(args, cwd or self.root, env, input)
         if check and done.returncode != 0:
-            raise GitError(shlex.join(args), _first_line(done.stderr, f"exit status {done.returncode}"))
+            raise GitError(shlex.join(args), first_line(done.stderr, f"exit status {done.returncode}"))
         return done.stdout
 
     def is_ancestor(self, commit: str, of: str) -> bool:
         """Whether `commit` is `of` or one of its ancestors (False too when either is unknown)."""
-        return _run(("merge-base", "--is-ancestor", commit, of), self.root).returncode == 0
+        return run(("merge-base", "--is-ancestor", commit, of), self.root).returncode == 0
 
     def head(self) -> str:
         """The sha of HEAD."""
@@ -173,11 +124,43 @@ class Repo:
                 shutil.copyfile(index, env["GIT_INDEX_FILE"])
             except OSError:
                 self.git("read-tree", head, env=env)
-            self.git("add", "--all", "--", ".", env=env)
+            self.stage_all(self.root, env=env, excludes=())
             tree = self.git("write-tree", env=env).strip()
         sha = self.git("commit-tree", tree, "-p", head, env=PLAIT_IDENTITY, input=message).strip()
         self.git("update-ref", f"refs/plait/snapshots/{sha}", sha)
         return sha
+
+    def stage_all(self, work_tree: Path, *, env: Mapping[str, str], excludes: tuple[str, ...]) -> list[str]:
+        """`git add --all` in `work_tree` that never enters another repository; returns the nested ones left out.
+
+        See `_gitstage.stage_all`; `excludes` are globs of paths never staged.
+        """
+        return _gitstage.stage_all(self, work_tree, env, excludes)
+
+    def nested_repositories(
+        self, work_tree: Path, *, env: Mapping[str, str] | None = None, populated: bool = True
+    ) -> list[str]:
+        """Directories of `work_tree` that are git repositories of their own, which plait's commits leave out.
+
+        New ones (git lists them as untracked directories), and with `populated` also submodules someone filled.
+        """
+        return _gitstage.nested_repositories(self, work_tree, env or self.location(work_tree), populated=populated)
+
+    def location(self, work_tree: Path) -> dict[str, str]:
+        """GIT_DIR and GIT_WORK_TREE for git in `work_tree`, this repository's main work tree or one of its worktrees.
+
+        The git directory comes from git's records in the shared `.git`, never from the work tree's own `.git`:
+        whoever works in a worktree can rewrite that file, and with it the configuration git would read.
+        """
+        return {"GIT_DIR": str(_gitstage.git_dir(self, work_tree)), "GIT_WORK_TREE": str(work_tree)}
+
+    def merge_trees(self, ours: str, theirs: str) -> tuple[str, list[str]]:
+        """git's merge of two commits, touching no work tree, index or ref: the merged tree and the conflicted paths.
+
+        It runs in a scratch work tree holding only the `.gitattributes` files of `ours`, so merge attributes apply
+        as `ours` sets them and no repository inside anyone's work tree (a submodule, a nested one) is opened.
+        """
+        return _gitstage.merge_trees(self, ours, theirs)
 
     def plait_dir(self) -> Path:
         """plait's own directory inside the shared `.git`, created on first use."""
@@ -211,11 +194,7 @@ class Repo:
         path = path.absolute()
         sha = self.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         with worktree_lock(self.common_dir):
-            if path in self.worktrees():
-                self.git("worktree", "remove", "--force", "--force", str(path))
-            elif path.exists():
-                shutil.rmtree(path)
-            self.git("worktree", "prune")
+            self.drop_worktree(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             self.git("worktree", "add", "--quiet", "--force", "-B", branch, str(path), sha)
         return Worktree(path=path, branch=branch, base=sha, repo=self)
@@ -224,6 +203,17 @@ class Repo:
         """Every worktree of the repository, the main one first."""
         out = self.git("worktree", "list", "--porcelain")
         return [Path(line.removeprefix("worktree ")) for line in out.splitlines() if line.startswith("worktree ")]
+
+    def drop_worktree(self, path: Path) -> None:
+        """Delete a worktree's directory and git's record of it (hold `worktree_lock`).
+
+        git refuses to remove a worktree holding a filled submodule; its directory is then deleted all the same.
+        """
+        if path.exists():
+            done = run(("worktree", "remove", "--force", "--force", str(path)), self.root)
+            if done.returncode != 0:
+                shutil.rmtree(path, ignore_errors=True)
+        self.git("worktree", "prune")
 
     def prune_worktrees(self) -> None:
         """Forget worktrees whose directories are gone."""
@@ -254,20 +244,37 @@ class Worktree:
     base: str
     repo: Repo
 
+    @functools.cached_property
+    def _location(self) -> dict[str, str]:
+        return self.repo.location(self.path)
+
     def _git(
         self, *args: str, env: Mapping[str, str] | None = None, input: str | None = None, check: bool = True
     ) -> str:
-        return self.repo.git(*args, cwd=self.path, env=env, input=input, check=check)
+        return self.repo.git(*args, cwd=self.path, env={**self._location, **(env or {})}, input=input, check=check)
+
+    def _stage(self, env: Mapping[str, str] | None = None) -> list[str]:
+        return self.repo.stage_all(self.path, env={**self._location, **(env or {})}, excludes=CACHE_PATTERNS)
+
+    def nested_repositories(self) -> list[str]:
+        """Directories here that are git repositories of their own (new ones, filled submodules): never committed."""
+        return self.repo.nested_repositories(self.path, env=self._location)
 
     def commit_all(self, message: str) -> str | None:
-        """Stage and commit every change as plait; return the new sha, or None when nothing changed."""
-        self._git("add", "--all", "--", ".", *(f":(exclude,glob){pattern}" for pattern in CACHE_PATTERNS))
-        if not self._git("diff", "--cached", "--name-only", "--no-renames").strip():
+        """Stage and commit every change as plait; return the new sha, or None when nothing changed.
+
+        Plumbing only (write-tree, commit-tree, update-ref): `git commit` would look at the work tree again.
+        """
+        self._stage()
+        tree = self._git("write-tree").strip()
+        head = self.head()
+        if tree == self._git("rev-parse", f"{head}^{{tree}}").strip():
             return None
-        self._git(
-            "commit", "--quiet", "--no-verify", "--allow-empty-message", "-F", "-", env=PLAIT_IDENTITY, input=message
-        )
-        return self.head()
+        text = self._git("stripspace", input=message)  # the clean-up `git commit -F` makes
+        sha = self._git("commit-tree", tree, "-p", head, env=PLAIT_IDENTITY, input=text).strip()
+        subject = next(iter(text.splitlines()), "")
+        self._git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, head)
+        return sha
 
     def checkpoint(self, ref: str, parent: str) -> str | None:
         """Commit the worktree's files (not its branch) to `ref` when they differ from `parent`; else None.
@@ -290,12 +297,11 @@ class Worktree:
         return sha
 
     def tree(self, start: str = "HEAD") -> str:
-        """The worktree's files as a git tree (tool caches left out), written through a temporary index."""
+        """The worktree's files as a git tree (tool caches and nested repositories left out), via a temporary index."""
         with tempfile.TemporaryDirectory(prefix="plait-tree-") as tmp:
-            env = {**PLAIT_IDENTITY, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self._git("read-tree", start, env=env)
-            excludes = (f":(exclude,glob){pattern}" for pattern in CACHE_PATTERNS)
-            self._git("add", "--all", "--", ".", *excludes, env=env)
+            self._stage(env)
             return self._git("write-tree", env=env).strip()
 
     def restore(self, checkpoint: str) -> None:
@@ -312,21 +318,41 @@ class Worktree:
     def merge_in(self, commit: str, message: str) -> list[str]:
         """Merge `commit` into the branch, committing the worktree's own changes first so they are kept.
 
-        Returns the paths that conflicted; then nothing is merged and the worktree is left as it was.
+        Returns the paths that conflicted; then nothing is merged and the worktree is left as it was. git's
+        merge runs outside the worktree (`Repo.merge_trees`); the result is checked out with `read-tree`, which
+        refuses to overwrite what is not committed.
         """
         before = self.head()
         saved = self.commit_all(f"Work in progress, kept through the merge of {commit[:10]}\n")
-        done = _run(("merge", "--no-edit", "-m", message, commit), self.path, PLAIT_IDENTITY)
-        if done.returncode == 0:
-            return []
-        conflicts = [p for p in self._git("diff", "--name-only", "--diff-filter=U", "-z").split("\0") if p]
-        if self._git("rev-parse", "--verify", "--quiet", "MERGE_HEAD", check=False).strip():
-            self._git("merge", "--abort")
-        if saved:
+        try:
+            conflicts = self._merge(commit, message)
+        except GitError:
+            if saved:
+                self._git("reset", "--quiet", before)
+            raise
+        if conflicts and saved:
             self._git("reset", "--quiet", before)  # the saved work goes back to being uncommitted changes
-        if not conflicts:
-            raise GitError(f"merge {commit}", _first_line(done.stderr + done.stdout, f"exit status {done.returncode}"))
         return conflicts
+
+    def _merge(self, commit: str, message: str) -> list[str]:
+        ours = self.head()
+        if self.repo.is_ancestor(commit, ours):
+            return []
+        if self.repo.is_ancestor(ours, commit):
+            self._move(ours, commit, f"merge {commit[:10]}: Fast-forward")
+            return []
+        tree, conflicts = self.repo.merge_trees(ours, commit)
+        if conflicts:
+            return conflicts
+        text = self._git("stripspace", input=message)
+        sha = self._git("commit-tree", tree, "-p", ours, "-p", commit, env=PLAIT_IDENTITY, input=text).strip()
+        self._move(ours, sha, f"merge {commit[:10]}: Merge made by plait")
+        return []
+
+    def _move(self, old: str, new: str, reason: str) -> None:
+        """Check `new` out over `old` (files and index), then point the branch at it."""
+        self._git("read-tree", "-m", "-u", old, new)
+        self._git("update-ref", "-m", reason, "HEAD", new, old)
 
     def lacks(self, commit: str, path: str) -> bool:
         """Whether `commit` changed `path` in a way the branch does not have yet (since their merge base)."""
@@ -357,7 +383,7 @@ class Worktree:
     def diff(self, since: str, stat: bool = False) -> str:
         """The diff from commit `since` to HEAD, or its `--stat` summary."""
         mode = ("--stat",) if stat else ()
-        return self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", *mode, since, "HEAD", "--")
+        return self._git("diff", "--no-color", *mode, since, "HEAD", "--")
 
     def head(self) -> str:
         """The sha of this worktree's HEAD."""
@@ -366,8 +392,6 @@ class Worktree:
     def remove(self, delete_branch: bool = False) -> None:
         """Delete the worktree's directory and git's record of it; optionally its branch too."""
         with worktree_lock(self.repo.common_dir):
-            if self.path.exists():
-                self.repo.git("worktree", "remove", "--force", "--force", str(self.path))
-            self.repo.git("worktree", "prune")
+            self.repo.drop_worktree(self.path)
         if delete_branch and self.repo.branch_exists(self.branch):
             self.repo.delete_branch(self.branch)
