@@ -2,6 +2,9 @@
 
 Each stage is recorded as a `GateChecked` event; the first that fails ends the check. A tree that was
 checked before is not checked again: the same tree gives the same answer.
+
+The verify command runs the tests agents wrote, so it runs as their commands do: give the gate a sandboxed
+runner (`runner_for`, called with the integration worktree's path). Without one it runs unconfined.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -27,6 +30,8 @@ __all__ = ["Gate", "GateResult", "Stage"]
 Stage = Literal["parse", "semantic", "verify"]
 
 _PYTEST_NOTHING_COLLECTED = 5
+_NOT_RUN = 126
+"""The exit status of a command the sandbox refused or could not confine (or that cannot execute)."""
 _MAX_HINTED = 5
 
 
@@ -64,18 +69,25 @@ class Gate:
         verify_command: str | None = None,
         detect: bool = True,
         runner: CommandRunner | None = None,
+        runner_for: Callable[[Path], CommandRunner] | None = None,
         worktree: Path | None = None,
         python: str | None = None,
         timeout: float = 1800.0,
         output_limit: int = 16_000,
         keep: Sequence[str] = KEEP_ON_CLEAN,
     ) -> None:
-        """`verify_command` wins over detection; `detect=False` with no command skips the verify stage."""
+        """`verify_command` wins over detection; `detect=False` with no command skips the verify stage.
+
+        `runner_for` makes the runner of the verify command for the integration worktree, on first need; the gate
+        closes it in `close`. A `runner` given instead is the caller's to close; with neither, commands run
+        unconfined (`LocalRunner`).
+        """
         self.repo, self.base, self.store, self.run_id = repo, base, store, run_id
         self.verify_command, self.detect = verify_command, detect
-        self.runner: CommandRunner = runner or LocalRunner()
         path = worktree or repo.plait_dir() / "worktrees" / (run_id or "gate") / "_integration"
         self.worktree = IntegrationWorktree(repo, path, keep=keep)
+        self._runner, self._runner_for = runner, runner_for
+        self._made: CommandRunner | None = None
         self.python = python or _default_python(repo)
         self.timeout, self.output_limit = timeout, output_limit
         self.runs = 0
@@ -180,30 +192,49 @@ class Gate:
 
         return detect_verify_command(files, read, python=self.python)
 
-    async def _run_verify(self, commit: str, command: str) -> tuple[bool, str]:
+    @property
+    def runner(self) -> CommandRunner:
+        """The runner of the verify command (made by `runner_for` on first use)."""
+        if self._runner is None:
+            if self._runner_for is None:
+                self._runner = LocalRunner()
+            else:
+                self._runner = self._made = self._runner_for(self.worktree.path)
+        return self._runner
+
+    async def _run_verify(self, commit: str, command: str) -> tuple[bool, str, bool]:
+        """Whether `command` passed on `commit`, its output, and whether it ran at all."""
         cwd = await asyncio.to_thread(self.worktree.checkout, commit)
         result = await self.runner.run(command, cwd=cwd, timeout=self.timeout, output_limit=self.output_limit)
         detected = command != self.verify_command and "pytest" in command
         ok = result.exit_code == 0 or (detected and result.exit_code == _PYTEST_NOTHING_COLLECTED)
         status = "timed out" if result.timed_out else f"exit {result.exit_code}"
-        return ok, f"$ {command}\n[{status}]\n{result.output}"
+        return ok, f"$ {command}\n[{status}]\n{result.output}", result.exit_code != _NOT_RUN
 
     async def _verify(self, commit: str) -> tuple[bool, str]:
         command = await asyncio.to_thread(self.command_for, commit)
         if not command:
             return True, "skipped: no verify command configured or detected"
-        ok, output = await self._run_verify(commit, command)
+        ok, output, ran = await self._run_verify(commit, command)
+        if not ran:
+            return False, "the verify command did not run, so nothing is verified\n" + output
         if ok or commit == self.base:
             return ok, output
         if self.base_fails is None:
             started = time.monotonic()
-            base_ok, base_output = await self._run_verify(self.base, command)
-            self.base_fails = not base_ok
+            base_ok, base_output, base_ran = await self._run_verify(self.base, command)
+            self.base_fails = not base_ok if base_ran else None  # a refusal says nothing of the base
             self._record(self.base, "verify", base_ok, [], "the base, for comparison\n" + base_output, started)
         if self.base_fails:
             return True, "not held against it: the verify command fails at the base commit too\n" + output
         return False, output
 
     def close(self) -> None:
-        """Remove the integration worktree, if one was made."""
+        """Remove the integration worktree, if one was made, and close the runner the gate made."""
         self.worktree.remove()
+        made, self._made = self._made, None
+        if made is not None:
+            self._runner = None
+            close = getattr(made, "close", None)
+            if callable(close):
+                close()

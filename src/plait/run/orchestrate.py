@@ -23,17 +23,25 @@ from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.llm_resolver import LLMResolver
 from plait.reconcile.queue import MergeQueue
 from plait.reconcile.types import Resolver
+from plait.run._nested import noticing
 from plait.run.integrate import QueueIntegrator
 from plait.run.parallel import ParallelOutcome, RunContext, RunnerFactory, run_plan
 from plait.run.single import Base, RunOutcome, one_task_plan, record_start, run_single
 from plait.run.state import RunState, recharge
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import CommandResult, Repo
 
 __all__ = ["Orchestration", "Review", "orchestrate"]
 
 Review = Callable[[Plan, list[OverlapDecision]], bool]
 """Shown the plan before anything more is spent; False stops the run."""
+
+
+class _NoCommands:
+    """The planner's runner: its tools only read, and were one ever to run a command, it would be refused."""
+
+    async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109
+        return CommandResult(exit_code=126, output="plait did not run this command: the planner runs no commands")
 
 
 @dataclass
@@ -117,7 +125,7 @@ async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: Price
         store=o.store,
         run_id=o.run_id,
         prices=prices,
-        runner=LocalRunner(),
+        runner=_NoCommands(),
         repo_map=shared_map,
         budget=budget.child("planner", Limits()),
         context=context_budget(o.model.name, o.settings.context_tokens),
@@ -137,7 +145,7 @@ async def _parallel(
         store=o.store,
         run_id=o.run_id,
         verify_command=s.verify_command,
-        runner=o.runners(o.repo.plait_dir() / "worktrees" / o.run_id / "_integration", "gate", {}),
+        runner_for=lambda path: o.runners(path, "gate", {}),
     )
     queue = MergeQueue(o.repo, o.store, o.run_id, o.base.commit, gate=gate, resolvers=resolvers)
     ctx = RunContext(
@@ -147,7 +155,7 @@ async def _parallel(
         store=o.store,
         run_id=o.run_id,
         base=o.base,
-        runners=o.runners,
+        runners=noticing(o.runners, o.repo),
         repo_map=shared_map,
         prices=prices,
         budget=budget,
@@ -164,7 +172,6 @@ async def _one_agent(o: Orchestration) -> RunOutcome:
     if o.state is None or o.state.plan is None:
         plan = one_task_plan(o.task)
         o.store.append(PlanMade(run_id=o.run_id, plan=plan.model_dump(mode="json"), source="single"))
-    runner = o.runners(o.repo.plait_dir() / "worktrees" / o.run_id / "main", "main", {})
     return await run_single(
         o.repo,
         o.task,
@@ -173,8 +180,7 @@ async def _one_agent(o: Orchestration) -> RunOutcome:
         store=o.store,
         base=o.base,
         run_id=o.run_id,
-        runner=runner,
-        runners=o.runners,
+        runners=noticing(o.runners, o.repo),
         started=True,
         state=o.state,
     )
