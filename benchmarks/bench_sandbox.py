@@ -1,14 +1,18 @@
 """Cost per command of each sandbox layer: none, limits only, Landlock, bubblewrap.
 
-Baseline, measured in the same run: `LocalRunner` (new session, scrubbed environment, capped output, tree kill)
-with no policy, limits or OS layer. The layers run round-robin, so drift in the machine's load hits all alike.
-Run: .venv/bin/python benchmarks/bench_sandbox.py [--runs N]
+Baselines, measured in the same run: "bare" starts `bash -c COMMAND` with asyncio and reads its output, nothing
+more; "bare bwrap" does the same with the argv the bwrap layer prepares (bubblewrap's own cost); "local" is
+`LocalRunner` (new session, scrubbed environment, capped output, tree kill) with no policy, limits or OS layer.
+The runners take turns, so drift in the machine's load hits all alike. The table gives the median and p90 of
+each, the median's ratio to bare, and the milliseconds added to bare.
+Run: .venv/bin/python benchmarks/bench_sandbox.py [--runs N] [--no-cgroup]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -17,11 +21,41 @@ import time
 from pathlib import Path
 
 from plait.settings import Settings
-from plait.workspace import CommandRunner, LocalRunner
+from plait.workspace import CommandResult, CommandRunner, LocalRunner
 from plait.workspace.policy import Limits, Policy, SandboxSettings
 from plait.workspace.sandbox import SandboxedRunner, make_runner, probe
 
 COMMANDS = {"true": "true", "python -c pass": f"{sys.executable} -c pass"}
+
+
+class Bare:
+    """`bash -c` and its output read to the end: the floor every runner builds on."""
+
+    async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "-c", command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        out, _ = await proc.communicate()
+        return CommandResult(exit_code=proc.returncode, output=out.decode()[:output_limit])
+
+
+class BareBwrap:
+    """The very argv the bwrap layer prepares, started like `Bare`: bubblewrap's own cost, with no plait around it."""
+
+    def __init__(self, sandboxed: SandboxedRunner) -> None:
+        self._layer = sandboxed.layer
+
+    async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109
+        argv, _, fds = self._layer.prepare(["bash", "-c", command], cwd=cwd, network=False)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=fds
+            )
+        finally:
+            for fd in fds:
+                os.close(fd)
+        out, _ = await proc.communicate()
+        return CommandResult(exit_code=proc.returncode, output=out.decode()[:output_limit])
 
 
 def workspace(tmp: Path) -> tuple[Path, Path]:
@@ -36,7 +70,7 @@ def workspace(tmp: Path) -> tuple[Path, Path]:
 
 def runners(worktree: Path, common: Path, cgroup: bool) -> dict[str, CommandRunner]:
     found = probe()
-    out: dict[str, CommandRunner] = {"none": LocalRunner()}
+    out: dict[str, CommandRunner] = {"bare": Bare(), "local": LocalRunner()}
     layers = [("limits only", "none")] + [(name, name) for name in ("landlock", "bwrap") if name in found.usable()]
     for label, layer in layers:
         limits = Limits(cgroup=cgroup)
@@ -51,6 +85,9 @@ def runners(worktree: Path, common: Path, cgroup: bool) -> dict[str, CommandRunn
             interactive=False,
             found=found,
         )
+    bwrap = out.get("bwrap")
+    if isinstance(bwrap, SandboxedRunner):
+        out = {"bare": out.pop("bare"), "bare bwrap": BareBwrap(bwrap), **out}
     for name in ("landlock", "bwrap"):
         if name not in found.usable():
             print(f"{name}: not measured, {found.problem(name)}")
@@ -80,6 +117,23 @@ def policy_check_us(n: int) -> float:
     return (time.perf_counter() - started) / n * 1e6
 
 
+def table(results: dict[str, dict[str, list[float]]], names: list[str]) -> str:
+    header = f"{'runner':<12}"
+    for label in COMMANDS:
+        header += f" | {label + ' ms':>17} {'p90':>6} {'ratio':>5} {'added':>6}"
+    lines = [header]
+    for name in names:
+        row = f"{name:<12}"
+        for label in COMMANDS:
+            samples = results[label][name]
+            median = statistics.median(samples)
+            p90 = statistics.quantiles(samples, n=10)[-1]
+            base = statistics.median(results[label]["bare"])
+            row += f" | {median:>17.1f} {p90:>6.1f} {median / base:>5.2f} {median - base:>+6.1f}"
+        lines.append(row)
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=30)
@@ -93,20 +147,8 @@ def main() -> None:
             if isinstance(runner, SandboxedRunner):
                 runner.close()
     print(probe().report(probe().usable()[0], Limits(cgroup=not args.no_cgroup)))
-    print(f"\n{args.runs} runs each, milliseconds per command (median, and p90), ratio of medians against none")
-    header = f"{'layer':<13}"
-    for label in COMMANDS:
-        header += f" {label + ' ms':>18} {'p90':>7} {'ratio':>6}"
-    print(header)
-    for name in chosen:
-        row = f"{name:<13}"
-        for label in COMMANDS:
-            samples = results[label][name]
-            median = statistics.median(samples)
-            p90 = statistics.quantiles(samples, n=10)[-1]
-            base = statistics.median(results[label]["none"])
-            row += f" {median:>18.1f} {p90:>7.1f} {median / base:>6.2f}"
-        print(row)
+    print(f"\n{args.runs} runs each, milliseconds per command: median, p90, ratio of medians to bare, ms added to bare")
+    print(table(results, list(chosen)))
     print(f"\npolicy check of one command line: {policy_check_us(2000):.0f} µs")
 
 
