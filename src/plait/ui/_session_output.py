@@ -24,6 +24,7 @@ from plait.run.investigate import AskOutcome
 from plait.run.session import Reply
 from plait.settings import Settings
 from plait.ui._common import err, out
+from plait.ui._safe import escaped, safe_event, visible
 from plait.ui.progress import ProgressPrinter, short_args
 
 __all__ = ["Progress", "Spent", "print_answer", "priced", "show_reply", "spent_since"]
@@ -40,6 +41,7 @@ class Progress:
         if event.run_id != self.run_id:
             self.dispatched(event)
             return
+        event = safe_event(event)
         who = f"[cyan]{escape(event.agent.removeprefix(EXPERT_PREFIX))}[/]"
         if isinstance(event, ToolCalled) and event.call.name not in ("answer", "ask_expert"):
             args = short_args(event.call.arguments, event.call.raw_arguments)
@@ -77,37 +79,39 @@ def priced(settings: Settings, model: Model) -> bool:
 
 
 def print_answer(outcome: AskOutcome, turn: Spent, total: Spent) -> None:
-    if out.is_terminal:
-        out.print(Markdown(outcome.answer))
-    else:
-        out.print(outcome.answer, markup=False, highlight=False)
+    _print_text(outcome.answer)
     if outcome.disagreements.strip():
         out.print("\n[bold]Where the investigators disagreed[/]")
-        out.print(escape(outcome.disagreements.strip()), highlight=False)
+        out.print(escaped(outcome.disagreements.strip()), highlight=False)
     if outcome.findings:
         out.print("\n[bold]Findings[/]")
     for f in outcome.findings:
         where = ", ".join(f.area) or "the whole repository"
         state = "" if f.ok else " [red](did not finish)[/]"
-        out.print(f"[cyan]{escape(f.investigator)}[/] on {escape(where)}{state}")
+        out.print(f"[cyan]{escaped(f.investigator)}[/] on {escaped(where)}{state}")
         for line in f.text.strip().splitlines():
-            out.print("  " + escape(line), highlight=False)
+            out.print("  " + escaped(line), highlight=False)
         if f.refs:
-            out.print("  [dim]references:[/] " + escape(", ".join(f.refs)), highlight=False)
+            out.print("  [dim]references:[/] " + escaped(", ".join(f.refs)), highlight=False)
         if f.unclear:
-            out.print("  [yellow]unclear references:[/] " + escape("; ".join(f.unclear)), highlight=False)
+            out.print("  [yellow]unclear references:[/] " + escaped("; ".join(f.unclear)), highlight=False)
         if f.not_checked and f.not_checked.lower() not in ("nothing", "none", "nothing."):
-            out.print("  [dim]not checked:[/] " + escape(f.not_checked), highlight=False)
+            out.print("  [dim]not checked:[/] " + escaped(f.not_checked), highlight=False)
     spent = turn.text() + (f" (the run so far: {total.text()})" if outcome.turn > 1 else "")
-    out.print(f"\n[dim]run {outcome.run_id} · {escape(spent)}[/]")
+    out.print(f"\n[dim]run {outcome.run_id} · {escaped(spent)}[/]")
     out.print(f"[dim]follow up: plait ask --follow-up {outcome.run_id} QUESTION[/]")
 
 
-def show_reply(reply: Reply) -> None:
+def _print_text(text: str) -> None:
+    """A model's answer: Markdown in a terminal, its links shown as addresses (never live links), as is elsewhere."""
     if out.is_terminal:
-        out.print(Markdown(reply.text))
+        out.print(Markdown(visible(text), hyperlinks=False))
     else:
-        out.print(reply.text, markup=False, highlight=False)
+        out.print(visible(text), markup=False, highlight=False)
+
+
+def show_reply(reply: Reply) -> None:
+    _print_text(reply.text)
     if not reply.ok:
         err.print("[yellow]the lead did not finish its turn; say how to go on[/]")
     out.file.flush()

@@ -15,6 +15,7 @@ from plait.errors import EnvironmentProblem, PlaitError
 from plait.events.store import SQLiteEventStore
 from plait.settings import load_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run
+from plait.ui._safe import escaped, visible
 from plait.ui.feed import make_redactor, redact_event
 from plait.ui.summary import RunSummary, summarize
 from plait.ui.transcript import render_transcript
@@ -56,8 +57,12 @@ def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     repo = Repo.discover(repo_path)
     path = repo.common_dir / "plait" / "events.db"
     summaries = _summaries(open_store(repo, create=False)) if path.exists() else []
+    if summaries:  # a log written before events were redacted on the way in holds the task as it was given
+        redact = make_redactor(load_settings(repo.root).settings)
+        for s in summaries:
+            s.task, s.model, s.reason = (visible(redact(x)) for x in (s.task, s.model, s.reason))
     if as_json:
-        out.print_json(json.dumps([s.as_json() for s in summaries]))
+        out.print_json(json.dumps([s.as_json() for s in summaries]), ensure_ascii=True)
         return
     if not summaries:
         out.print("no runs yet: start one with `plait run TASK`")
@@ -74,7 +79,7 @@ def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     for s in summaries:
         status = s.status if s.status != "running" else "unfinished"
         task = s.task.strip().splitlines()[0] if s.task.strip() else ""
-        table.add_row(s.run_id, status, s.model, str(s.model_calls), f"${s.cost_usd:.4f}", task[:120])
+        table.add_row(s.run_id, status, escaped(s.model), str(s.model_calls), f"${s.cost_usd:.4f}", escaped(task[:120]))
     out.print(table)
 
 
@@ -153,7 +158,7 @@ def main() -> None:
     try:
         app()
     except PlaitError as exc:
-        err.print(f"[red]plait: error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[red]plait: error:[/] {escaped(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]")

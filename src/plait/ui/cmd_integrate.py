@@ -24,6 +24,7 @@ from plait.reconcile.types import Resolver
 from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
 from plait.ui._config_notes import config_notes
+from plait.ui._safe import escaped
 from plait.ui.feed import make_redactor
 from plait.workspace import GitError, Repo
 
@@ -66,7 +67,8 @@ def _resolvers(settings: Settings, no_llm: bool, store: EventStore, run_id: str)
     try:
         model = make_model(settings.model, settings)
     except MissingApiKey as exc:
-        err.print(f"[yellow]note:[/] the LLM rung is off ({exc}); pass --no-llm to do without it", highlight=False)
+        note = f"the LLM rung is off ({escaped(str(exc))}); pass --no-llm to do without it"
+        err.print(f"[yellow]note:[/] {note}", highlight=False)
         return resolvers
     return [*resolvers, LLMResolver(model, store, run_id)]
 
@@ -151,12 +153,13 @@ def _print(run_id: str, branch: str, report: QueueReport, rows: list[dict[str, A
     for row in rows:
         if row["outcome"] == "integrated":
             how = ", ".join(f"{r['path']} by {r['rung']}" for r in row["resolutions"]) or "merged cleanly"
-            out.print(f"[green]integrated[/] {row['branch']}: {how}", highlight=False)
+            out.print(f"[green]integrated[/] {escaped(row['branch'])}: {escaped(how)}", highlight=False)
         else:
-            out.print(f"[red]ejected[/] {row['branch']}: {row['reason']}", highlight=False)
-    out.print(f"  {branch} @ {report.head[:10]}, {report.gate_runs} gate run(s)", highlight=False)
+            out.print(f"[red]ejected[/] {escaped(row['branch'])}: {escaped(row['reason'])}", highlight=False)
+    out.print(f"  {escaped(branch)} @ {report.head[:10]}, {report.gate_runs} gate run(s)", highlight=False)
     if report.ejected:
-        out.print(f"  redo or rebase the ejected branches on {branch}, then integrate them again", highlight=False)
+        again = f"  redo or rebase the ejected branches on {escaped(branch)}, then integrate them again"
+        out.print(again, highlight=False)
     out.print(f"  the log: plait show {run_id}; bring it in: plait apply {run_id}", highlight=False)
 
 

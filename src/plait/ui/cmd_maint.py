@@ -11,6 +11,7 @@ from rich.table import Table
 
 from plait.run.maintenance import Finding, diagnose
 from plait.ui._common import JsonOpt, RepoOpt, err, out
+from plait.ui._safe import escaped
 from plait.workspace import Repo
 
 __all__ = ["register"]
@@ -56,10 +57,10 @@ def register(app: typer.Typer) -> None:
         else:
             table = Table("severity", "what", "repair")
             for f in findings:
-                table.add_row(f.severity, f.message, "yes" if f.repair else "by hand")
+                table.add_row(f.severity, escaped(f.message), "yes" if f.repair else "by hand")
             out.print(table)
             for line in repaired:
-                out.print(f"  repaired: {line}")
+                out.print(f"  repaired: {escaped(line)}")
             if not fix and any(f.repair for f in findings):
                 err.print("run `plait doctor --fix` to repair what can be repaired")
         unrepaired = [f for f in findings if f.severity == "error" and (not fix or f.repair is None)]
@@ -76,5 +77,5 @@ def register(app: typer.Typer) -> None:
             out.print_json(json.dumps({"removed": done, "freed_bytes": freed}))
             return
         for line in done:
-            out.print(f"  {line}")
+            out.print(f"  {escaped(line)}")
         out.print(f"freed {_size(freed)}" if done else "nothing to collect")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import sys
@@ -11,7 +12,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from plait.errors import EnvironmentProblem, StateError, UsageError
@@ -21,6 +21,7 @@ from plait.models.registry import make_model
 from plait.plan.model import Plan
 from plait.plan.overlap import OverlapDecision
 from plait.plan.render import render_plan
+from plait.redact import scrub_strings
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome, RunnerFactory
 from plait.run.session import run_kind
@@ -28,6 +29,7 @@ from plait.run.single import Base, RunOutcome, choose_base, new_run_id
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store, store_path
+from plait.ui._safe import escaped, visible
 from plait.ui.progress import ProgressPrinter
 from plait.ui.summary import summarize
 from plait.workspace import CommandRunner, Repo
@@ -97,7 +99,10 @@ def sandboxed_runners(
 
 
 def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
-    err.print(render_plan(plan, decisions))
+    # the planner wrote the plan: none of its text may drive the terminal while the user judges it
+    shown = Plan.model_validate(scrub_strings(plan.model_dump(mode="json"), visible))
+    said = [dataclasses.replace(d, what=visible(d.what), why=visible(d.why)) for d in decisions]
+    err.print(render_plan(shown, said))
     return typer.confirm("Run this plan?", default=True, err=True)
 
 
@@ -154,16 +159,18 @@ def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
         }
         data["commit"] = outcome.commit
     if as_json:
-        out.print_json(json.dumps(data))
+        out.print_json(json.dumps(data), ensure_ascii=True)  # a model's text stays in JSON escapes
         return 0 if outcome.status == "done" else 1
     colour = "green" if outcome.status == "done" else "red"
     headline = outcome.summary or outcome.reason if isinstance(outcome, RunOutcome) else ""
-    out.print(f"[{colour} bold]{outcome.status}[/] run {outcome.run_id} {escape(headline)}")
+    out.print(f"[{colour} bold]{outcome.status}[/] run {outcome.run_id} {escaped(headline)}")
     if isinstance(outcome, ParallelOutcome):
         table = Table("task", "status", "attempts", "summary or reason")
         for task, result in outcome.results.items():
             note = outcome.summaries.get(task, "") if result.status == "done" else result.reason
-            table.add_row(task, result.status, str(result.attempts), escape(note.splitlines()[0]) if note else "")
+            table.add_row(
+                escaped(task), result.status, str(result.attempts), escaped(note.splitlines()[0]) if note else ""
+            )
         out.print(table)
     if outcome.commit:
         out.print(f"  result: branch {outcome.branch} @ {outcome.commit[:10]}")
@@ -294,7 +301,7 @@ def register(app: typer.Typer) -> None:
         llm = make_model(started.model, settings)
         base = Base(started.base_commit, started.base_ref, snapshot=started.snapshot)
         extra = str(Path(sys.executable).parent) if started.model.startswith("scripted:") else ""
-        err.print(f"resuming run {run_id}: {started.task.splitlines()[0] if started.task else ''}")
+        err.print(f"resuming run {run_id}: {escaped(started.task.splitlines()[0]) if started.task else ''}")
         outcome, store = _start(
             repo,
             started.task,

@@ -30,6 +30,7 @@ from plait.run.session import Session, SessionConfig, latest_session, run_kind
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store, store_path
+from plait.ui._safe import escaped
 from plait.ui._session_output import Progress, Spent, priced, print_answer, show_reply, spent_since
 from plait.ui.cmd_run import sandboxed_runners
 from plait.workspace import Repo
@@ -125,11 +126,12 @@ def _command(line: str, sess: Session) -> bool:
         table = Table("name", "kind", "area", "questions")
         for h in sess.helpers():
             kind = "helper" if h.origin == "session" else h.origin
-            table.add_row(h.name, kind, ", ".join(h.area) or "all", str(h.questions))
+            table.add_row(escaped(h.name), escaped(kind), escaped(", ".join(h.area) or "all"), str(h.questions))
         out.print(table if table.row_count else "no helpers or investigators yet")
     elif name == "/runs":
         runs = list(sess.dispatched().values())
-        out.print("\n".join(f"{r}  (plait show {r})" for r in runs) if runs else "no runs dispatched yet")
+        shown = "\n".join(f"{r}  (plait show {r})" for r in runs) if runs else "no runs dispatched yet"
+        out.print(shown, markup=False, highlight=False)
     elif name == "/cost":
         usd, calls = sess.cost()
         spent = Spent(calls, usd if priced(sess.cfg.settings, sess.cfg.model) else None)
@@ -262,7 +264,7 @@ def ask_command(
             "total_cost_usd": None if total.usd is None else round(total.usd, 6),
             "priced": has_price,
         }
-        out.print_json(json.dumps({**outcome.as_json(), **spent}))
+        out.print_json(json.dumps({**outcome.as_json(), **spent}), ensure_ascii=True)
     else:
         print_answer(outcome, turn, total)
     store.close()

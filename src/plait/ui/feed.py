@@ -1,14 +1,14 @@
-"""Reading a run's events for display: incrementally, and with every secret redacted first."""
+"""Reading a run's events for display: incrementally, every secret redacted and every control character visible."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
-from plait.events.store import EventStore
-from plait.events.types import Event, EventAdapter
+from plait.events.store import EventStore, rewrite_strings
+from plait.events.types import Event
 from plait.redact import Redactor
 from plait.settings import Settings
+from plait.ui._safe import visible
 
 __all__ = ["EventFeed", "make_redactor", "redact_event"]
 
@@ -23,20 +23,14 @@ def make_redactor(settings: Settings | None = None, extra: Iterable[str] = ()) -
     return Redactor(values)
 
 
-def _scrub(value: Any, redact: Redactor) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _scrub(v, redact) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub(v, redact) for v in value]
-    return value
-
-
 def redact_event(event: Event, redact: Redactor) -> Event:
-    """The event with every string in it (output, arguments, text, settings) passed through `redact`."""
-    data = _scrub(event.model_dump(mode="json"), redact)
-    return EventAdapter.validate_python(data)
+    """The event as it may be shown: every string in it (output, arguments, text, settings) passed through
+    `redact`, then its control characters made visible (see `plait.ui._safe`).
+
+    Every view reads events through this (the feed, `show`, the report), so none can print a secret or let
+    a model's or a command's text drive the terminal.
+    """
+    return rewrite_strings(event, lambda text: visible(redact(text)))
 
 
 class EventFeed:
@@ -49,7 +43,7 @@ class EventFeed:
         self.last_seq = 0
 
     def poll(self) -> list[Event]:
-        """Events appended since the last poll, redacted; none while the run id is not known yet."""
+        """Events appended since the last poll, redacted and made visible; none while the run id is not known yet."""
         if self.run_id is None:
             return []
         fresh = self.store.events(self.run_id, after=self.last_seq)

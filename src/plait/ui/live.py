@@ -33,17 +33,18 @@ AutoPilot = Callable[[Pilot[object]], Coroutine[Any, Any, None]] | None
 _COLUMNS = ("agent", "task", "state", "now", "steps", "tokens", "cost", "merge")
 
 
-def _cells(agent: AgentView) -> list[Text | str]:
+def _cells(agent: AgentView) -> list[Text]:
+    """The row of an agent; every cell a `Text`, since the table would read a plain string as markup."""
     state = agent.state + (f" #{agent.attempt}" if agent.attempt > 1 else "")
     return [
-        agent.id,
-        _fmt.one_line(agent.title, 30),
+        Text(agent.id),
+        Text(_fmt.one_line(agent.title, 30)),
         Text(state, style=_fmt.STATE_STYLE.get(agent.state, "")),
-        _fmt.one_line(agent.now, 44),
+        Text(_fmt.one_line(agent.now, 44)),
         Text(str(agent.steps), justify="right"),
         Text(_fmt.tokens(agent.usage.total_tokens), justify="right"),
         Text(_fmt.usd(agent.cost_usd), justify="right"),
-        agent.merge,
+        Text(agent.merge),
     ]
 
 
@@ -94,7 +95,7 @@ class Dashboard(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
-        table: DataTable[Text | str] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Text] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
         yield table
         yield Static(id="merges")
         yield Footer()

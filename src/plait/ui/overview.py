@@ -148,7 +148,8 @@ def print_run_summary(console: Console, events: list[Event]) -> None:
         console.print(f"  {trade_line(costs.experts)} (an estimate, see plait cost)", highlight=False)
     if view.merges or view.gates:
         conflicts = sum(1 for m in view.merges if m.outcome == "resolved")
-        console.print(f"  merges: {len(view.merges)} steps, {conflicts} conflict(s) resolved; {_fmt.gate_line(view)}")
+        gate = escape(_fmt.gate_line(view))
+        console.print(f"  merges: {len(view.merges)} steps, {conflicts} conflict(s) resolved; {gate}", highlight=False)
     if view.commit:
         console.print(f"  result: {escape(view.branch)} @ {view.commit[:10]}", highlight=False)
     t = costs.total

@@ -20,6 +20,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
+from plait.ui._safe import safe_event
 
 __all__ = ["ProgressPrinter", "short_args"]
 
@@ -38,12 +39,13 @@ def short_args(arguments: dict[str, object] | None, raw: str = "", width: int = 
 
 
 class ProgressPrinter:
-    """An event listener that prints what each agent does as it happens."""
+    """An event listener that prints what each agent does as it happens (as the log has it, made visible)."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
 
     def __call__(self, event: Event) -> None:
+        event = safe_event(event)
         who = f"[cyan]{escape(event.agent)}[/]" if event.agent else "[cyan]run[/]"
         out = self.console.print
         if isinstance(event, TaskStarted):

@@ -11,6 +11,7 @@ from plait.redact import Redactor
 from plait.ui import _fmt, _report_parts
 from plait.ui._report_assets import CSS, JS
 from plait.ui._report_timeline import timeline_svg
+from plait.ui._safe import visible
 from plait.ui.cost import cost_breakdown
 from plait.ui.feed import redact_event
 from plait.ui.runview import RunView
@@ -67,7 +68,7 @@ def render_html(events: list[Event], *, diffstat: str = "", redact: Redactor | N
         ("agents", "Agents", _report_parts.agents_section(view, costs)),
         ("merges", "Merge decisions and the gate", _report_parts.merges_section(view)),
         ("cost", "Cost", _report_parts.cost_section(costs)),
-        ("changes", "Changes", _report_parts.changes_section(view, redact(diffstat))),
+        ("changes", "Changes", _report_parts.changes_section(view, visible(redact(diffstat)))),
         ("transcripts", "Transcripts", _report_parts.transcripts_section(view, events)),
     ]
     nav = "".join(f'<a href="#{key}">{title.split()[0]}</a>' for key, title, _ in sections)

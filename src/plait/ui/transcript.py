@@ -30,6 +30,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
+from plait.ui._safe import visible
 from plait.ui.summary import summarize
 
 __all__ = ["render_transcript"]
@@ -145,7 +146,10 @@ def _render_reconciliation(event: Event) -> RenderableType | None:
 def render_transcript(
     console: Console, run_id: str, events: list[Event], *, diff: str = "", agent: str | None = None, max_lines: int = 40
 ) -> None:
-    """Print the transcript of a run (or of one agent), then its totals and the final diff."""
+    """Print the transcript of a run (or of one agent), then its totals and the final diff.
+
+    `events` are as `plait.ui.feed.redact_event` makes them (redacted, made visible); `diff` is made visible here.
+    """
     said: set[str] = set()  # what the user said to a lead, shown already: its first prompt repeats it
     for event in events:
         if agent is not None and event.agent not in ("", agent):
@@ -164,4 +168,4 @@ def render_transcript(
         f"({s.usage.cached_tokens} cached), {s.usage.output_tokens} out, ${s.cost_usd:.4f}"
     )
     if diff:
-        console.print(Syntax(diff, "diff", theme="ansi_dark", word_wrap=True))
+        console.print(Syntax(visible(diff), "diff", theme="ansi_dark", word_wrap=True))
