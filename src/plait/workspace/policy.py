@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from plait.textsafe import visible
 from plait.workspace._presets import PRESETS, SECRET_PATHS
 from plait.workspace._shell import parse
 
@@ -212,8 +213,9 @@ class ConsoleAsker:
     def __call__(self, decision: Decision, agent: str) -> bool:
         """Print the question on stderr and read y/N from stdin; no answer (EOF) is a no."""
         with self._lock:
-            why = f" ({decision.reason})" if decision.reason else ""
-            print(f"plait: agent {agent or '?'} wants to {decision.action}: {decision.subject}{why}", file=sys.stderr)
+            why = f" ({visible(decision.reason)})" if decision.reason else ""
+            subject = visible(decision.subject)  # a command can hide what it is behind CR, ESC or bidi marks
+            print(f"plait: agent {visible(agent) or '?'} wants to {decision.action}: {subject}{why}", file=sys.stderr)
             print("allow? [y/N] ", end="", file=sys.stderr, flush=True)
             answer = sys.stdin.readline().strip().lower()
             return answer in ("y", "yes")
