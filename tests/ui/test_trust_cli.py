@@ -82,3 +82,13 @@ def test_apply_says_nothing_of_a_run_that_left_the_file_alone(plait: Plait, proj
     assert run.json()["config_changes"] == []
     applied = plait("apply", run.json()["run_id"], cwd=project)
     assert applied.code == 0 and ".plait.toml" not in applied.err
+
+
+def test_the_run_itself_says_an_agent_changed_the_repository_file(plait: Plait, project: Path, tmp_path: Path) -> None:
+    script = tmp_path / "agent.yaml"
+    write = {"name": "write_file", "arguments": {"path": ".plait.toml", "content": WIDE}}
+    finish = {"name": "finish", "arguments": {"summary": "tuned the sandbox"}}
+    script.write_text(json.dumps({"turns": [{"tool_calls": [write]}, {"tool_calls": [finish]}]}))
+    run = plait("run", "speed up", "--single", "--model", f"scripted:{script}", "--no-tui", cwd=project)
+    assert run.code == 0, run.err
+    assert "note:" in run.err and "main" in run.err and ".plait.toml" in run.err

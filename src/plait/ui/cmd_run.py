@@ -179,6 +179,8 @@ def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
         f"{s.usage.output_tokens} out, ${s.cost_usd:.4f}"
     )
     out.print(f"  transcript: plait show {outcome.run_id}")
+    for note in s.notes():
+        err.print(f"[yellow]note:[/] {escaped(note)}")
     return 0 if outcome.status == "done" else 1
 
 
