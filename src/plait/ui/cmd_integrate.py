@@ -26,7 +26,8 @@ from plait.settings import Settings, load_settings
 from plait.ui._config_notes import config_notes
 from plait.ui._safe import escaped
 from plait.ui.feed import make_redactor
-from plait.workspace import GitError, Repo
+from plait.workspace import CommandRunner, GitError, Repo
+from plait.workspace.sandbox import make_runner
 
 __all__ = ["register"]
 
@@ -121,7 +122,27 @@ def integrate(
                 model="" if no_llm else settings.model,
             )
         )
-        gate = Gate(repo, base=base, store=store, run_id=run_id, verify_command=settings.verify_command)
+
+        def gate_runner(worktree: Path) -> CommandRunner:
+            """The verify command runs the branches' own tests: confined like an agent's command, never asking."""
+            return make_runner(
+                settings,
+                worktree=worktree,
+                common_dir=repo.common_dir,
+                store=store,
+                run_id=run_id,
+                agent="gate",
+                interactive=False,
+            )
+
+        gate = Gate(
+            repo,
+            base=base,
+            store=store,
+            run_id=run_id,
+            verify_command=settings.verify_command,
+            runner_for=gate_runner,
+        )
         queue = MergeQueue(repo, store, run_id, base, gate=gate, resolvers=_resolvers(settings, no_llm, store, run_id))
 
         async def work() -> QueueReport:
