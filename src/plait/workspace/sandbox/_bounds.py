@@ -131,14 +131,13 @@ class Bounds:
     async def confine(self, pid: int) -> None:
         """Put a blocked command in the cgroups and set its limits, then let it go.
 
-        Nothing of the command has run yet: bwrap forks it only once let go, from its child, which we limit. The
-        child may have been made before bwrap joined the cgroups, so it is moved too.
+        Nothing of the command has run yet: bwrap forks it only once let go, from its child, which is moved and
+        limited here. bwrap itself, which only waits for that child, stays outside: one move fewer, and a move
+        can cost a few milliseconds (the kernel waits for an RCU grace period).
         """
         if self._block is None:
             return
         try:
-            for group in self._joins:
-                group.add(pid)
             for child in await _children_of_blocked(pid):
                 for group in self._joins:
                     group.add(child)

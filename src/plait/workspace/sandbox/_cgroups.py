@@ -173,9 +173,13 @@ class AgentCgroups:
         return self.memory.count("memory.oom_control", "oom_kill")
 
     def joins(self, leaf: Cgroup | None) -> list[Cgroup]:
-        """The cgroups a command's first process enters: its own (or the agent's pids cgroup), and the memory one."""
-        out = [g for g in (leaf or self.pids, self.memory) if g is not None]
-        return list({id(g): g for g in out}.values())
+        """The cgroups a command's first process enters: its own (or the agent's pids cgroup), and the memory one
+        unless that is the same hierarchy (v2: the command's own cgroup is inside the agent's, limits and all)."""
+        first = leaf or self.pids
+        out = [first] if first is not None else []
+        if self.memory is not None and self.memory is not self.pids:
+            out.append(self.memory)
+        return out
 
     def close(self) -> None:
         """Kill what is left of the agent's processes and remove its cgroups."""

@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
 
 __all__ = ["DiskBudget"]
@@ -70,13 +72,15 @@ class DiskBudget:
     """
 
     def __init__(self, roots: Sequence[Path], limit_mb: int, where: str) -> None:
-        """Measure `roots` now, as the agent starts; `where` names them for the agent."""
+        """Start measuring `roots` as the agent starts, in a thread; `where` names them for the agent."""
         self.roots = tuple(roots)
         self.limit = limit_mb * _MB
         self.message = (
             f"the agent's commands added more than {limit_mb} MB to its {where} (the limit is sandbox.limits.disk_mb)"
         )
-        self._base = _size(self.roots)
+        self._base_size: Future[int] = Future()
+        threading.Thread(target=self._measure, name="plait-disk-baseline", daemon=True).start()
+        self._base: int | None = None
         self._grown = 0
         self._bound = 0
         self._floor = self.limit
@@ -84,8 +88,13 @@ class DiskBudget:
         self._walked = self._started = time.monotonic()
         self._quiet_until = 0.0
 
+    def _measure(self) -> None:
+        self._base_size.set_result(_size(self.roots))
+
     def start(self) -> None:
         """A command starts: an agent already over the limit is held to what it has."""
+        if self._base is None:  # measured since the agent started, so in as a rule: else its first command waits
+            self._base = self._base_size.result()
         self._mark = _used(self.roots)
         self._started = time.monotonic()
         self._floor = max(self.limit, self._grown) if self._bound == 0 else self.limit
@@ -108,5 +117,5 @@ class DiskBudget:
         size = await asyncio.to_thread(_size, self.roots)
         done = time.monotonic()
         self._walked, self._quiet_until = done, done + _SHARE * (done - started)
-        self._grown, self._bound = size - self._base, 0
+        self._grown, self._bound = size - (self._base or 0), 0
         return self._grown > self._floor
