@@ -9,14 +9,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from plait.agent._files import ToolFailure
+from plait.workspace import _gitcall as gitcall
 
 __all__ = ["glob_regex", "list_files", "search"]
 
 _SNIFF = 8192
 _MAX_TEXT = 300
 _ESCAPE_HINT = "Escape characters such as ( [ . * + ? with a backslash to match them literally."
-_GIT_LOCATION = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
-_GIT = ("git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 
 def _translate(pattern: str) -> str:
@@ -64,10 +63,11 @@ def _git_files(root: Path, base: Path) -> list[str] | None:
     """Files under `base`, relative to `root`, as git lists them; None when `root` is not a git work tree."""
     if not (root / ".git").exists():
         return None
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION} | {"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
-    args = ("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name", "--", ".")
+    # From the worktree's top, never from inside a repository an agent nested in it, with plait's safe options.
+    spec = os.path.relpath(base, root)
+    args = ("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name", "--", spec)
     try:
-        done = subprocess.run([*_GIT, *args], cwd=base, env=env, capture_output=True, check=True)
+        done = subprocess.run(gitcall.argv(args), cwd=root, env=gitcall.environment(), capture_output=True, check=True)
     except (subprocess.CalledProcessError, OSError):
         return None
     names = {os.fsdecode(n) for n in done.stdout.split(b"\0") if n}
