@@ -111,3 +111,19 @@ def test_calls_are_journaled_and_a_conflict_met_again_is_never_paid_twice(tmp_pa
     other = FileConflict("greet.py", BASE, OURS, THEIRS.replace("title", "upper"))
     assert asyncio.run(LLMResolver(ScriptedModel([resolve_call(RESOLVED)]), store, "run1").resolve(other, CONTEXT))
     assert len({e.agent for e in store.events("run1", kinds=["model_response"])}) == 2
+
+
+def test_a_reply_holding_a_secret_is_refused_alike_live_and_resumed(tmp_path: Path) -> None:
+    """The log keeps replies redacted: a resolution plait would write with [REDACTED] in it is refused, so a
+    resumed integration decides what the live one decided, and no secret is written into a merged file."""
+    from plait.events.store import RedactingStore
+    from plait.redact import Redactor
+
+    leaky = RESOLVED + "TOKEN = 'ghp_" + "a1B2c3D4" * 5 + "'\n"
+    store = RedactingStore(SQLiteEventStore(tmp_path / "events.db"), Redactor())
+    live = ScriptedModel([resolve_call(leaky), resolve_call(RESOLVED)])
+    first = _run(LLMResolver(live, store, "run1"))
+    assert first is not None and first.text == RESOLVED and len(live.calls) == 2
+    assert "looks like a secret" in str(live.calls[1].messages[-1])
+    resumed = ScriptedModel([])
+    assert _run(LLMResolver(resumed, store, "run1")) == first and not resumed.calls

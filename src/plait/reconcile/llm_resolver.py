@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from plait.errors import ModelError
 from plait.events.journal import Journal
-from plait.events.store import EventStore
+from plait.events.store import EventStore, redaction
 from plait.models.base import (
     Message,
     Model,
@@ -25,6 +25,7 @@ from plait.models.base import (
 from plait.models.pricing import PriceTable
 from plait.reconcile._syntax import conflict_markers, syntax_error
 from plait.reconcile.types import FileConflict, MergeContext, Resolution, Rung
+from plait.redact import scrub_strings
 
 __all__ = ["LLMResolver"]
 
@@ -94,6 +95,9 @@ def _problem(conflict: FileConflict, content: str | None, delete: bool) -> str |
     if delete:
         return None if None in (conflict.ours, conflict.theirs) else "both sides keep this file: do not delete it"
     assert content is not None
+    if _HIDDEN in content and not any(_HIDDEN in (s or "") for s in (conflict.base, conflict.ours, conflict.theirs)):
+        # The reply was redacted as the log keeps it: what plait would write is not what the model wrote.
+        return "the answer holds text that looks like a secret, which plait does not write into a merged file"
     if conflict_markers(content, conflict.base, conflict.ours, conflict.theirs):
         return "the file still has conflict markers (<<<<<<< or >>>>>>> lines)"
     sides = [s for s in (conflict.ours, conflict.theirs) if s is not None]
@@ -107,6 +111,9 @@ def _newline(content: str, conflict: FileConflict) -> str:
     if content and sides and all(s.endswith("\n") for s in sides) and not content.endswith("\n"):
         return content + "\n"
     return content
+
+
+_HIDDEN = "[REDACTED]"
 
 
 class LLMResolver:
@@ -149,11 +156,15 @@ class LLMResolver:
         return ModelRequest(system=SYSTEM, messages=tuple(messages), tools=(RESOLVE,), max_output_tokens=budget)
 
     async def _call(self, journal: Journal | None, request: ModelRequest) -> ModelResponse:
+        """The model's reply as the log keeps it (redacted), so that a resumed integration decides the same."""
         if journal is None:
             return await self.model.complete(request)
         response, cost = await journal.complete(self.model, request)
         self.cost_usd += cost
-        return response
+        assert self.store is not None
+        data = response.model_dump(mode="json")
+        clean = scrub_strings(data, redaction(self.store))
+        return response if clean == data else ModelResponse.model_validate(clean)
 
     async def _converse(self, conflict: FileConflict, messages: list[Message], agent: str) -> Resolution | None:
         journal = Journal(self.store, self.run_id, agent, self.prices) if self.store is not None else None
