@@ -8,14 +8,19 @@ import contextlib
 import fnmatch
 import os
 import signal
+import subprocess
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
+
+from plait.workspace._proctree import alive, process_tree, signal_all, tree
+from plait.workspace._spawn import Process, spawn
 
 __all__ = [
     "CommandResult",
@@ -77,6 +82,8 @@ class Launch:
     raise, the process is killed and the error propagates."""
     contained: bool = False
     """Every process of the command dies with it (a pid namespace): once it has exited, none is left to look for."""
+    executor: Executor | None = None
+    """Start the command from this executor's thread, so that it starts in that thread's cgroups (see `_spawn`)."""
 
 
 Watch = Callable[[int], Awaitable[str]]
@@ -143,63 +150,7 @@ class _Capture:
         return head[: keep // 2] + _marker(self.total - keep) + (tail[-tail_keep:] if tail_keep else "")
 
 
-def _stat(pid: int | str) -> tuple[int, int, int, str, str] | None:
-    """(ppid, pgrp, session, state, start time) of a process from /proc, or None if it is gone."""
-    try:  # os.open and os.read, not Path.read_text: four times faster, and every process is read after a command
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            data = os.read(fd, 4096)
-        finally:
-            os.close(fd)
-    except OSError:
-        return None
-    fields = data[data.rfind(b")") + 2 :].split()
-    return int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(), fields[19].decode()
-
-
-def _tree(leader: int) -> dict[int, str]:
-    """Live processes in the leader's session or group and their descendants, even those that called setsid.
-
-    Found by walking /proc (Linux only; elsewhere only the process group is killed). A descendant whose
-    parent already died was re-parented and cannot be found this way.
-    """
-    stats: dict[int, tuple[int, int, int, str, str]] = {}
-    with contextlib.suppress(OSError):
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit() and (stat := _stat(entry.name)) is not None:
-                stats[int(entry.name)] = stat
-    stats = {pid: s for pid, s in stats.items() if s[3] != "Z"}
-    found = {pid: s[4] for pid, s in stats.items() if leader in (pid, s[1], s[2])}
-    grew = True
-    while grew:
-        grew = False
-        for pid, (ppid, _, _, _, start) in stats.items():
-            if ppid in found and pid not in found:
-                found[pid] = start
-                grew = True
-    return found
-
-
-def process_tree(leader: int) -> list[int]:
-    """Pids of the live processes started by `leader`: its session, its group and their descendants (Linux)."""
-    return sorted(_tree(leader))
-
-
-def _alive(pid: int, start: str) -> bool:
-    stat = _stat(pid)
-    return stat is not None and stat[4] == start and stat[3] != "Z"
-
-
-def _signal(leader: int, pids: Mapping[int, str], sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(leader, sig)
-    for pid, start in pids.items():
-        if _alive(pid, start):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, sig)
-
-
-async def _exited(proc: asyncio.subprocess.Process, seconds: float) -> bool:
+async def _exited(proc: Process, seconds: float) -> bool:
     """Wait up to `seconds` for the process to exit; False if it is still running."""
     try:
         async with asyncio.timeout(seconds):  # not wait_for: on 3.11 it can swallow a cancellation (a Ctrl-C)
@@ -209,7 +160,7 @@ async def _exited(proc: asyncio.subprocess.Process, seconds: float) -> bool:
     return True
 
 
-async def _wait(proc: asyncio.subprocess.Process, seconds: float, watch: Watch | None) -> tuple[bool, bool]:
+async def _wait(proc: Process, seconds: float, watch: Watch | None) -> tuple[bool, bool]:
     """(ended by itself, stopped by the watch) after waiting up to `seconds`."""
     if watch is None:
         return await _exited(proc, seconds), False
@@ -239,7 +190,7 @@ async def _reap(helper: asyncio.Future[Any]) -> None:
             raise
 
 
-async def _exited_or(proc: asyncio.subprocess.Process, seconds: float, other: asyncio.Future[str]) -> bool:
+async def _exited_or(proc: Process, seconds: float, other: asyncio.Future[str]) -> bool:
     """Wait up to `seconds` for the process to exit or `other` to finish; True if the process exited."""
     waiter: asyncio.Future[Any] = asyncio.ensure_future(proc.wait())
     try:
@@ -249,7 +200,7 @@ async def _exited_or(proc: asyncio.subprocess.Process, seconds: float, other: as
     return proc.returncode is not None
 
 
-async def _kill_tree(proc: asyncio.subprocess.Process, grace: float, *, contained: bool = False) -> None:
+async def _kill_tree(proc: Process, grace: float, *, contained: bool = False) -> None:
     """SIGTERM the process tree, wait up to `grace` seconds, then SIGKILL what is left.
 
     With no grace the group is killed first, before the walk of /proc: a fork bomb must not outgrow the walk.
@@ -258,23 +209,23 @@ async def _kill_tree(proc: asyncio.subprocess.Process, grace: float, *, containe
     if contained and proc.returncode is not None:
         return
     if grace <= 0:
-        _signal(proc.pid, {}, signal.SIGKILL)
-    pids = _tree(proc.pid)
+        signal_all(proc.pid, {}, signal.SIGKILL)
+    pids = tree(proc.pid)
     if proc.returncode is not None and not pids:
         return
-    _signal(proc.pid, pids, signal.SIGTERM)
+    signal_all(proc.pid, pids, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         await _exited(proc, 0.05)
         await asyncio.sleep(0.01)
-        pids = {p: s for p, s in pids.items() if p != proc.pid and _alive(p, s)}
-        if proc.returncode is not None and not pids and not _tree(proc.pid):
+        pids = {p: s for p, s in pids.items() if p != proc.pid and alive(p, s)}
+        if proc.returncode is not None and not pids and not tree(proc.pid):
             return
-    _signal(proc.pid, {**pids, **_tree(proc.pid)}, signal.SIGKILL)
+    signal_all(proc.pid, {**pids, **tree(proc.pid)}, signal.SIGKILL)
     await _exited(proc, 1.0)
 
 
-async def _started(proc: asyncio.subprocess.Process, hook: Callable[[int], Awaitable[None]], read_fd: int) -> None:
+async def _started(proc: Process, hook: Callable[[int], Awaitable[None]], read_fd: int) -> None:
     """Run the launch's `started` hook; if it fails, the process is killed and reaped before the error goes on."""
     try:
         await hook(proc.pid)
@@ -347,18 +298,21 @@ class LocalRunner:
         # Our own pipe, not asyncio's: a descendant that escaped the kill may hold it open, and we must be
         # able to stop reading and close it; `Process.wait()` would also wait for asyncio's pipes to close.
         read_fd, write_fd = os.pipe()
+        options: dict[str, Any] = {
+            "env": dict(spec.env),
+            "stdin": subprocess.DEVNULL,
+            "stdout": write_fd,
+            "stderr": subprocess.STDOUT,
+            "start_new_session": True,
+            "preexec_fn": spec.preexec_fn,
+            "pass_fds": tuple(spec.pass_fds),
+        }
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *spec.argv,
-                cwd=cwd,
-                env=dict(spec.env),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=write_fd,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=spec.preexec_fn,
-                pass_fds=tuple(spec.pass_fds),
-            )
+            proc: Process
+            if spec.executor is not None:
+                proc = await spawn(spec.executor, spec.argv, cwd=cwd, **options)
+            else:
+                proc = await asyncio.create_subprocess_exec(*spec.argv, cwd=cwd, **options)
         except OSError:
             os.close(read_fd)
             raise
@@ -382,7 +336,7 @@ class LocalRunner:
             await _drain(reader, capture, self._drain)
         finally:
             if proc.returncode is None:
-                _signal(proc.pid, _tree(proc.pid), signal.SIGKILL)
+                signal_all(proc.pid, tree(proc.pid), signal.SIGKILL)
             await _reap(reader)
             transport.close()
         code = proc.returncode

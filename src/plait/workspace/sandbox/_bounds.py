@@ -86,9 +86,10 @@ class Bounds:
         pid_namespace: bool,
         layer_setup: Callable[[], None] | None,
         blocked: bool = False,
+        inside: bool = False,
     ) -> None:
         """`blocked`: the command starts waiting on `block_fd` (bwrap's --block-fd) until `confine` lets it go, so
-        no set-up runs in the child."""
+        no set-up runs in the child; `inside`: it starts inside the agent's cgroups already (see `spawner`)."""
         self.limits = limits
         self.marker = marker
         self._agent = agent
@@ -104,6 +105,7 @@ class Bounds:
         self._refused = agent.refused_forks(self.leaf) if agent is not None else 0
         self._ooms = agent.oom_kills() if agent is not None else 0
         self._block = os.pipe() if blocked else None
+        self._inside = inside
         self.hits: list[Hit] = []
         if disk is not None:
             disk.start()
@@ -139,7 +141,7 @@ class Bounds:
             return
         try:
             for child in await _children_of_blocked(pid):
-                for group in self._joins:
+                for group in [] if self._inside else self._joins:
                     group.add(child)
                 prlimits(child, self._table)
             os.write(self._block[1], b"go")

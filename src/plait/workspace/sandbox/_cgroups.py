@@ -16,7 +16,10 @@ import signal
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
+
+from plait.workspace._spawn import can_spawn_from_threads
 
 __all__ = ["AgentCgroups", "Cgroup"]
 
@@ -60,9 +63,9 @@ class Cgroup:
         return 0
 
     def pids(self) -> list[int]:
-        """Processes in the cgroup now."""
+        """Processes in the cgroup now, but plait itself (one of its threads may be inside, see `spawner`)."""
         try:
-            return [int(p) for p in self.read("cgroup.procs").split()]
+            return [int(p) for p in self.read("cgroup.procs").split() if int(p) != os.getpid()]
         except ValueError:
             return []
 
@@ -115,12 +118,20 @@ def _limit_memory(group: Cgroup, megabytes: int) -> None:
         (group.path / "memory.memsw.limit_in_bytes").write_text(value)
 
 
+def _enter_thread(groups: list[Cgroup]) -> None:
+    """Move the calling thread (only it) into each of the v1 cgroups."""
+    for group in groups:
+        (group.path / "tasks").write_text("0")
+
+
 class AgentCgroups:
     """The cgroups of one agent, made when its runner starts and removed when it closes."""
 
     def __init__(self, *, pids_parent: Path | None, memory_parent: Path | None, processes: int, memory_mb: int):
         """Make what the parents allow; what could not be made is None, and `memory_problem` says why."""
         name = f"plait-{os.getpid()}-{uuid.uuid4().hex[:10]}"
+        self._spawner: ThreadPoolExecutor | None = None
+        self._spawner_tried = False
         self.pids: Cgroup | None = None
         self.memory: Cgroup | None = None
         self.memory_problem = "" if memory_parent else "no memory cgroup can be made here"
@@ -181,8 +192,27 @@ class AgentCgroups:
             out.append(self.memory)
         return out
 
+    def spawner(self) -> Executor | None:
+        """A thread of plait inside the agent's cgroups, from which commands start inside them already: no process
+        is moved per command, and a move can cost milliseconds (an RCU grace period). Only cgroup v1 places threads
+        one by one; None elsewhere. The kernel's OOM killer passes over such a thread (it is not a group leader)."""
+        if not self._spawner_tried:
+            self._spawner_tried = True
+            groups = self.joins(None)
+            if groups and all((g.path / "tasks").exists() for g in groups) and can_spawn_from_threads():
+                pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plait-spawner")
+                try:
+                    pool.submit(_enter_thread, groups).result()
+                    self._spawner = pool
+                except OSError:
+                    pool.shutdown()
+        return self._spawner
+
     def close(self) -> None:
         """Kill what is left of the agent's processes and remove its cgroups."""
+        if self._spawner is not None:
+            self._spawner.shutdown()  # its thread leaves the cgroups as it ends
+            self._spawner = None
         for group in {id(g): g for g in (self.pids, self.memory) if g is not None}.values():
             if group is self.pids:
                 for leaf in group.path.glob("command-*"):

@@ -179,6 +179,7 @@ class SandboxedRunner:
         argv, layer_setup, fds = self.layer.prepare(["bash", "-c", command], cwd=cwd, network=network)
         # bwrap starts blocked until plait has put it in the cgroups and limited it: no Python runs in the child
         blocked = self.layer.name == "bwrap" and layer_setup is None and self._drop is None
+        spawner = self._cgroups.spawner() if blocked and self._cgroups is not None else None
         bounds = Bounds(
             self.limits,
             marker=f"{_MARKER}={marker}",
@@ -189,6 +190,7 @@ class SandboxedRunner:
             pid_namespace=self.layer.pid_namespace,
             layer_setup=layer_setup,
             blocked=blocked,
+            inside=spawner is not None,
         )
         passed = fds
         if bounds.block_fd is not None:
@@ -202,6 +204,7 @@ class SandboxedRunner:
             reap=bounds.reap,
             started=bounds.confine if blocked else None,
             contained=self.layer.pid_namespace,
+            executor=spawner,
         )
         try:
             result = await self._local.launch(spec, cwd=cwd, timeout=seconds, output_limit=limit, watch=bounds.watch)
