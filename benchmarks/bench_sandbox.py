@@ -3,9 +3,11 @@
 Baselines, measured in the same run: "bare" starts `bash -c COMMAND` with asyncio and reads its output, nothing
 more; "bare bwrap" does the same with the argv the bwrap layer prepares (bubblewrap's own cost); "local" is
 `LocalRunner` (new session, scrubbed environment, capped output, tree kill) with no policy, limits or OS layer.
-The runners take turns, so drift in the machine's load hits all alike. The table gives the median and p90 of
-each, the median's ratio to bare, and the milliseconds added to bare.
-Run: .venv/bin/python benchmarks/bench_sandbox.py [--runs N] [--no-cgroup]
+The runners take turns, so drift in the machine's load hits all alike, with a pause between two commands (an
+agent's commands come seconds apart, and some kernel costs, such as moving a process into a cgroup, are paid
+again after a pause). The table gives the median and p90 of each, the median's ratio to bare, and the
+milliseconds added to bare.
+Run: .venv/bin/python benchmarks/bench_sandbox.py [--runs N] [--gap SECONDS] [--no-cgroup]
 """
 
 from __future__ import annotations
@@ -94,12 +96,15 @@ def runners(worktree: Path, common: Path, cgroup: bool) -> dict[str, CommandRunn
     return out
 
 
-async def measure(chosen: dict[str, CommandRunner], command: str, cwd: Path, runs: int) -> dict[str, list[float]]:
+async def measure(
+    chosen: dict[str, CommandRunner], command: str, cwd: Path, runs: int, gap: float
+) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {name: [] for name in chosen}
     for runner in chosen.values():  # one warm-up each
         await runner.run(command, cwd=cwd, timeout=60, output_limit=1000)
     for _ in range(runs):
         for name, runner in chosen.items():
+            await asyncio.sleep(gap)
             started = time.perf_counter()
             result = await runner.run(command, cwd=cwd, timeout=60, output_limit=1000)
             times[name].append((time.perf_counter() - started) * 1000)
@@ -137,17 +142,23 @@ def table(results: dict[str, dict[str, list[float]]], names: list[str]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--gap", type=float, default=0.1, help="Seconds of pause before each command.")
     parser.add_argument("--no-cgroup", action="store_true", help="Bound processes with the watchdog only.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         worktree, common = workspace(Path(tmp))
         chosen = runners(worktree, common, cgroup=not args.no_cgroup)
-        results = {label: asyncio.run(measure(chosen, cmd, worktree, args.runs)) for label, cmd in COMMANDS.items()}
+        results = {
+            label: asyncio.run(measure(chosen, cmd, worktree, args.runs, args.gap)) for label, cmd in COMMANDS.items()
+        }
         for runner in chosen.values():
             if isinstance(runner, SandboxedRunner):
                 runner.close()
     print(probe().report(probe().usable()[0], Limits(cgroup=not args.no_cgroup)))
-    print(f"\n{args.runs} runs each, milliseconds per command: median, p90, ratio of medians to bare, ms added to bare")
+    print(
+        f"\n{args.runs} runs each, {args.gap} s apart; milliseconds per command: median, p90, ratio of medians to "
+        "bare, ms added to bare"
+    )
     print(table(results, list(chosen)))
     print(f"\npolicy check of one command line: {policy_check_us(2000):.0f} µs")
 
