@@ -33,15 +33,23 @@ class Cgroup:
         """Create it; raises OSError when the cgroup file system refuses."""
         self.path = path
         path.mkdir()
+        fds: list[int] = []
         try:
-            self._procs_fd = os.open(path / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
+            fds.append(os.open(path / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
+            # v1 moves the calling thread alone through `tasks`, without the lock that makes a process move wait
+            # for an RCU grace period (milliseconds); a child about to exec has a single thread
+            if (path / "tasks").exists():
+                fds.append(os.open(path / "tasks", os.O_WRONLY | os.O_CLOEXEC))
         except OSError:
+            for fd in fds:
+                os.close(fd)
             path.rmdir()
             raise
+        self._procs_fd, self._join_fd = fds[0], fds[-1]
 
     def join(self) -> None:
-        """Move the calling process in (in the child, before exec: all it starts stays inside)."""
-        os.write(self._procs_fd, b"0")
+        """Move the calling process in (a child before exec, with one thread: all it starts stays inside)."""
+        os.write(self._join_fd, b"0")
 
     def add(self, pid: int) -> None:
         """Move the process `pid` in; raises OSError if it cannot be moved."""
@@ -87,8 +95,9 @@ class Cgroup:
     def remove(self, wait: float = 2.0) -> bool:
         """Kill what is left and remove the cgroup once its processes are reaped (waiting up to `wait` seconds);
         False if it stays."""
-        with contextlib.suppress(OSError):
-            os.close(self._procs_fd)
+        for fd in {self._procs_fd, self._join_fd}:
+            with contextlib.suppress(OSError):
+                os.close(fd)
         deadline = time.monotonic() + wait
         pause = 0.0005
         while True:
