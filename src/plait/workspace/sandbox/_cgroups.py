@@ -137,28 +137,23 @@ class AgentCgroups:
     """The cgroups of one agent, made when its runner starts and removed when it closes."""
 
     def __init__(self, *, pids_parent: Path | None, memory_parent: Path | None, processes: int, memory_mb: int):
-        """Make what the parents allow; what could not be made is None, and `memory_problem` says why."""
+        """Make what the parents allow; what could not be made is None (and the per-process limits remain)."""
         name = f"plait-{os.getpid()}-{uuid.uuid4().hex[:10]}"
         self._spawner: ThreadPoolExecutor | None = None
         self._spawner_tried = False
         self.pids: Cgroup | None = None
         self.memory: Cgroup | None = None
-        self.memory_problem = "" if memory_parent else "no memory cgroup can be made here"
         if pids_parent is not None:
             with contextlib.suppress(OSError):
                 self.pids = self._make(pids_parent / name, lambda g: (g.path / "pids.max").write_text(str(processes)))
         if memory_parent is not None:
             if self.pids is not None and memory_parent == pids_parent:
-                self.memory = self.pids
-                try:
+                with contextlib.suppress(OSError):
                     _limit_memory(self.pids, memory_mb)
-                except OSError as exc:
-                    self.memory, self.memory_problem = None, f"cannot limit memory: {exc.strerror}"
+                    self.memory = self.pids
             else:
-                try:
+                with contextlib.suppress(OSError):
                     self.memory = self._make(memory_parent / name, lambda g: _limit_memory(g, memory_mb))
-                except OSError as exc:
-                    self.memory_problem = f"cannot make a memory cgroup in {memory_parent}: {exc.strerror}"
 
     @staticmethod
     def _make(path: Path, limit: Callable[[Cgroup], object]) -> Cgroup:

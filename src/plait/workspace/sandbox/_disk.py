@@ -23,7 +23,9 @@ _MB = 1 << 20
 _PERIOD = 5.0
 """Seconds between two walks during a long command, at the least."""
 _SHARE = 50
-"""A walk that took t seconds is followed by no other for `_SHARE * t` seconds, found over the limit or not."""
+"""A walk that took t seconds is followed by no other for `_SHARE * t` seconds (2% of the time at most)..."""
+_URGENT = 2.0
+"""... or for at most this many seconds when the cheap bound says the agent may be over its limit."""
 
 
 def _size(roots: Sequence[Path]) -> int:
@@ -86,7 +88,7 @@ class DiskBudget:
         self._floor = self.limit
         self._mark = 0
         self._walked = self._started = time.monotonic()
-        self._quiet_until = 0.0
+        self._cost = 0.0
 
     def _measure(self) -> None:
         self._base_size.set_result(_size(self.roots))
@@ -109,13 +111,15 @@ class DiskBudget:
         """Whether the agent's commands have added more than they may, as far as a cheap look tells; the
         directories are walked only when the look cannot rule it out (or now and then, unless `final`)."""
         now = time.monotonic()
-        bound = self._grew()
-        due = bound > self._floor or (not final and now - max(self._walked, self._started) > _PERIOD)
-        if not due or (not final and now < self._quiet_until):
+        quiet = _SHARE * self._cost
+        if self._grew() > self._floor:
+            due = final or now - self._walked > min(quiet, _URGENT)
+        else:
+            due = not final and now - max(self._walked, self._started) > max(quiet, _PERIOD)
+        if not due:
             return False
-        started = time.monotonic()
         size = await asyncio.to_thread(_size, self.roots)
-        done = time.monotonic()
-        self._walked, self._quiet_until = done, done + _SHARE * (done - started)
+        self._walked = time.monotonic()
+        self._cost = self._walked - now
         self._grown, self._bound = size - (self._base or 0), 0
         return self._grown > self._floor
