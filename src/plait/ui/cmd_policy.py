@@ -129,6 +129,8 @@ def register(app: typer.Typer) -> None:
                 out.print(f"  {name:9} {state}")
             cgroup = found.cgroup or found.cgroup_problem
             out.print(f"  {'cgroup':9} {escape(cgroup)}")
+            memory = found.memory_cgroup or found.memory_cgroup_problem
+            out.print(f"  {'memory':9} {escape(memory)}")
         if problem:
             err.print(f"[red]plait: error:[/] {escape(problem)}", highlight=False)
             raise typer.Exit(EnvironmentProblem.exit_code)
