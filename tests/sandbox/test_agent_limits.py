@@ -116,9 +116,11 @@ def test_the_agents_memory_cgroup_holds_the_limit_and_goes_when_the_runner_close
     assert [d for d in mine(found().cgroup) if d not in before] == []
 
 
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])
 @pytest.mark.parametrize("layer", layer_params())
-def test_every_process_still_gets_the_per_process_limits(make_box: MakeBox, layer: str) -> None:
-    box = make_box(layer, limits={"memory_mb": 300, "file_size_mb": 7, "open_files": 77, "cpu_seconds": 33})
+def test_every_process_still_gets_the_per_process_limits(make_box: MakeBox, layer: str, cgroup: bool) -> None:
+    limits = {"memory_mb": 300, "file_size_mb": 7, "open_files": 77, "cpu_seconds": 33, "cgroup": cgroup}
+    box = make_box(layer, limits=limits)
     result = box.run("ulimit -d; ulimit -f; ulimit -n; ulimit -St; ulimit -Ht")
     assert result.output.split() == [str(300 << 10), str(7 << 10), "77", "33", "38"]
 
