@@ -16,7 +16,9 @@ Each reply is a neutral dict, rendered in the format of the endpoint that was ca
     {"raw": {...any JSON...}, "status": 200, "headers": {...}}     sent as is, for malformed replies
 
 `input_tokens` counts every prompt token, cached or not, as plait's `Usage` does; the
-Anthropic rendering splits it into fresh, cache-read and cache-write tokens.
+Anthropic rendering splits it into fresh, cache-read and cache-write tokens. With a `PromptCache`
+(tests/wire_cache.py), a reply without `usage` gets the usage the provider would report, cache reads
+and writes included, and an Anthropic request with more than 4 cache breakpoints gets the API's 400.
 
 Replies come from a queue (`push`) or from a callable `(format, request_body) -> reply`,
 where format is "openai" or "anthropic". A request with nothing queued gets a 418 error
@@ -34,6 +36,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+from wire_cache import PromptCache
 
 __all__ = ["Recorded", "Reply", "ReplyFunction", "WireServer"]
 
@@ -69,6 +73,7 @@ class _State:
     function: ReplyFunction | None = None
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    cache: PromptCache | None = None
 
 
 def _usage(reply: Reply) -> tuple[int, int, int, int]:
@@ -178,6 +183,22 @@ def _render(fmt: str, reply: Reply, model: str, number: int) -> tuple[int, dict[
         return 418, error_body(fmt, {"status": 418, "message": f"wire server cannot render {reply!r}: {exc!r}"})
 
 
+def _cached(cache: PromptCache, fmt: str, body: dict[str, Any], reply: Reply) -> Reply:
+    """`reply` with the usage the provider would report for `body`, given what earlier requests cached."""
+    if fmt == "anthropic":
+        marks = json.dumps(body).count('"cache_control"')
+        if marks > 4:
+            return {
+                "status": 400,
+                "message": f"A maximum of 4 blocks with cache_control may be provided. Found {marks}.",
+            }
+        usage = cache.anthropic(body)
+    else:
+        usage = cache.openai(body)
+    counted = {"input_tokens": usage.total, "cached_tokens": usage.read, "cache_write_tokens": usage.written}
+    return {**reply, "usage": {**counted, "output_tokens": 5}}
+
+
 def _as_text(arguments: Any) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
@@ -203,6 +224,8 @@ class _Handler(BaseHTTPRequestHandler):
                 reply = {"status": 418, "message": f"wire server reply function failed: {exc!r}"}
         if reply is None:
             reply = {"status": 418, "message": f"wire server has no reply queued for request {number}"}
+        if state.cache is not None and not {"usage", "raw", "status"} & set(reply):
+            reply = _cached(state.cache, fmt, body, reply)
         self._send(*_render(fmt, reply, str(body.get("model", "")), number), reply.get("headers", {}))
 
     def _send(self, status: int, payload: dict[str, Any], headers: Mapping[str, str]) -> None:
@@ -235,8 +258,8 @@ class _Server(ThreadingHTTPServer):
 class WireServer:
     """Serves queued or computed replies on 127.0.0.1 and records every request; a context manager."""
 
-    def __init__(self, replies: Iterable[Reply] | ReplyFunction = ()) -> None:
-        self._state = _State()
+    def __init__(self, replies: Iterable[Reply] | ReplyFunction = (), *, cache: PromptCache | None = None) -> None:
+        self._state = _State(cache=cache)
         if callable(replies):
             self._state.function = replies
         else:

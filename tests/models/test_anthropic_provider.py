@@ -36,7 +36,10 @@ def test_text_reply_caches_the_system_prompt(
     assert sent.body["model"] == "claude-test"
     assert sent.body["max_tokens"] == 100
     assert sent.body["system"] == [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}]
-    assert sent.body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Say hi."}]}]
+    cached = {"type": "ephemeral"}
+    assert sent.body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Say hi.", "cache_control": cached}]}
+    ]
     assert "tools" not in sent.body
 
 
@@ -55,7 +58,9 @@ def test_tool_calls_round_trip(server: WireServer, anthropic_model: MakeModel, t
     }
     assert finish["cache_control"] == {"type": "ephemeral"}
     user, assistant, results = body["messages"]
-    assert user == {"role": "user", "content": [{"type": "text", "text": "Fix the bug."}]}
+    # the previous call's last block and this one's are cache breakpoints
+    cached = {"type": "ephemeral"}
+    assert user == {"role": "user", "content": [{"type": "text", "text": "Fix the bug.", "cache_control": cached}]}
     assert assistant == {
         "role": "assistant",
         "content": [
@@ -68,7 +73,13 @@ def test_tool_calls_round_trip(server: WireServer, anthropic_model: MakeModel, t
         "role": "user",
         "content": [
             {"type": "tool_result", "tool_use_id": "call_a", "content": "def a(): pass"},
-            {"type": "tool_result", "tool_use_id": "call_b", "content": "malformed arguments", "is_error": True},
+            {
+                "type": "tool_result",
+                "tool_use_id": "call_b",
+                "content": "malformed arguments",
+                "is_error": True,
+                "cache_control": cached,
+            },
         ],
     }
 
@@ -83,7 +94,13 @@ def test_empty_turns_are_dropped_and_same_role_turns_merged(server: WireServer, 
     body = server.requests[0].body
     assert "system" not in body
     assert body["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "a"},
+                {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}},
+            ],
+        },
     ]
 
 

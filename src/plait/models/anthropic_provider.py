@@ -1,4 +1,17 @@
-"""Anthropic Messages API with tool use; the system prompt and tools are marked for prompt caching."""
+"""Anthropic Messages API with tool use, marked for prompt caching.
+
+Anthropic caches only up to explicit breakpoints, at most four a request, and bills a cache write at 1.25×
+the input price and a read at 0.1×. The marks:
+
+    tools ........ [last tool]         shared by every agent with the same tools (a parallel run's workers)
+    system ....... [system]            this agent's system prompt
+    messages ..... [the previous call's last block] ... [this call's last block]
+
+The last block writes the whole conversation so far for the next call; the previous call's last block
+is where that call wrote, read back even when this turn added more than the 20 blocks Anthropic looks
+back over from a breakpoint (a turn of many tool calls). A conversation only grows between calls, so
+every call reads what the one before wrote.
+"""
 
 from __future__ import annotations
 
@@ -40,8 +53,23 @@ def _blocks(message: UserMessage | AssistantMessage | ToolResultMessage) -> tupl
     return "assistant", blocks
 
 
+def _cache(block: dict[str, Any]) -> None:
+    block["cache_control"] = {"type": "ephemeral"}
+
+
+def _mark_conversation(turns: list[dict[str, Any]]) -> None:
+    """Breakpoints on the last block, and on the last block before the last assistant turn (the previous call's)."""
+    if not turns:
+        return
+    _cache(turns[-1]["content"][-1])
+    last_assistant = max((i for i, t in enumerate(turns) if t["role"] == "assistant"), default=-1)
+    if last_assistant > 0:
+        _cache(turns[last_assistant - 1]["content"][-1])
+
+
 def to_messages(request: ModelRequest) -> list[MessageParam]:
-    """The neutral conversation as alternating user and assistant turns; consecutive tool results share one."""
+    """The neutral conversation as alternating user and assistant turns, consecutive tool results sharing one,
+    with the conversation's cache breakpoints."""
     out: list[dict[str, Any]] = []
     for message in request.messages:
         role, blocks = _blocks(message)
@@ -51,11 +79,14 @@ def to_messages(request: ModelRequest) -> list[MessageParam]:
             out[-1]["content"].extend(blocks)
         else:
             out.append({"role": role, "content": blocks})
+    _mark_conversation(out)
     return cast(list[MessageParam], out)
 
 
 def to_system(request: ModelRequest) -> list[TextBlockParam]:
-    return [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]
+    block: dict[str, Any] = {"type": "text", "text": request.system}
+    _cache(block)
+    return [cast(TextBlockParam, block)]
 
 
 def to_tools(request: ModelRequest) -> list[ToolUnionParam]:
@@ -63,7 +94,7 @@ def to_tools(request: ModelRequest) -> list[ToolUnionParam]:
         {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
     ]
     if tools:
-        tools[-1]["cache_control"] = {"type": "ephemeral"}
+        _cache(tools[-1])
     return cast(list[ToolUnionParam], tools)
 
 

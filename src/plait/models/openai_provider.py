@@ -1,9 +1,17 @@
-"""OpenAI Chat Completions, for OpenAI itself and for OpenAI-compatible servers (Ollama, vLLM, LM Studio...)."""
+"""OpenAI Chat Completions, for OpenAI itself and for OpenAI-compatible servers (Ollama, vLLM, LM Studio...).
+
+OpenAI caches prompts by prefix on its own (from 1,024 tokens, in steps of 128) and reports the part read
+from the cache as `prompt_tokens_details.cached_tokens`. A request is routed by its first tokens and its
+`prompt_cache_key`: every request of one model object (one run: its planner, workers and experts, whose
+prompts start with the same tools) carries the same key, so they meet the prefixes they share, while other
+runs sharing those first tokens go elsewhere instead of overflowing one cache.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 from typing import Any, cast
 
 import openai
@@ -120,6 +128,8 @@ class OpenAIModel(ProviderBase):
             sleep=sleep,
         )
         self.provider = provider
+        self.cache_key = f"plait-{secrets.token_hex(8)}"
+        """Sent as `prompt_cache_key` to OpenAI proper (other servers may refuse an unknown field)."""
 
     def _client(self) -> openai.AsyncOpenAI:
         """A client for one call, so no connection outlives the event loop that opened it."""
@@ -162,6 +172,7 @@ class OpenAIModel(ProviderBase):
                 tools=to_tools(request) if request.tools else openai.omit,
                 max_completion_tokens=request.max_output_tokens if openai_proper else openai.omit,
                 max_tokens=openai.omit if openai_proper else request.max_output_tokens,
+                prompt_cache_key=self.cache_key if openai_proper else openai.omit,
             )
 
     async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:

@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from plait.events.types import Decision, Event, ModelCallFinished, ModelCallStarted
 from plait.models.base import Usage
-from plait.models.pricing import Price, PriceTable
+from plait.models.pricing import Price, PriceTable, logged_prices
 from plait.ui._expert_cost import SAVING_NOTE, ExpertCost, expert_costs, saving_note
 from plait.ui.runview import RunView, Span, phase_of
 
@@ -25,17 +23,21 @@ class CostLine:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     saved_usd: float = 0.0
-    """What the cached input tokens would have cost more at the full input price."""
+    """What prompt caching saved: the cached tokens' discount, less the premium paid on cache writes."""
+    billed_tokens: float = 0.0
+    """The tokens as the providers bill them: cached and cache-written input weighed by their price."""
 
-    def add(self, usage: Usage, cost: float, saved: float) -> None:
+    def add(self, usage: Usage, cost: float, saved: float, billed: float) -> None:
         self.calls += 1
         self.usage, self.cost_usd, self.saved_usd = self.usage + usage, self.cost_usd + cost, self.saved_usd + saved
+        self.billed_tokens += billed
 
     def as_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "calls": self.calls,
             "usage": self.usage.model_dump(),
+            "billed_tokens": round(self.billed_tokens),
             "cost_usd": round(self.cost_usd, 6),
             "cache_saved_usd": round(self.saved_usd, 6),
         }
@@ -117,22 +119,18 @@ class CostBreakdown:
 
 def prices_of(view: RunView, overrides: dict[str, Price] | None = None) -> PriceTable:
     """The price table the run was started with (its settings' prices), then `overrides`."""
-    table: dict[str, Price] = {}
-    raw = view.settings.get("prices")
-    if isinstance(raw, dict):
-        for name, value in raw.items():
-            try:
-                table[name] = Price.model_validate(value)
-            except ValidationError:
-                continue
-    return PriceTable({**table, **(overrides or {})})
+    return logged_prices(view.settings, overrides)
 
 
 def _saved(prices: PriceTable, model: str, usage: Usage) -> float:
+    """What caching saved on `usage`: reads below the input price, less writes above it (negative if no read paid)."""
     price = prices.price(model)
-    if price is None or price.cached_input is None:
+    if price is None:
         return 0.0
-    return usage.cached_tokens * max(price.input - price.cached_input, 0.0) / 1_000_000
+    read, write = prices.cache_ratios(model)
+    discount = usage.cached_tokens * price.input * (1 - read)
+    premium = usage.cache_write_tokens * price.input * (write - 1)
+    return (discount - premium) / 1_000_000
 
 
 def _covered(spans: list[tuple[float, float]]) -> float:
@@ -159,10 +157,11 @@ def cost_breakdown(events: list[Event], prices: PriceTable | None = None) -> Cos
         elif isinstance(event, ModelCallFinished):
             model = pending.pop(event.agent, "") or event.response.model or view.model or "?"
             usage, saved = event.response.usage, _saved(prices, model, event.response.usage)
+            billed = prices.billed_tokens(model, usage)
             who = event.agent or "(run)"
             for table, key in ((by_agent, who), (by_model, model), (by_phase, phase_of(event.agent))):
-                table.setdefault(key, CostLine(key)).add(usage, event.cost_usd, saved)
-            total.add(usage, event.cost_usd, saved)
+                table.setdefault(key, CostLine(key)).add(usage, event.cost_usd, saved, billed)
+            total.add(usage, event.cost_usd, saved, billed)
     end = view.ended or view.last_ts
     spans: list[tuple[float, float]] = []
     busy: dict[str, float] = {}

@@ -16,6 +16,7 @@ from plait.events.types import (
     ToolCalled,
 )
 from plait.models.base import Usage
+from plait.models.pricing import PriceTable, logged_prices
 from plait.trust import REPO_FILE
 
 __all__ = ["RunSummary", "config_note", "summarize"]
@@ -46,6 +47,8 @@ class RunSummary:
     model_calls: int = 0
     tool_calls: int = 0
     usage: Usage = field(default_factory=Usage)
+    billed_tokens: float = 0.0
+    """The tokens as the providers bill them, cached and cache-written input weighed by their price."""
     cost_usd: float = 0.0
     tasks: dict[str, str] = field(default_factory=dict)
     experts: dict[str, int] = field(default_factory=dict)
@@ -73,6 +76,7 @@ class RunSummary:
             "model_calls": self.model_calls,
             "tool_calls": self.tool_calls,
             "usage": self.usage.model_dump(),
+            "billed_tokens": round(self.billed_tokens),
             "cost_usd": round(self.cost_usd, 6),
             "tasks": self.tasks,
             "experts": self.experts,
@@ -89,8 +93,10 @@ class RunSummary:
 
 def summarize(run_id: str, events: list[Event]) -> RunSummary:
     s = RunSummary(run_id=run_id)
+    prices = PriceTable()
     for event in events:
         if isinstance(event, RunStarted):
+            prices = logged_prices(event.settings)
             s.task, s.model, s.repo, s.base_commit, s.started = (
                 event.task,
                 event.model,
@@ -101,6 +107,7 @@ def summarize(run_id: str, events: list[Event]) -> RunSummary:
         elif isinstance(event, ModelCallFinished):
             s.model_calls += 1
             s.usage = s.usage + event.response.usage
+            s.billed_tokens += prices.billed_tokens(event.response.model or s.model, event.response.usage)
             s.cost_usd += event.cost_usd
         elif isinstance(event, ToolCalled):
             s.tool_calls += 1
