@@ -49,14 +49,16 @@ def visible(
     *, worktree: Path, common_dir: Path, home: Path, env: Mapping[str, str], allowed: Iterable[Path] = ()
 ) -> list[Path]:
     """Shown again inside the regions, read-only: the shared `.git`, this worktree's admin directory, the Python
-    plait runs on, the directories on PATH (a `bin` with its parent, where a toolchain keeps its libraries) and what
-    the user's `read` + `allow` rules name."""
+    plait runs on and what it imports from, the directories on PATH (a `bin` with its parent, where a toolchain
+    keeps its libraries) and what the user's `read` + `allow` rules name."""
     out = [common_dir.resolve()]
     admin = admin_dir(worktree)
     if admin is not None:
         out.append(admin.resolve())
     out += [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.executable).resolve().parent]
     too_wide = {home.resolve(), Path("/home"), Path("/root"), Path("/"), common_dir.resolve().parent}
+    # What plait's own Python imports from (an editable install's source lies outside its prefix).
+    out += [Path(p).resolve() for p in sys.path if p and Path(p).is_absolute() and Path(p).resolve() not in too_wide]
     for entry in env.get("PATH", "").split(os.pathsep):
         if not entry or not Path(entry).is_absolute():
             continue
