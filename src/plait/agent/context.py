@@ -11,6 +11,11 @@ shortened but never dropped, and later prompts (an expert's questions) kept verb
 No model call writes the summary, and whether to compact depends only on the messages and the usage
 the model reported for the previous call, both in the log: a resumed agent, replaying its log,
 rebuilds exactly the requests it sent before.
+
+Between compactions the conversation only grows, so each call's prompt starts with the whole of the
+one before and the provider bills it at the cached price. A compaction rewrites that prefix and the next
+call pays it in full, so it is rare and deep: it starts near the budget's `threshold` and brings the
+conversation down to its `target`, well under it, so that many steps pass before the next one.
 """
 
 from __future__ import annotations
@@ -60,12 +65,18 @@ class ContextBudget:
     tokens: int = DEFAULT_CONTEXT
     threshold: float = 0.8
     """Part of `tokens` a request may reach before it is compacted."""
+    target: float = 0.5
+    """Part of `tokens` a compaction brings the request down to, when keeping fewer whole steps can."""
     keep_last: int = 4
     """Steps (an assistant message with its tool results) kept whole at the end; fewer if they alone are too big."""
 
     @property
     def limit(self) -> int:
         return int(self.tokens * self.threshold)
+
+    @property
+    def goal(self) -> int:
+        return int(self.tokens * min(self.target, self.threshold))
 
 
 def context_budget(model: str, overrides: Mapping[str, int] | None = None) -> ContextBudget:
@@ -166,7 +177,7 @@ class Compactor:
             # a copy of the first message: the journal's hash chain then sees a rewritten conversation
             kept = [messages[0].model_copy(), UserMessage(text=summary), *messages[cut:]]
             best = Compaction(kept, len(messages), before, self.estimate(kept), first_step + elided - 1)
-            if best.tokens_after < self.budget.limit:
+            if best.tokens_after < self.budget.goal:
                 break
         return best
 

@@ -39,7 +39,6 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from plait.agent.context import SUMMARY_HEADER
 from plait.errors import ScriptError
 from plait.models.base import (
     AssistantMessage,
@@ -103,6 +102,8 @@ _SUMMARISED = re.compile(r"\(steps 1-(\d+);")
 
 def _turn_of(request: ModelRequest) -> int:
     """The assistant messages of the conversation, counting those a compaction summarised away."""
+    from plait.agent.context import SUMMARY_HEADER  # here: plait.agent.context imports plait.models
+
     turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
     for message in request.messages:
         if isinstance(message, UserMessage) and message.text.startswith(SUMMARY_HEADER):
