@@ -3,6 +3,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from plait.plan import (
@@ -361,3 +362,33 @@ def test_write_set_patterns() -> None:
     assert expand(["src[2]/?.py", "docs/[!x]uide.md"], files) == {"src2/x.py", "docs/guide.md"}
     assert expand(["new/file.py"], files) == set()
     assert matches(["src/new/**"], "src/new/x.py") and not matches(["src/new/**", "!src/new/x.py"], "src/new/x.py")
+
+
+@pytest.mark.parametrize(
+    "signature",
+    ["strip_semicolon: bool keyword of format(), default False", "--semicolon flag of the CLI", "JSON: {id, name}"],
+)
+def test_a_contract_that_declares_no_code_gets_no_stub_task(signature: str) -> None:
+    """A flag, a data shape or a format has nothing to import: a stub of it would only make tasks wait, or break
+    the function it names with NotImplementedError."""
+    plan = _plan(
+        _task("lib", ["pkg/formatter.py"], provides=["strip_semicolon"]),
+        _task("cli", ["pkg/cli.py"], consumes=["strip_semicolon"]),
+        _task("docs", ["docs/usage.rst"], consumes=["strip_semicolon"]),
+        contracts=[{"name": "strip_semicolon", "signature": signature, "owner": "lib", "path": "pkg/formatter.py"}],
+    )
+    resolved, decisions = resolve_overlaps(plan, FILES)
+    assert decisions == [] and [t.kind for t in resolved.tasks] == ["work", "work", "work"]
+    assert all(t.depends_on == [] for t in resolved.tasks)
+
+
+@pytest.mark.parametrize("signature", ["def round_cents(x: Decimal) -> Decimal", "export_csv(ledger, path) -> None"])
+def test_a_contract_that_declares_code_still_gets_its_stub_task(signature: str) -> None:
+    plan = _plan(
+        _task("lib", ["pkg/money.py"], provides=["f"]),
+        _task("a", ["pkg/a.py"], consumes=["f"]),
+        _task("b", ["pkg/b.py"], consumes=["f"]),
+        contracts=[{"name": "f", "signature": signature, "owner": "lib", "path": "pkg/money.py"}],
+    )
+    resolved, decisions = resolve_overlaps(plan, FILES)
+    assert [d.action for d in decisions] == ["contract"] and resolved.tasks[0].kind == "contract"

@@ -6,6 +6,8 @@ consumers of each contract depend on it, so they all start from the commit with 
 
 from __future__ import annotations
 
+import re
+
 from plait.plan._decision import OverlapDecision, add_dependency, ancestors, names
 from plait.plan.globs import normalize
 from plait.plan.model import Plan, PlanTask, slugify
@@ -15,8 +17,15 @@ __all__ = ["insert_contract_tasks"]
 _HOW = (
     "Write only the interface: types, signatures and docstrings, with bodies that raise NotImplementedError "
     "(or the language's equivalent) where behaviour is needed, so that code using it imports and type-checks. "
-    "Keep what the file already has."
+    "Keep what the file already has: where a name already exists, change only its signature as declared and "
+    "keep its body working, so that nothing that passes today fails on your commit."
 )
+_CODE = re.compile(
+    r"^\s*(?:@|(?:async\s+)?def\b|class\b|function\b|fn\b|func\b|interface\b|type\b|struct\b|enum\b"
+    r"|trait\b|export\b|pub\b|[A-Za-z_][\w.]*\s*[(\[<])"
+)
+"""A signature that declares code (a function, a class, a type): what a stub can stand in for. A flag, a data
+shape or a file format has nothing to import, so its consumers code against the declared text alone."""
 
 
 def _parties(tasks: list[PlanTask], plan: Plan, name: str) -> tuple[PlanTask | None, list[PlanTask]]:
@@ -78,6 +87,8 @@ def insert_contract_tasks(tasks: list[PlanTask], plan: Plan) -> list[OverlapDeci
             reach = ancestors(tasks)
             if owner.id in reach[consumers[0].id] or consumers[0].id in reach[owner.id]:
                 continue  # already in order: the consumer starts from the owner's integrated work
+        if contract is not None and not _CODE.match(contract.signature):
+            continue  # nothing to stub: both sides work from the declared text at the same time
         if contract is None or not contract.path.strip():
             decisions.extend(_wait_for_owner(tasks, name, owner, consumers))
             continue
