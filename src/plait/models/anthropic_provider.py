@@ -187,6 +187,7 @@ class AnthropicModel(ProviderBase):
                 system=to_system(request) if request.system else anthropic.omit,
                 messages=to_messages(request),
                 tools=to_tools(request) if request.tools else anthropic.omit,
+                tool_choice={"type": "tool", "name": request.tool_choice} if request.tool_choice else anthropic.omit,
             )
 
     async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:

@@ -122,6 +122,8 @@ class ModelRequest(_Frozen):
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
     max_output_tokens: int = 8192
+    tool_choice: str | None = None
+    """The name of a tool the model must call; None lets it choose (or answer in text)."""
 
     def fingerprint(self, chain: MessageChain | None = None) -> str:
         """A stable hash of the request: the journal uses it to spot a replay that diverged.
@@ -134,6 +136,8 @@ class ModelRequest(_Frozen):
             "tools": [t.model_dump(mode="json") for t in self.tools],
             "max_output_tokens": self.max_output_tokens,
         }
+        if self.tool_choice is not None:  # only when set, so that earlier logs still match
+            head["tool_choice"] = self.tool_choice
         blob = json.dumps(head, sort_keys=True, separators=(",", ":"))
         link = (chain or MessageChain()).digest(self.messages)
         return hashlib.sha256(blob.encode() + link.encode()).hexdigest()

@@ -170,6 +170,9 @@ class OpenAIModel(ProviderBase):
                 model=self.model_id,
                 messages=to_messages(request),
                 tools=to_tools(request) if request.tools else openai.omit,
+                tool_choice={"type": "function", "function": {"name": request.tool_choice}}
+                if request.tool_choice
+                else openai.omit,
                 max_completion_tokens=request.max_output_tokens if openai_proper else openai.omit,
                 max_tokens=openai.omit if openai_proper else request.max_output_tokens,
                 prompt_cache_key=self.cache_key if openai_proper else openai.omit,
