@@ -38,8 +38,13 @@ minimal and say why in your finish summary.
 
 
 def shared_prefix(repo_map: str, plan_overview: str) -> str:
-    """The system prompt every agent of a parallel run shares, word for word, so it is cached once."""
-    return system_prompt(f"{_PARALLEL}\nThe repository:\n{repo_map.strip()}\n\nThe plan:\n{plan_overview.strip()}")
+    """The system prompt of an agent of a parallel run: stable first, its own part last.
+
+    The instructions come first, word for word the same for every agent, then `repo_map` (the map of its
+    own area of the repository) and `plan_overview` (the rows of the plan that concern it).
+    """
+    own = f"The repository around your task:\n{repo_map.strip()}\n\nThe plan:\n{plan_overview.strip()}"
+    return system_prompt(f"{_PARALLEL}\n{own}")
 
 
 def task_brief(

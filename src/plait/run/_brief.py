@@ -1,10 +1,24 @@
-"""What the plan tells each agent of a parallel run: the plan's overview, and the interfaces of its own task."""
+"""What the plan tells each agent of a parallel run: the map of its area, the plan rows that concern it, its interfaces.
+
+Each agent's system prompt is the shared instructions (byte-identical for every agent, so a provider
+caches them once), then the map of its own area and its neighbours, then its rows of the plan: its task,
+the tasks it starts from or that start from it, the owners of files near its own, and the contracts it
+provides or consumes. Other tasks are counted, not listed.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from pathlib import Path
+
+from plait.agent.prompts import shared_prefix
+from plait.plan._areamap import Area, RepoIndex
+from plait.plan.globs import expand, new_paths
 from plait.plan.model import Plan, PlanTask
 
-__all__ = ["interfaces", "plan_overview"]
+__all__ = ["interfaces", "plan_overview", "task_area", "worker_systems"]
+
+_FILES_SHOWN = 3
 
 
 def interfaces(plan: Plan, task: PlanTask) -> list[str]:
@@ -22,8 +36,72 @@ def interfaces(plan: Plan, task: PlanTask) -> list[str]:
     return lines
 
 
-def plan_overview(plan: Plan) -> str:
-    """The plan as every agent of the run sees it in the shared system prompt: tasks, write-sets, contracts."""
-    rows = [f"- {t.id}: {t.title} (writes: {', '.join(t.writes) or 'nothing declared'})" for t in plan.tasks]
-    contracts = [f"- contract {c.name}: {c.signature} (in {c.path}, by {c.owner})" for c in plan.contracts]
-    return "\n".join(rows + contracts)
+def _row(task: PlanTask, note: str = "") -> str:
+    return f"- {task.id}{note}: {task.title} (writes: {', '.join(task.writes) or 'nothing declared'})"
+
+
+def _some(paths: list[str]) -> str:
+    more = len(paths) - _FILES_SHOWN
+    return ", ".join(paths[:_FILES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def _near(task: PlanTask, near: Collection[str], files: list[str]) -> list[str]:
+    """The files of `near` that `task` writes (existing, or to be created)."""
+    if not near:
+        return []
+    writes = expand(task.writes, files) | new_paths(task.writes, files)
+    return sorted(writes & set(near))
+
+
+def plan_overview(
+    plan: Plan, task: PlanTask | None = None, near: Collection[str] = (), files: list[str] | None = None
+) -> str:
+    """The plan as an agent of the run sees it: every row, or only those that concern `task`.
+
+    `near` are the files around the task's own (its area and their neighbours, see `RepoIndex.area`); a task
+    writing one of them is listed with those files. `files` are the repository's, to expand globs.
+    """
+    if task is None:
+        rows = [_row(t) for t in plan.tasks]
+        return "\n".join(
+            rows + [f"- contract {c.name}: {c.signature} (in {c.path}, by {c.owner})" for c in plan.contracts]
+        )
+    depends = [plan.task(d) for d in task.depends_on if d in {t.id for t in plan.tasks}]
+    rows = [_row(task, " (your task)")]
+    rows += [_row(t, " (your worktree starts from its work)") for t in depends]
+    listed = {task.id, *(t.id for t in depends)}
+    for other in plan.tasks:
+        if other.id in listed:
+            continue
+        if task.id in other.depends_on:
+            rows.append(_row(other, " (starts from your work)"))
+        elif owned := _near(other, near, files or []):
+            rows.append(f"- {other.id}: {other.title} (writes {_some(owned)}, near your files)")
+        else:
+            continue
+        listed.add(other.id)
+    unlisted = len(plan.tasks) - len(listed)
+    head = f"{len(plan.tasks)} tasks; those that concern yours:" + (
+        f" ({unlisted} other{' works' if unlisted == 1 else 's work'} elsewhere in the repository)" if unlisted else ""
+    )
+    for contract in plan.contracts:
+        if contract.name in (*task.provides, *task.consumes):
+            rows.append(f"- contract {contract.name}: {contract.signature} (in {contract.path}, by {contract.owner})")
+    return "\n".join([head, *rows])
+
+
+def task_area(index: RepoIndex, plan: Plan, task: PlanTask) -> Area:
+    """The files a task writes or reads, its contracts' files, and their neighbours."""
+    contracts = [c.path for c in plan.contracts if c.path and c.name in (*task.provides, *task.consumes)]
+    return index.area(task.writes, task.reads, contracts)
+
+
+def worker_systems(plan: Plan, root: Path, files: list[str] | None = None) -> dict[str, str]:
+    """Each task's system prompt: the shared instructions, the map of its area, its rows of the plan."""
+    index = RepoIndex(root, files)
+    systems = {}
+    for task in plan.tasks:
+        area = task_area(index, plan, task)
+        overview = plan_overview(plan, task, area.files | set(area.new), index.paths)
+        systems[task.id] = shared_prefix(index.render(area), overview)
+    return systems

@@ -12,7 +12,7 @@ from plait.agent._replay import Recorded
 from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
 from plait.agent.loop import Agent, AgentLimits, AgentResult, ToolSet
-from plait.agent.prompts import shared_prefix, task_brief
+from plait.agent.prompts import task_brief
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
 from plait.coord.asking import ExpertTools
@@ -22,7 +22,7 @@ from plait.events.types import Committed, Decision, RunFinished, TaskFinished, T
 from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
-from plait.run._brief import interfaces, plan_overview
+from plait.run._brief import interfaces, worker_systems
 from plait.run.base import Base
 from plait.run.experts import RunExperts, run_expert_specs
 from plait.run.integrate import Integrator
@@ -83,7 +83,7 @@ class _TaskRunner:
     def __init__(self, ctx: RunContext, plan: Plan, integrator: Integrator) -> None:
         self.ctx, self.plan, self.integrator = ctx, plan, integrator
         self.tasks = {t.id: t for t in plan.tasks}
-        self.system = ctx.system or shared_prefix(ctx.repo_map, plan_overview(plan))
+        self.systems = {t.id: ctx.system for t in plan.tasks} if ctx.system else worker_systems(plan, ctx.repo.root)
         s = ctx.settings
         self.bootstrap = Bootstrap(ctx.repo.root, tuple(s.worktree_include), s.setup_command)
         self.budgets = {
@@ -249,7 +249,7 @@ class _TaskRunner:
             ),
             store=self.ctx.store,
             prices=self.ctx.prices,
-            system=self.system,
+            system=self.systems[task.id],
             limits=AgentLimits(
                 max_steps=s.max_steps,
                 max_tokens=s.max_tokens,
