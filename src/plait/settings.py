@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError
 
@@ -128,6 +129,7 @@ class LayeredSettings(BaseModel):
 
     settings: Settings
     sources: dict[str, str]
+    """The layer of each field, and of each key below a table (dotted: `sandbox.limits.memory_mb`)."""
     ignored: list[str] = []
     """Keys of the repository's file that were not obeyed (dotted below a table: `sandbox.layer`)."""
     ignored_why: str = ""
@@ -208,13 +210,52 @@ def _merge(merged: dict[str, Any], key: str, value: Any, *, add_rules: bool) -> 
     merged[key] = new
 
 
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    """A key as a user writes it: `sandbox.limits.memory_mb`, `experts[0].name`, `prices."openai:x".input`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            name = part if re.fullmatch(r"[\w-]+", part) else json.dumps(part)
+            out += f".{name}" if out else name
+    return out
+
+
+def _mark(sources: dict[str, str], loc: tuple[int | str, ...], value: Any, label: str) -> None:
+    """`loc` and every key below it came from `label`."""
+    sources[_dotted(loc)] = label
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _mark(sources, (*loc, str(key)), inner, label)
+
+
+def _known(loc: tuple[int | str, ...]) -> str:
+    """The keys the table at `loc` takes, to name beside an unknown one."""
+    kind: Any = Settings
+    for part in loc:
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            field = kind.model_fields.get(str(part))
+            kind = field.annotation if field else None
+        else:  # an entry of a list or a table of models
+            kind = (get_args(kind) or (None,))[-1]
+    return ", ".join(kind.model_fields) if isinstance(kind, type) and issubclass(kind, BaseModel) else ""
+
+
 def _validated(merged: dict[str, Any], sources: Mapping[str, str]) -> Settings:
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:
         first = exc.errors()[0]
-        key = str(first["loc"][0]) if first["loc"] else "?"
-        raise UsageError(f"setting '{key}' from {sources.get(key, 'default')}: {first['msg']}") from exc
+        loc = tuple(first["loc"])
+        key = _dotted(loc) or "?"
+        source = next((sources[k] for k in (_dotted(loc[:i]) for i in range(len(loc), 0, -1)) if k in sources), None)
+        source = source or "default"
+        if first["type"] == "extra_forbidden":
+            known = _known(loc[:-1])
+            takes = f"; {_dotted(loc[:-1])} takes {known}" if known else ""
+            raise UsageError(f"unknown setting '{key}' in {source}{takes}") from exc
+        raise UsageError(f"setting '{key}' from {source}: {first['msg']}") from exc
 
 
 def _why(state: TrustState, ignored: list[str], path: Path) -> tuple[str, str]:
@@ -256,7 +297,7 @@ def load_settings(
     label = "user file " + str(user_config_path(env))
     for key, value in _read_toml(user_config_path(env)).items():
         _merge(merged, key, value, add_rules=False)
-        sources[key] = label
+        _mark(sources, (key,), value, label)
     layers: list[tuple[str, dict[str, Any]]] = []
     ignored: list[str] = []
     why = notice = ""
@@ -276,7 +317,7 @@ def load_settings(
     for label, values in layers:
         for key, value in values.items():
             _merge(merged, key, value, add_rules=label.startswith("repo file"))
-            sources[key] = "env PLAIT_" + key.upper() if label == "env" else label
+            _mark(sources, (key,), value, "env PLAIT_" + key.upper() if label == "env" else label)
     settings = _validated(merged, sources)
     if notice and report is not None:
         report(notice)

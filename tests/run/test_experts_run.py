@@ -310,7 +310,7 @@ def test_experts_are_declared_in_the_repository_config(tmp_path: Path) -> None:
     assert layered.settings.experts == [ExpertSpec(name="core", area=["core.py", "lib/**"], brief="The scaling core.")]
     assert '"name": "core"' in dict((k, v) for k, v, _ in layered.rows())["experts"]
     (repo / ".plait.toml").write_text('[[experts]]\nname = "no spaces"\n')
-    with pytest.raises(UsageError, match="setting 'experts' from repo file"):
+    with pytest.raises(UsageError, match=r"setting 'experts\[0\]\.name' from repo file"):
         load_settings(repo, env={"HOME": str(tmp_path)})
 
 
