@@ -11,7 +11,10 @@ read-only tools (read_file, list_files, search) and then call submit_plan once w
 How the plan runs:
 - mode "single": one agent does the whole task. Choose it when the task is small (a few files, one concern),
   or when its parts are so entangled that agents would wait for or clash with each other. Splitting has a cost:
-  every agent re-reads the code and every branch has to be merged and tested again.
+  every agent resends its prompt and re-reads the code around its part on every call, and every branch has to
+  be merged and tested again. plait estimates a parallel plan's tokens and time against one agent's (from the
+  sizes of the files each task writes and reads, and the chains of depends_on) and runs it as one agent unless
+  it costs at most 1.25 times the tokens and is at least 1.5 times faster: split only into substantial parts.
 - mode "parallel": every task runs as its own agent, at the same time as the tasks it does not depend on,
   each in its own copy of the repository that starts from the original code, or from the merged work of the
   tasks in its depends_on. Agents do not see each other's work in progress; their branches are merged at the end.

@@ -20,6 +20,7 @@ from plait.events.store import EventStore
 from plait.events.types import PlanMade, PlanRejected
 from plait.models.base import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
+from plait.plan._decision import settle_mode
 from plait.plan._prompt import planner_system, planner_task
 from plait.plan.model import Plan, PlanError, parse_plan
 from plait.plan.repomap import repo_map as build_repo_map
@@ -156,7 +157,7 @@ async def make_plan(
     budget: Spending | None = None,
     context: ContextBudget | None = None,
 ) -> Plan:
-    """Run the planner agent on `task` over the repository at `repo_root` and return its validated plan.
+    """Run the planner agent on `task` over the repository at `repo_root`; its validated plan, split only if that pays.
 
     Args:
         task: What the user asked for.
@@ -201,7 +202,7 @@ async def make_plan(
     agent.notes = notes
     result = await agent.run(planner_task(task))
     if tools.plan is not None:
-        return tools.plan
+        return await asyncio.to_thread(settle_mode, tools.plan, repo_root, task, model.name, prices)
     if tools.attempts >= max_attempts:
         last = tools.last_error if len(tools.last_error) <= 300 else tools.last_error[:297] + "..."
         raise PlanError(
