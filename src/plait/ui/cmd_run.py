@@ -162,7 +162,9 @@ def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
         out.print_json(json.dumps(data), ensure_ascii=True)  # a model's text stays in JSON escapes
         return 0 if outcome.status == "done" else 1
     colour = "green" if outcome.status == "done" else "red"
-    headline = outcome.summary or outcome.reason if isinstance(outcome, RunOutcome) else ""
+    headline = ""
+    if isinstance(outcome, RunOutcome):  # a failed run says why, even when its agent finished
+        headline = outcome.summary or outcome.reason if outcome.status == "done" else outcome.reason or outcome.summary
     out.print(f"[{colour} bold]{outcome.status}[/] run {outcome.run_id} {escaped(headline)}")
     if isinstance(outcome, ParallelOutcome):
         table = Table("task", "status", "attempts", "summary or reason")
@@ -173,7 +175,8 @@ def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
             )
         out.print(table)
     if outcome.commit:
-        out.print(f"  result: branch {outcome.branch} @ {outcome.commit[:10]}")
+        what = "its work (not verified)" if isinstance(outcome, RunOutcome) and outcome.status != "done" else "result"
+        out.print(f"  {what}: branch {outcome.branch} @ {outcome.commit[:10]}")
     out.print(
         f"  {s.model_calls} model calls, {s.usage.input_tokens} tokens in ({s.usage.cached_tokens} cached), "
         f"{s.usage.output_tokens} out, ${s.cost_usd:.4f}"
@@ -192,7 +195,7 @@ def _start(
     store = run_store(open_store(repo, create=True), settings)
     tui = bool(options.pop("tui", False)) and sys.stdout.isatty() and sys.stdin.isatty() and not as_json
     if not quiet and not tui:
-        store.listeners.append(ProgressPrinter(err))
+        store.listeners.append(ProgressPrinter(err, settings.max_attempts))
     run_id = options.pop("run_id", None) or new_run_id()
     work = Orchestration(
         repo=repo,
