@@ -1,0 +1,124 @@
+"""`plait mcp` over stdio, driven by the MCP SDK's own client: a real server process, a real repository, and runs
+started as real `plait run` processes with a scripted model."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from cli_support import git
+from mcp import Client, StdioServerParameters
+from mcp_support import SECRET, TOOLS, all_events, assert_safe, call, text, until_ended, write_script
+
+
+def _client(project: Path, env: dict[str, str]) -> Client:
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "plait", "mcp"], cwd=project, env={**env, "GH_PAT": SECRET}
+    )
+    return Client(server, read_timeout_seconds=60)
+
+
+def test_a_client_starts_a_run_follows_it_and_applies_it(project: Path, env: dict[str, str]) -> None:
+    spec = write_script(project, delay=3)
+    head = git(project, "rev-parse", "HEAD")
+
+    async def main() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with _client(project, env) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+            templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+            assert "plait://runs/{run_id}/report" in templates
+            assert [str(r.uri) for r in (await client.list_resources()).resources] == ["plait://runs"]
+
+            began = time.monotonic()
+            started = await call(client, "start_run", task="write hello", mode="single", model=spec)
+            seen["start_s"] = time.monotonic() - began
+            run_id = started["run_id"]
+            seen["early"] = await call(client, "run_status", run_id=run_id)
+            seen["status"] = await until_ended(client, run_id)
+            seen["events"] = await all_events(client, run_id)
+            seen["task_diff"] = await call(client, "task_diff", run_id=run_id, task="main")
+            seen["diff"] = await call(client, "task_diff", run_id=run_id)
+            seen["dry_run"] = await call(client, "apply", run_id=run_id, dry_run=True)
+            seen["untouched"] = (git(project, "rev-parse", "HEAD"), (project / "hello.txt").exists())
+            report = await client.read_resource(f"plait://runs/{run_id}/report")
+            seen["report"] = getattr(report.contents[0], "text", "")
+            summary = await client.read_resource(f"plait://runs/{run_id[:12]}/summary")
+            seen["summary"] = json.loads(getattr(summary.contents[0], "text", ""))
+            seen["runs"] = await call(client, "list_runs")
+            unknown = await client.call_tool("run_status", {"run_id": "nope"})
+            seen["unknown"] = (unknown.is_error, text(unknown))
+            seen["applied"] = await call(client, "apply", run_id=run_id)
+        return seen
+
+    seen = anyio.run(main)
+    assert_safe(seen)
+    early, status = seen["early"], seen["status"]
+    assert seen["start_s"] < 3 and early["status"] == "running" and early["live"]  # back before the model answered
+    run_id = status["run_id"]
+    assert status["status"] == "done" and status["branch"] == f"plait/{run_id}/main"
+    assert [(a["id"], a["state"], a["attempt"]) for a in status["agents"]] == [("main", "done", 1)]
+    assert [g["stage"] for g in status["gate"]] == ["parse", "semantic", "verify"]
+    assert status["result"]["summary"] == "wrote hello ␛[2J"  # what `plait run --json` said, made visible
+
+    kinds = [e["kind"] for e in seen["events"]]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+    assert [e["seq"] for e in seen["events"]] == sorted({e["seq"] for e in seen["events"]})
+    said = json.dumps(seen["events"], ensure_ascii=False)
+    assert "Model says ␛[2J␛]0;pwned␇ with [REDACTED]" in said
+
+    for diff in (seen["task_diff"], seen["diff"]):
+        assert diff["stat"].strip().startswith("hello.txt")
+        assert "+hello ␛[31mred␛[0m [REDACTED]" in diff["diff"] and not diff["truncated"]
+    assert seen["dry_run"]["mode"] == "fast-forward" and seen["dry_run"]["files"] == ["hello.txt"]
+    assert seen["untouched"] == (head, False)
+    assert f"done run {run_id}" in seen["report"] and "main: done" in seen["report"]
+    assert seen["summary"]["run_id"] == run_id and seen["summary"]["status"] == "done"
+    assert [r["run_id"] for r in seen["runs"]["runs"]] == [run_id]
+    assert seen["unknown"] == (True, "no run 'nope' in this repository: `plait runs` lists them")
+    assert seen["applied"]["head"] == status["commit"] == git(project, "rev-parse", "HEAD")
+    assert "hello" in (project / "hello.txt").read_text()
+
+
+def test_bad_arguments_are_tool_errors_with_plaits_own_line(project: Path, env: dict[str, str]) -> None:
+    outside = project.parent / "plan.yaml"
+    outside.write_text("tasks: []\n")
+
+    async def main() -> dict[str, str]:
+        async with _client(project, env) as client:
+            results = {
+                "no runs yet": await client.call_tool("list_runs", {}),
+                "plan outside": await client.call_tool("start_run", {"task": "x", "plan_file": str(outside)}),
+                "plan escapes": await client.call_tool("start_run", {"task": "x", "plan_file": "../plan.yaml"}),
+                "remote model": await client.call_tool(
+                    "start_run", {"task": "x", "model": "openai-compatible:m@https://evil.example/v1"}
+                ),
+                "script outside": await client.call_tool("start_run", {"task": "x", "model": f"scripted:{outside}"}),
+                "no key": await client.call_tool("start_run", {"task": "x", "model": "openai:gpt-5"}),
+                "option branch": await client.call_tool("integrate", {"branches": ["--upload-pack=x"]}),
+                "empty task": await client.call_tool("start_run", {"task": "  "}),
+            }
+            assert not results.pop("no runs yet").is_error
+            bad = {}
+            for name, result in results.items():
+                assert result.is_error, name
+                bad[name] = text(result)
+            status = await client.call_tool("run_status", {"run_id": "last"})
+            assert status.is_error
+            bad["no log"] = text(status)
+            return bad
+
+    bad = anyio.run(main)
+    assert bad["no log"].startswith("no plait runs in")
+    for name in ("plan outside", "plan escapes", "script outside"):
+        assert "is outside the repository" in bad[name], bad[name]
+    assert "would send your OpenAI key to evil.example" in bad["remote model"]
+    assert bad["no key"].startswith("OPENAI_API_KEY is not set")  # the started command's own one-line error
+    assert "is not a branch or commit name" in bad["option branch"]
+    assert bad["empty task"] == "the task is empty: say what to do"
+    assert not any("Traceback" in line for line in bad.values())
+    assert git(project, "branch", "--list", "plait/*") == ""
