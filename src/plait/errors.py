@@ -2,6 +2,7 @@
 
     PlaitError                      exit_code
     ├── UsageError                  2   bad flags, a malformed config file or script
+    │   └── ConfigError                 a setting that cannot work here: a verify command that cannot run
     ├── EnvironmentProblem          3   not a git repo, no commits, a dirty checkout
     ├── ModelError                  4   a provider failed for good
     │   ├── MissingApiKey
@@ -20,6 +21,7 @@ from __future__ import annotations
 __all__ = [
     "AgentFailed",
     "BadApiKey",
+    "ConfigError",
     "EnvironmentProblem",
     "MissingApiKey",
     "ModelError",
@@ -39,6 +41,10 @@ class PlaitError(Exception):
 
 class UsageError(PlaitError):
     exit_code = 2
+
+
+class ConfigError(UsageError):
+    """Found before anything is spent: the run stops, and the message says which setting to change."""
 
 
 class EnvironmentProblem(PlaitError):

@@ -1,4 +1,5 @@
-"""`plait run` from start to end: plan (or read a plan), resolve overlaps, then one agent or many."""
+"""`plait run` from start to end: check the verify command at the base, plan (or read a plan), resolve overlaps,
+then one agent or many, each result through the gate."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from plait.reconcile.types import Resolver
 from plait.run._nested import noticing
 from plait.run.integrate import QueueIntegrator
 from plait.run.parallel import ParallelOutcome, RunContext, RunnerFactory, run_plan
+from plait.run.preflight import preflight
 from plait.run.single import Base, RunOutcome, one_task_plan, record_start, run_single
 from plait.run.state import RunState, recharge
 from plait.settings import Settings
@@ -65,13 +67,32 @@ class Orchestration:
 
 
 async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
-    """Run the task, or continue it from `o.state`; None when the user declined the plan at review."""
+    """Run the task, or continue it from `o.state`; None when the user declined the plan at review.
+
+    Raises `ConfigError` before anything is spent when the verify command cannot run in the sandbox.
+    """
+    if o.state is None:
+        record_start(o.store, o.run_id, o.repo, o.task, o.base, o.model.name, o.settings)
+    gate = Gate(
+        o.repo,
+        base=o.base.commit,
+        store=o.store,
+        run_id=o.run_id,
+        verify_command=o.settings.verify_command,
+        runner_for=lambda path: o.runners(path, "gate", {}),
+    )
+    try:
+        await preflight(gate, o.store, o.run_id)
+        return await _run(o, gate)
+    finally:
+        gate.close()
+
+
+async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | None:
     s, state = o.settings, o.state
     prices = PriceTable(s.prices)
-    if state is None:
-        record_start(o.store, o.run_id, o.repo, o.task, o.base, o.model.name, s)
     if o.single or (state is not None and state.single):
-        return await _one_agent(o)
+        return await _one_agent(o, gate)
     limits = Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time)
     budget = Budget("run", limits, o.store, o.run_id)
     if state is not None:
@@ -79,7 +100,7 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
     files = tracked_files(o.repo.root)
     shared_map = repo_map(o.repo.root, files=files)
     if state is not None and state.plan is not None:
-        return await _parallel(o, state.plan, shared_map, budget, prices)
+        return await _parallel(o, state.plan, shared_map, budget, prices, gate)
     try:
         plan = await _plan(o, shared_map, budget, prices)
     except asyncio.CancelledError:
@@ -96,11 +117,11 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
         o.store.append(
             Decision(run_id=o.run_id, topic="mode", decision="one agent, no parallel overhead", reason=plan.reason)
         )
-        return await _one_agent(o)
+        return await _one_agent(o, gate)
     source = "file" if o.plan_file is not None else "planner"
     o.store.append(PlanMade(run_id=o.run_id, agent="planner", plan=plan.model_dump(mode="json"), source=source))
     _post_decisions(o.store, o.run_id, plan, decisions)
-    return await _parallel(o, plan, shared_map, budget, prices)
+    return await _parallel(o, plan, shared_map, budget, prices, gate)
 
 
 def _post_decisions(store: EventStore, run_id: str, plan: Plan, decisions: list[OverlapDecision]) -> None:
@@ -133,20 +154,12 @@ async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: Price
 
 
 async def _parallel(
-    o: Orchestration, plan: Plan, shared_map: str, budget: Budget, prices: PriceTable
+    o: Orchestration, plan: Plan, shared_map: str, budget: Budget, prices: PriceTable, gate: Gate
 ) -> ParallelOutcome:
     s = o.settings
     resolvers: list[Resolver] = default_resolvers()
     if o.use_llm_resolver:
         resolvers.append(LLMResolver(o.model, o.store, o.run_id, prices=prices))
-    gate = Gate(
-        o.repo,
-        base=o.base.commit,
-        store=o.store,
-        run_id=o.run_id,
-        verify_command=s.verify_command,
-        runner_for=lambda path: o.runners(path, "gate", {}),
-    )
     queue = MergeQueue(o.repo, o.store, o.run_id, o.base.commit, gate=gate, resolvers=resolvers)
     ctx = RunContext(
         repo=o.repo,
@@ -162,13 +175,10 @@ async def _parallel(
         state=o.state,
         verify=gate.command_for(o.base.commit) or "",
     )
-    try:
-        return await run_plan(ctx, plan, QueueIntegrator(queue))
-    finally:
-        gate.close()
+    return await run_plan(ctx, plan, QueueIntegrator(queue))
 
 
-async def _one_agent(o: Orchestration) -> RunOutcome:
+async def _one_agent(o: Orchestration, gate: Gate) -> RunOutcome:
     if o.state is None or o.state.plan is None:
         plan = one_task_plan(o.task)
         o.store.append(PlanMade(run_id=o.run_id, plan=plan.model_dump(mode="json"), source="single"))
@@ -183,4 +193,5 @@ async def _one_agent(o: Orchestration) -> RunOutcome:
         runners=noticing(o.runners, o.repo),
         started=True,
         state=o.state,
+        gate=gate,
     )

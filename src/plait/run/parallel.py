@@ -61,6 +61,8 @@ class RunContext:
     """Where an interrupted run stood, when this is its resumption."""
     verify: str = ""
     """The command the merge gate runs on combined results, told to every agent."""
+    brief: Callable[[PlanTask, Attempt | None], str] | None = None
+    """What an attempt's agent is told (a retry: why the last one failed); None: the plan's task brief."""
 
 
 @dataclass
@@ -179,12 +181,13 @@ class _TaskRunner:
             commit = await asyncio.shield(asyncio.to_thread(self._wrap_up, worktree, task, result, number))
             if result is None and not failure:
                 self._finished(task_id, "interrupted", "stopped before the agent finished", commit)
+        # one agent on the user's task is tried again only when the gate rejects its work
         if result is None:
             self._finished(task_id, "failed", failure, commit)
-            return Attempt(False, failure)
+            return Attempt(False, failure, retry=not ctx.single)
         if not result.ok:
             self._finished(task_id, "failed", f"{result.reason}: {result.summary}", commit)
-            retry = result.reason not in ("budget", "interrupted")
+            retry = result.reason not in ("budget", "interrupted") and not ctx.single
             return Attempt(False, f"the agent stopped ({result.reason}): {result.summary}", retry=retry)
         self.summaries[task_id] = result.summary
         return await self._integrate(task, branch, commit, result.summary)
@@ -196,8 +199,8 @@ class _TaskRunner:
         if copied:
             self._decide(task.id, "bootstrap", f"copied {len(copied)} untracked file(s) in", {"files": copied})
         await self.bootstrap.run_setup(worktree.path, runner)
-        if self.ctx.single:
-            brief = task.instructions
+        if self.ctx.brief is not None:
+            brief = self.ctx.brief(task, last)
         else:
             why, detail = (last.reason, last.detail) if last else ("", "")
             brief = task_brief(

@@ -1,19 +1,25 @@
-"""A run with one agent: the user's task as given, in one worktree, its result on `plait/<run>/main`."""
+"""A run with one agent: the user's task as given, in one worktree, its result on `plait/<run>/main` once the gate
+passed it (when the run has a gate: a failing gate sends the failure back to the agent, up to `max_attempts`)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from plait.agent.budget import Budget, Limits
-from plait.agent.prompts import system_prompt
+from plait.agent.prompts import system_prompt, task_brief
 from plait.events.store import EventStore
 from plait.events.types import AgentStopped, Committed, Decision, RunStarted
 from plait.models.base import Model, Usage
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
+from plait.reconcile.gate import Gate
+from plait.run._gated import GatedIntegrator
 from plait.run.base import Base, choose_base, new_run_id
-from plait.run.integrate import DirectIntegrator
+from plait.run.integrate import DirectIntegrator, Integrator
 from plait.run.parallel import RunContext, RunnerFactory, run_plan
+from plait.run.scheduler import Attempt
 from plait.run.state import RunState, recharge
 from plait.settings import Settings
 from plait.workspace import CommandRunner, LocalRunner, Repo
@@ -72,6 +78,19 @@ def one_task_plan(task: str, reason: str = "one agent was asked for") -> Plan:
     return Plan(mode="single", reason=reason, tasks=[PlanTask(id=TASK_ID, title=title, instructions=task)])
 
 
+def single_brief(verify: str) -> Callable[[PlanTask, Attempt | None], str]:
+    """The agent's first message: the task as given, with the command its result must pass and, on a retry, why
+    the last attempt was turned down."""
+
+    def brief(task: PlanTask, last: Attempt | None) -> str:
+        if last is None and not verify:
+            return task.instructions
+        why, detail = (last.reason, last.detail) if last else ("", "")
+        return task_brief(task.id, task.title, task.instructions, [], why, detail, verify=verify)
+
+    return brief
+
+
 async def run_single(
     repo: Repo,
     task: str,
@@ -85,8 +104,12 @@ async def run_single(
     runners: RunnerFactory | None = None,
     started: bool = False,
     state: RunState | None = None,
+    gate: Gate | None = None,
 ) -> RunOutcome:
-    """Run one agent on `task` from `base`; its work ends up committed on `plait/<run>/main`."""
+    """Run one agent on `task` from `base`; its work ends up committed on `plait/<run>/main`.
+
+    With a `gate` (the caller's to close), that branch moves only to a commit the gate passed.
+    """
     run_id = run_id or new_run_id()
     if not started:
         record_start(store, run_id, repo, task, base, model.name, settings)
@@ -94,9 +117,16 @@ async def run_single(
     budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), store, run_id)
     if state is not None:
         recharge(budget, store, run_id)
+    branch = f"plait/{run_id}/{TASK_ID}"
+    integrator: Integrator = DirectIntegrator(base.commit, branch)
+    verify = ""
+    if gate is not None:
+        integrator = GatedIntegrator(gate, store, run_id, branch)
+        command = await asyncio.to_thread(gate.command_for, base.commit)
+        verify = command or ""
     ctx = RunContext(
         repo=repo,
-        settings=s.model_copy(update={"max_attempts": 1}),
+        settings=s if gate is not None else s.model_copy(update={"max_attempts": 1}),
         model=model,
         store=store,
         run_id=run_id,
@@ -107,9 +137,11 @@ async def run_single(
         system=system_prompt(),
         single=True,
         state=state,
+        verify=verify,
+        brief=single_brief(verify),
     )
-    done = await run_plan(ctx, one_task_plan(task), DirectIntegrator(base.commit, f"plait/{run_id}/{TASK_ID}"))
-    outcome = RunOutcome(run_id=run_id, status=done.status, branch=f"plait/{run_id}/{TASK_ID}", base=base)
+    done = await run_plan(ctx, one_task_plan(task), integrator)
+    outcome = RunOutcome(run_id=run_id, status=done.status, branch=branch, base=base)
     outcome.summary = done.summaries.get(TASK_ID, "")
     outcome.reason = done.dropped.get(TASK_ID, "")
     for event in store.events(run_id, agent=TASK_ID, kinds=["agent_stopped", "commit"]):
@@ -118,4 +150,7 @@ async def run_single(
             outcome.reason = outcome.reason if event.reason == "finished" else f"{event.reason}: {event.summary}"
         elif isinstance(event, Committed):
             outcome.commit, outcome.files = event.sha, event.files
+    rejected = integrator.rejected if isinstance(integrator, GatedIntegrator) else None
+    if done.status != "done" and rejected is not None and rejected.commit == outcome.commit:
+        outcome.branch, outcome.reason = rejected.branch, rejected.why
     return outcome

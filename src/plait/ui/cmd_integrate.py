@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from plait.errors import EnvironmentProblem, MissingApiKey, UsageError
-from plait.events.store import EventStore, RedactingStore, SQLiteEventStore
+from plait.events.store import EventStore, RedactingStore
 from plait.events.types import Decision, RunFinished, RunStarted
 from plait.models.registry import make_model
 from plait.reconcile.apply import apply_commit
@@ -21,8 +21,10 @@ from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.llm_resolver import LLMResolver
 from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch, integration_branch
 from plait.reconcile.types import Resolver
+from plait.run.preflight import preflight
 from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
+from plait.ui._common import open_store
 from plait.ui._config_notes import config_notes
 from plait.ui._safe import escaped
 from plait.ui.feed import make_redactor
@@ -40,10 +42,7 @@ _INTENT_LIMIT = 4000
 
 def _store(repo: Repo, *, create: bool, settings: Settings | None = None) -> RedactingStore:
     """The repository's event log; what is written to it is redacted first (the settings' keys too)."""
-    path = repo.common_dir / "plait" / "events.db"
-    if not create and not path.exists():
-        raise EnvironmentProblem(f"no plait runs in {repo.root} yet: start one with `plait run TASK`")
-    return RedactingStore(SQLiteEventStore(path), make_redactor(settings))
+    return RedactingStore(open_store(repo, create=create), make_redactor(settings))
 
 
 def _commit(repo: Repo, ref: str, what: str) -> str:
@@ -146,6 +145,9 @@ def integrate(
         queue = MergeQueue(repo, store, run_id, base, gate=gate, resolvers=_resolvers(settings, no_llm, store, run_id))
 
         async def work() -> QueueReport:
+            checked = await preflight(gate, store, run_id, work="the branches")  # ConfigError if it cannot run
+            if checked.state == "fails":
+                err.print(f"[yellow]note:[/] {escaped(checked.line)}", highlight=False)
             for task in tasks:
                 await queue.submit(task)
             return await queue.drain()
@@ -154,8 +156,6 @@ def integrate(
             report = asyncio.run(work())
         finally:
             gate.close()
-        if gate.base_fails:
-            err.print("[yellow]note:[/] the verify command fails at the base too, so its failures were not held")
         status = "done" if not report.ejected else "failed"
         reason = f"{len(report.ejected)} of {len(tasks)} branch(es) ejected" if report.ejected else ""
         store.append(RunFinished(run_id=run_id, status=status, reason=reason, branch=queue.branch, commit=queue.head))
