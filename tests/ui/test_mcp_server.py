@@ -122,3 +122,39 @@ def test_bad_arguments_are_tool_errors_with_plaits_own_line(project: Path, env: 
     assert bad["empty task"] == "the task is empty: say what to do"
     assert not any("Traceback" in line for line in bad.values())
     assert git(project, "branch", "--list", "plait/*") == ""
+
+
+ASK_SCRIPT = """
+conversations:
+  - match: "You lead an investigation"
+    turns:
+      - tool_calls: [{name: answer, arguments: {answer: "greet adds a space (greet.py:2)", disagreements: ""}}]
+"""
+
+
+def test_ask_and_integrate_run_in_the_background_and_can_be_waited_for(project: Path, env: dict[str, str]) -> None:
+    (project / "ask.yaml").write_text(ASK_SCRIPT)
+    for branch, path in (("left", "left.txt"), ("right", "right.txt")):
+        git(project, "checkout", "-q", "-b", branch, "main")
+        (project / path).write_text(f"{branch}\n")
+        git(project, "add", path)
+        git(project, "commit", "-q", "-m", f"add {path}")
+    git(project, "checkout", "-q", "main")
+
+    async def main() -> dict[str, Any]:
+        async with _client(project, env) as client:
+            asked = await call(client, "ask", question="What does greet do?", model="scripted:ask.yaml", wait_s=60)
+            merged = await call(client, "integrate", branches=["left", "right"], onto="main", no_llm=True, wait_s=60)
+            status = await call(client, "run_status", run_id=merged["run_id"])
+            return {"asked": asked, "merged": merged, "status": status}
+
+    seen = anyio.run(main)
+    asked, merged = seen["asked"], seen["merged"]
+    assert asked["status"] == "ended" and asked["result"]["answer"] == "greet adds a space (greet.py:2)"
+    assert merged["run_id"].startswith("integrate-") and merged["process"]["exit_code"] == 0
+    assert [(b["branch"], b["outcome"]) for b in merged["result"]["branches"]] == [
+        ("left", "integrated"),
+        ("right", "integrated"),
+    ]
+    assert seen["status"]["status"] == "done" and seen["status"]["branch"] == merged["result"]["branch"]
+    assert git(project, "show", f"{merged['result']['branch']}:right.txt") == "right"

@@ -9,14 +9,13 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Literal
 
 from plait.errors import EnvironmentProblem
-from plait.events.types import RunFinished, RunStarted
+from plait.events.types import RunFinished
 from plait.mcp import _checks
 from plait.mcp._desk import Desk
-from plait.mcp._launch import Finder, failure, lease_holder
+from plait.mcp._launch import Finder, either, failure, lease_holder
 from plait.reconcile.ladder import default_resolvers, merge_commits
 from plait.reconcile.queue import integration_branch
 from plait.ui._common import resolve_run
@@ -34,10 +33,6 @@ class Actions:
         self.desk = desk
         self.repo = desk.repo
 
-    @property
-    def _db(self) -> Path:
-        return self.repo.common_dir / "plait" / "events.db"
-
     def _common(self, model: str | None) -> list[str]:
         spec = _checks.model_spec(self.repo.root, model, self.desk.settings.model)
         return ["--json", "--repo", str(self.repo.root), *(["--model", spec] if spec else [])]
@@ -49,7 +44,7 @@ class Actions:
             args.append("--single")
         if plan_file:
             args += ["--plan", str(_checks.inside(self.repo.root, plan_file, "the plan file"))]
-        run_id = self.desk.launcher.start(args, task, lease_holder(self._db))
+        run_id = self.desk.launcher.start(args, task, either(lease_holder(self.desk.db), self._new_run("", task)))
         return {"run_id": run_id, "status": "running", "follow": "run_status, run_events"}
 
     def ask(self, question: str, model: str | None, follow_up: str | None, wait_s: float) -> dict[str, Any]:
@@ -58,7 +53,10 @@ class Actions:
         if follow_up:
             with self.desk.store() as store:
                 args += ["--follow-up", resolve_run(store, follow_up)]
-        run_id = self.desk.launcher.start(args, question, lease_holder(self._db))
+        find = (
+            lease_holder(self.desk.db) if follow_up else either(lease_holder(self.desk.db), self._new_run("", question))
+        )
+        run_id = self.desk.launcher.start(args, question, find)
         return self._finished_or_running(run_id, wait_s)
 
     def integrate(
@@ -75,23 +73,14 @@ class Actions:
         return self._finished_or_running(run_id, wait_s)
 
     def _new_run(self, prefix: str, task: str) -> Finder:
-        """A run of `task` that was not in the log when the command started (`plait integrate` holds no lease)."""
-        known = set()
-        if self._db.exists():
-            with self.desk.store() as store:
-                known = set(store.run_ids())
+        """A run of `task` that was not in the log when the command started: how a command that holds no lease
+        (`plait integrate`), or whose lease is not in the SQLite log, is found."""
+        known = set(self.desk.started(set()))
+        tasks = {task, self.desk.redact(task)}
 
         def find(_pid: int) -> str | None:
-            if not self._db.exists():
-                return None
-            with self.desk.store() as store:
-                for run_id in store.run_ids():
-                    if run_id in known or not run_id.startswith(prefix):
-                        continue
-                    started = store.events(run_id, kinds=["run_started"])
-                    if started and isinstance(started[0], RunStarted) and started[0].task == task:
-                        return run_id
-            return None
+            runs = self.desk.started(known)
+            return next((r for r, t in runs.items() if r.startswith(prefix) and t in tasks), None)
 
         return find
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from plait.errors import StateError, UsageError
-from plait.events.store import SQLiteEventStore
-from plait.events.types import Committed, Event, TaskFinished, TaskStarted
+from plait.errors import EnvironmentProblem, StateError, UsageError
+from plait.events.types import Committed, Event, RunStarted, TaskFinished, TaskStarted
 from plait.mcp._launch import Launcher, leased
 from plait.reconcile.queue import integration_branch
 from plait.redact import scrub_strings
@@ -71,8 +71,14 @@ class Desk:
         """`value` (JSON-like) with every string redacted and its control characters made visible."""
         return scrub_strings(value, lambda text: visible(self.redact(text)))
 
+    @property
+    def db(self) -> Path:
+        """The SQLite log, where the leases of runs of this machine are kept."""
+        return self.repo.common_dir / "plait" / "events.db"
+
     @contextmanager
-    def store(self) -> Iterator[SQLiteEventStore]:
+    def store(self) -> Iterator[Any]:
+        """The repository's event log (`open_store`'s: SQLite by default, or the configured server store)."""
         store = open_store(self.repo, create=False)
         try:
             yield store
@@ -84,14 +90,31 @@ class Desk:
         with self.store() as store:
             run_id = resolve_run(store, ref)
             events = [redact_event(e, self.redact) for e in store.events(run_id)]
-            live = self.launcher.running(run_id) or leased(store.path, run_id)
+            live = self.launcher.running(run_id) or leased(self.db, run_id)
         return run_id, events, live
 
+    def started(self, known: set[str]) -> dict[str, str]:
+        """The runs in the log besides `known`, each with its task as the log keeps it (redacted)."""
+        try:
+            store = open_store(self.repo, create=False)
+        except EnvironmentProblem:  # no log yet
+            return {}
+        try:
+            fresh = [run_id for run_id in store.run_ids() if run_id not in known]
+            begun = {run_id: store.events(run_id, kinds=["run_started"])[:1] for run_id in fresh}
+        finally:
+            store.close()
+        return {run_id: e[0].task for run_id, e in begun.items() if e and isinstance(e[0], RunStarted)}
+
     def list_runs(self) -> list[dict[str, Any]]:
-        if not (self.repo.common_dir / "plait" / "events.db").exists():
+        try:
+            store = open_store(self.repo, create=False)
+        except EnvironmentProblem:  # no log yet: no runs
             return []
-        with self.store() as store:
+        try:
             summaries = [summarize(run_id, store.events(run_id)) for run_id in store.run_ids()]
+        finally:
+            store.close()
         rows = []
         for s in summaries:
             task = s.task.strip().splitlines()[0][:200] if s.task.strip() else ""

@@ -25,7 +25,7 @@ from urllib.request import pathname2url
 from plait.errors import EnvironmentProblem, ModelError, PlaitError, StateError, UsageError
 from plait.workspace import Repo
 
-__all__ = ["Finder", "Launched", "Launcher", "failure", "lease_holder", "leased"]
+__all__ = ["Finder", "Launched", "Launcher", "either", "failure", "lease_holder", "leased"]
 
 Finder = Callable[[int], str | None]
 """Given the command's pid, the id of the run it started, once the log shows it."""
@@ -54,6 +54,15 @@ def lease_holder(db: Path) -> Finder:
     def find(pid: int) -> str | None:
         rows = _leases(db, "SELECT run_id FROM leases WHERE pid = ? AND host = ?", (pid, host))
         return str(rows[0][0]) if rows else None
+
+    return find
+
+
+def either(*finders: Finder) -> Finder:
+    """The run the first of `finders` finds."""
+
+    def find(pid: int) -> str | None:
+        return next((run_id for f in finders if (run_id := f(pid))), None)
 
     return find
 
@@ -133,7 +142,7 @@ class Launcher:
                 raise StateError(
                     f"plait started (pid {proc.pid}) but named no run within {self.timeout_s:.0f}s: see {log}"
                 )
-            time.sleep(0.05)
+            time.sleep(0.1)
 
     def result(self, run_id: str) -> dict[str, Any]:
         """What a command started here said at its end (its --json), and its error if it failed; {} if unknown."""

@@ -212,6 +212,7 @@ def serve_http(repo: Repo, host: str, port: int, allowed_hosts: list[str]) -> No
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(128)  # connections wait from now on, so the address printed below is good at once
     except OSError as exc:
         sock.close()
         raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}): choose another --port") from None
