@@ -1,7 +1,12 @@
 """The gate on a combined commit: parse, then the cross-branch semantic check, then the verify command.
 
 Each stage is recorded as a `GateChecked` event; the first that fails ends the check. A tree that was
-checked before is not checked again: the same tree gives the same answer.
+checked before is not checked again: the same tree, landing on the same commit, gives the same answer.
+
+The verify stage judges a commit by the failures it introduces where it lands (`against`: the integration
+head it is merged onto), test by test when the command's output names its tests (pytest, unittest), by
+exit status otherwise; what is held against it, and what a plan may defer, is told in `_judge`. Each tree
+is tested once: the landing point's run, made when it was itself checked, is the comparison.
 
 The verify command runs the tests agents wrote, so it runs as their commands do: give the gate a sandboxed
 runner (`runner_for`, called with the integration worktree's path). Without one it runs unconfined.
@@ -19,13 +24,15 @@ from typing import Literal
 
 from plait.events.store import EventStore
 from plait.events.types import GateChecked
+from plait.reconcile._judge import ALL, STRICT, Allowance, Verdict, by_exit_status, by_test
 from plait.reconcile._syntax import CHECKED_SUFFIXES, conflict_markers, syntax_error
+from plait.reconcile._testrun import Report, deselecting, read_report
 from plait.reconcile._trees import changed_paths, read_blobs, tree_paths
 from plait.reconcile.semantic import Breakage, attribute, find_breakage
 from plait.reconcile.verify import KEEP_ON_CLEAN, IntegrationWorktree, detect_verify_command
 from plait.workspace import CommandRunner, LocalRunner, Repo, cap_output
 
-__all__ = ["Gate", "GateResult", "Stage"]
+__all__ = ["Allowance", "Gate", "GateResult", "Stage"]
 
 Stage = Literal["parse", "semantic", "verify"]
 
@@ -33,6 +40,8 @@ _PYTEST_NOTHING_COLLECTED = 5
 _NOT_RUN = 126
 """The exit status of a command the sandbox refused or could not confine (or that cannot execute)."""
 _MAX_HINTED = 5
+_MAX_RERUNS = 6
+"""Runs again of a suite stopped at its first failures (`-x`), each with the failures known so far left out."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,20 @@ class GateResult:
     output: str
     culprit_hint: tuple[str, ...] = ()
     commit: str = ""
+    failing: tuple[str, ...] = ()
+    """The tests held against it (`*`: the verify command as a whole)."""
+    deferred: tuple[str, ...] = ()
+    """Tests it broke that the plan leaves to the tasks built on it (`Allowance.defer`)."""
+
+
+@dataclass(frozen=True)
+class _Run:
+    """The verify command on one tree: its output (reruns after it), exit, report, and whether it ran at all."""
+
+    ok: bool
+    output: str
+    ran: bool = True
+    report: Report | None = None
 
 
 def _default_python(repo: Repo) -> str:
@@ -92,25 +115,41 @@ class Gate:
         self.timeout, self.output_limit = timeout, output_limit
         self.runs = 0
         """Checks made (a cached answer is not counted)."""
-        self._seen: dict[str, GateResult] = {}
+        self._seen: dict[tuple[str, str, Allowance], GateResult] = {}
+        self._runs: dict[tuple[str, str], _Run] = {}
         self.base_fails: bool | None = None
-        """Whether the verify command fails at the base too (then its failures are not held against a commit)."""
+        """Whether the verify command fails at the base (then the failures it shares are not held against a commit)."""
         self._lock = asyncio.Lock()
 
     async def check(
-        self, commit: str, *, tasks: Sequence[str] = (), branches: Mapping[str, str] | None = None
+        self,
+        commit: str,
+        *,
+        tasks: Sequence[str] = (),
+        branches: Mapping[str, str] | None = None,
+        against: str | None = None,
+        allow: Allowance = STRICT,
     ) -> GateResult:
-        """Run the stages on `commit`; `tasks` label the events, `branches` (task -> commit) feed the hint."""
+        """Run the stages on `commit`, landing on `against` (the base by default), under the plan's `allow`.
+
+        `tasks` label the events, `branches` (task -> commit) feed the hint.
+        """
         async with self._lock:
-            tree = self.repo.git("rev-parse", f"{commit}^{{tree}}").strip()
-            if tree in self._seen:
-                return replace(self._seen[tree], commit=commit)
+            against = against or self.base
+            key = (self._tree(commit), self._tree(against), allow)
+            if key in self._seen:
+                return replace(self._seen[key], commit=commit)
             self.runs += 1
-            result = await self._stages(commit, list(tasks), dict(branches or {}))
-            self._seen[tree] = result
+            result = await self._stages(commit, list(tasks), dict(branches or {}), against, allow)
+            self._seen[key] = result
             return result
 
-    async def _stages(self, commit: str, tasks: list[str], branches: dict[str, str]) -> GateResult:
+    def _tree(self, commit: str) -> str:
+        return self.repo.git("rev-parse", f"{commit}^{{tree}}").strip()
+
+    async def _stages(
+        self, commit: str, tasks: list[str], branches: dict[str, str], against: str, allow: Allowance
+    ) -> GateResult:
         started = time.monotonic()
         problems, files = await asyncio.to_thread(self._parse, commit)
         hint = await asyncio.to_thread(self._hint_files, files, branches)
@@ -123,9 +162,9 @@ class Gate:
             hint = await asyncio.to_thread(self._hint_breakage, breakage, branches)
             return GateResult(False, "semantic", output, hint, commit)
         started = time.monotonic()
-        passed, output = await self._verify(commit)
-        self._record(commit, "verify", passed, tasks, output, started)
-        return GateResult(passed, "verify", output, (), commit)
+        verdict, output = await self._verify(commit, against, allow)
+        self._record(commit, "verify", verdict.passed, tasks, output, started)
+        return GateResult(verdict.passed, "verify", output, (), commit, verdict.held, verdict.deferred)
 
     def _record(self, commit: str, stage: Stage, passed: bool, tasks: list[str], output: str, started: float) -> bool:
         if self.store is not None:
@@ -211,23 +250,75 @@ class Gate:
         status = "timed out" if result.timed_out else f"exit {result.exit_code}"
         return ok, f"$ {command}\n[{status}]\n{result.output}", result.exit_code != _NOT_RUN
 
-    async def _verify(self, commit: str) -> tuple[bool, str]:
+    async def _run(self, commit: str, command: str, *, label: str = "") -> _Run:
+        """The verify command's first run on `commit`'s tree (made once; `label` records a comparison run)."""
+        key = (self._tree(commit), command)
+        if key not in self._runs:
+            started = time.monotonic()
+            ok, output, ran = await self._run_verify(commit, command)
+            report = Report(frozenset()) if ok else read_report(output) if ran else None
+            self._runs[key] = _Run(ok, output, ran, report)
+            if label:
+                self._record(commit, "verify", ok, [], f"{label}, for comparison\n{output}", started)
+        return self._runs[key]
+
+    async def _complete(self, commit: str, command: str, run: _Run) -> _Run:
+        """`run` with the failures its suite never reached: run again leaving out those known, until it ends."""
+        report = run.report
+        if report is None or report.complete:
+            return run
+        failed, outputs = set(report.failed), [run.output]
+        for _ in range(_MAX_RERUNS):
+            _, output, ran = await self._run_verify(commit, deselecting(command, failed))
+            again = read_report(output) if ran else None
+            outputs.append(output)
+            if again is None or not (again.failed - failed) and not again.complete:
+                break  # unreadable, or stopped again without a new failure: the rest stays unknown
+            failed |= again.failed
+            if again.complete:
+                done = _Run(run.ok, "\n\n".join(outputs), True, Report(frozenset(failed), True, report.runner))
+                self._runs[(self._tree(commit), command)] = done
+                return done
+        return _Run(run.ok, "\n\n".join(outputs), True, None)
+
+    async def _verify(self, commit: str, against: str, allow: Allowance) -> tuple[Verdict, str]:
         command = await asyncio.to_thread(self.command_for, commit)
         if not command:
-            return True, "skipped: no verify command configured or detected"
-        ok, output, ran = await self._run_verify(commit, command)
-        if not ran:
-            return False, "the verify command did not run, so nothing is verified\n" + output
-        if ok or commit == self.base:
-            return ok, output
-        if self.base_fails is None:
-            started = time.monotonic()
-            base_ok, base_output, base_ran = await self._run_verify(self.base, command)
-            self.base_fails = not base_ok if base_ran else None  # a refusal says nothing of the base
-            self._record(self.base, "verify", base_ok, [], "the base, for comparison\n" + base_output, started)
-        if self.base_fails:
-            return True, "not held against it: the verify command fails at the base commit too\n" + output
-        return False, output
+            return Verdict(True, ""), "skipped: no verify command configured or detected"
+        now = await self._run(commit, command)
+        if not now.ran:
+            return Verdict(False, "", (ALL,)), "the verify command did not run, so nothing is verified\n" + now.output
+        if commit == self.base:
+            self.base_fails = not now.ok
+        if now.ok or commit == against == self.base:
+            return Verdict(now.ok, ""), now.output
+        where = "the base commit" if against == self.base else f"the integration head it lands on ({against[:10]})"
+        before = await self._run(against, command, label="the base" if against == self.base else "the landing point")
+        if not before.ran:
+            return Verdict(False, "", (ALL,)), "the verify command did not run at the landing point\n" + before.output
+        if against == self.base:
+            self.base_fails = not before.ok
+        verdict, output = await self._by_test(commit, against, command, now, before, allow, where)
+        if verdict is None:
+            verdict = by_exit_status(before_ok=before.ok, allow=allow, where=where)
+        return verdict, f"{verdict.headline}\n{output}"
+
+    async def _by_test(
+        self, commit: str, against: str, command: str, now: _Run, before: _Run, allow: Allowance, where: str
+    ) -> tuple[Verdict | None, str]:
+        """The verdict test by test, and the output it rests on; None when a side's output does not name its tests."""
+        if before.report is not None and not before.report.complete:
+            before = await self._complete(against, command, before)
+        if before.report is None:
+            return None, now.output
+        changed = await asyncio.to_thread(changed_paths, self.repo, against, commit)
+        files = await asyncio.to_thread(tree_paths, self.repo, commit)
+        while now.report is not None:
+            verdict = by_test(now.report, before.report, changed=changed, files=files, allow=allow, where=where)
+            if verdict is not None:
+                return verdict, now.output
+            now = await self._complete(commit, command, now)
+        return None, now.output
 
     def close(self) -> None:
         """Remove the integration worktree, if one was made, and close the runner the gate made."""
