@@ -145,18 +145,20 @@ def test_a_worktree_restored_after_a_crash_keeps_the_merge_its_claim_made(repo: 
     assert first is not None
 
     assert worktree.merge_in(head, "bring in alpha's work") == []
-    merge = worktree.checkpoint(ref, first)  # the checkpoint after the claim: the merge itself
-    assert merge == worktree.head() and merge != first
+    merge = worktree.head()
+    assert merge == head  # the branch took alpha's work alone; beta's unfinished work is not committed on it
+    after = worktree.checkpoint(ref, first)  # the checkpoint after the claim: beta's work on top of the merge
+    assert after is not None and git(worktree.path, "rev-parse", f"{after}^") == merge
     (worktree.path / "alpha.py").write_text("def alpha():\n" + ALPHA_WORK + "\n\ndef from_beta():\n    return 3\n")
-    last = worktree.checkpoint(ref, merge)
-    assert last is not None and git(worktree.path, "rev-parse", f"{last}^") == merge
+    last = worktree.checkpoint(ref, after)
+    assert last is not None and git(worktree.path, "rev-parse", f"{last}^") == after
 
     # a new process: the worktree is re-added at the attempt's base and restored from its last checkpoint
     again = repo.readd_worktree(worktree.path, worktree.branch, base)
     again.restore(last)
 
     assert again.head() == merge  # the merge is in the branch's history again
-    assert git(again.path, "diff", "--name-only", "HEAD") == "alpha.py"  # the work after it is uncommitted, as it was
+    assert git(again.path, "diff", "--name-only", "HEAD").split() == ["alpha.py", "beta.py"]  # uncommitted, as it was
     assert "from_beta" in (again.path / "alpha.py").read_text()
     assert (again.path / "beta.py").read_text() == "def beta():\n    return 5\n"
     final = again.commit_all("beta's work")

@@ -316,23 +316,26 @@ class Worktree:
         self._git("reset", "--quiet", commit or "HEAD")
 
     def merge_in(self, commit: str, message: str) -> list[str]:
-        """Merge `commit` into the branch, committing the worktree's own changes first so they are kept.
-
-        Returns the paths that conflicted; then nothing is merged and the worktree is left as it was. git's
-        merge runs outside the worktree (`Repo.merge_trees`); the result is checked out with `read-tree`, which
-        refuses to overwrite what is not committed.
-        """
+        """Merge `commit` into the branch, keeping the worktree's uncommitted changes uncommitted on top (no commit of
+        unfinished work stays on the branch); returns the conflicted paths: then the worktree is left as it was.
+        git's merge runs outside the worktree (`Repo.merge_trees`), then `read-tree` checks it out."""
         before = self.head()
         saved = self.commit_all(f"Work in progress, kept through the merge of {commit[:10]}\n")
+        conflicts: list[str] | None = None
         try:
             conflicts = self._merge(commit, message)
-        except GitError:
+        finally:  # the branch goes back before the unfinished work, or on to the merge made without it
             if saved:
-                self._git("reset", "--quiet", before)
-            raise
-        if conflicts and saved:
-            self._git("reset", "--quiet", before)  # the saved work goes back to being uncommitted changes
+                self._git("reset", "--quiet", before if conflicts != [] else self._without(before, commit, message))
         return conflicts
+
+    def _without(self, before: str, commit: str, message: str) -> str:
+        if self.repo.is_ancestor(commit, before) or self.repo.is_ancestor(before, commit):
+            return before if self.repo.is_ancestor(commit, before) else commit
+        tree, conflicts = self.repo.merge_trees(before, commit)
+        tree = self._git("rev-parse", "HEAD^{tree}").strip() if conflicts else tree  # the work made it merge
+        text = self._git("stripspace", input=message)
+        return self._git("commit-tree", tree, "-p", before, "-p", commit, env=PLAIT_IDENTITY, input=text).strip()
 
     def _merge(self, commit: str, message: str) -> list[str]:
         ours = self.head()
