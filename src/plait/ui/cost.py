@@ -54,7 +54,7 @@ class CostBreakdown:
     wall_s: float
     """Wall time of the run."""
     busy_s: dict[str, float]
-    """Seconds each agent was busy, over all its attempts."""
+    """Seconds each agent was busy, over all its attempts; waiting for a file another task held is not busy."""
     covered_s: float
     """Wall time during which at least one agent was busy."""
     experts: list[ExpertCost] = field(default_factory=list)
@@ -165,9 +165,10 @@ def cost_breakdown(events: list[Event], prices: PriceTable | None = None) -> Cos
     end = view.ended or view.last_ts
     spans: list[tuple[float, float]] = []
     busy: dict[str, float] = {}
+    waits = _lease_waits(events, end)
     for agent in view.agents.values():
-        closed = [_closed(s, agent.last_ts) for s in agent.spans]
-        if closed:
+        closed = _minus([_closed(s, agent.last_ts) for s in agent.spans], waits.get(agent.id, []))
+        if agent.spans:
             busy[agent.id] = sum(e - s for s, e in closed)
             spans.extend(closed)
     phases: dict[str, CostLine] = {
@@ -178,6 +179,40 @@ def cost_breakdown(events: list[Event], prices: PriceTable | None = None) -> Cos
     kind = next((str(e.data.get("kind", "")) for e in events if isinstance(e, Decision) and e.topic == "kind"), "")
     wall = view.elapsed_s(end)
     return CostBreakdown(by_agent, by_model, phases, total, wall, busy, _covered(spans), experts, kind)
+
+
+def _lease_waits(events: list[Event], end: float) -> dict[str, list[tuple[float, float]]]:
+    """Each agent's waits for a file another task held: from its claim's `wait` to the grant or refusal."""
+    waits: dict[str, list[tuple[float, float]]] = {}
+    open_: dict[tuple[str, str], float] = {}
+    for event in events:
+        if not (isinstance(event, Decision) and event.topic == "lease"):
+            continue
+        key = (event.agent, str(event.data.get("path", "")))
+        action = event.data.get("action")
+        if action == "wait":
+            open_.setdefault(key, event.ts)
+        elif action in ("claim", "refuse", "cycle", "release") and key in open_:  # granted, refused, or it ended
+            waits.setdefault(event.agent, []).append((open_.pop(key), event.ts))
+    for (agent, _), start in open_.items():
+        waits.setdefault(agent, []).append((start, end))
+    return waits
+
+
+def _minus(spans: list[tuple[float, float]], cuts: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """`spans` without the time in `cuts`."""
+    for cut_start, cut_end in cuts:
+        kept: list[tuple[float, float]] = []
+        for start, end in spans:
+            if cut_end <= start or cut_start >= end:
+                kept.append((start, end))
+                continue
+            if start < cut_start:
+                kept.append((start, cut_start))
+            if cut_end < end:
+                kept.append((cut_end, end))
+        spans = kept
+    return spans
 
 
 def _closed(span: Span, end: float) -> tuple[float, float]:
