@@ -3,7 +3,9 @@
 The board is a view of the event log: every `NotePosted` of the run is on it, whoever appended it
 (an agent through `post_note`, the radar, the planner, the merge queue). Each turn an agent gets the
 notes new to it that concern it (addressed to it, touching its files, naming its contracts, or for
-`all`), newest and addressed first, within a character budget; the rest wait for its next turn.
+`all`), newest and addressed first, within a character budget; the rest wait for its next turn. Its
+files are its write-set, its read-set, its contracts' files and the files it holds a claim on (the
+log's lease decisions).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class Board:
     def __init__(self, store: EventStore, run_id: str, plan: Plan, *, budget: int = 4000) -> None:
         self.store, self.run_id, self.plan, self.budget = store, run_id, plan, budget
         self.notes: list[Note] = []
+        self._claimed: dict[str, set[str]] = {}
         self._given: dict[str, set[int]] = {}
         self._cursor = 0
         self._lock = threading.Lock()
@@ -104,7 +107,7 @@ class Board:
             return False
         if note.topic in task.provides or note.topic in task.consumes:
             return True
-        return _touches(_interest(self.plan, task), note.paths)
+        return _touches([*_interest(self.plan, task), *sorted(self._claimed.get(task_id, ()))], note.paths)
 
     def audience(self, note: Note) -> list[str]:
         """The tasks of the plan `note` concerns."""
@@ -145,10 +148,20 @@ class Board:
 
     def _sync(self) -> None:
         with self._lock:
-            for event in self.store.events(self.run_id, kinds=["note"], after=self._cursor):
+            for event in self.store.events(self.run_id, kinds=["note", "decision"], after=self._cursor):
                 if isinstance(event, NotePosted):
                     self.notes.append(self._note(event))
+                elif isinstance(event, Decision) and event.topic == "lease":
+                    self._lease(event.data)
                 self._cursor = max(self._cursor, event.seq)
+
+    def _lease(self, data: dict[str, object]) -> None:
+        """Follow the claims: a claimed path is one of its task's files until it is released or expires."""
+        task, path, action = str(data.get("task", "")), str(data.get("path", "")), data.get("action")
+        if action == "claim":
+            self._claimed.setdefault(task, set()).add(path)
+        elif action in ("release", "expire"):
+            self._claimed.get(task, set()).discard(path)
 
     @staticmethod
     def _note(event: NotePosted) -> Note:

@@ -6,6 +6,8 @@ ends, then is granted: agents take turns on a file instead of editing it at once
 every wait of the run, and a claim whose wait would close a cycle (A waits for B, which waits for A)
 is refused at once, naming the cycle, so that its agent works around it. Files matched by `shared`
 (a changelog, where each task adds its own entry) need no claim: the merge keeps every task's lines.
+Files the plan declares shared (`Plan.shared`: a registry each task adds to) are held by no task's
+write-set: every task claims one to edit it, so that the additions are made in turn.
 Claims end when their task ends (`release_all`) or after a timeout. Every claim, wait, refusal,
 broken cycle and release is a `Decision(topic="lease")` in the log, which rebuilds the claims.
 """
@@ -125,6 +127,8 @@ class Leases:
         self.claims: dict[str, Claim] = {}
         self._titles = {t.id: t.title for t in plan.tasks}
         self._writes = {t.id: list(t.writes) for t in plan.tasks}
+        self._turns = [normalize(p) for p in plan.shared]
+        """Paths tasks take turns on: in no write-set, claimed by whoever edits them."""
         self._active: dict[str, int] = {}
         self._finished: dict[str, int] = {}
         self._cursor = 0
@@ -162,8 +166,11 @@ class Leases:
         return leases
 
     def owns(self, task_id: str, path: str) -> bool:
-        """Whether `path` is in the write-set of `task_id`."""
-        return matches(self._writes.get(task_id, []), normalize(path))
+        """Whether `path` is in the write-set of `task_id` (and not one the plan has tasks take turns on)."""
+        return matches(self._writes.get(task_id, []), normalize(path)) and not self._taken_in_turn(path)
+
+    def _taken_in_turn(self, path: str) -> bool:
+        return bool(self._turns) and matches(self._turns, normalize(path))
 
     def is_shared(self, path: str) -> bool:
         """Whether every task may edit `path` without a claim."""
@@ -300,7 +307,7 @@ class Leases:
 
     def _refusal(self, task_id: str, path: str) -> Refusal | None:
         self._expire()
-        for other, writes in self._writes.items():
+        for other, writes in self._writes.items() if not self._taken_in_turn(path) else ():
             if other != task_id and self.running(other) and any(_overlap(w, path) for w in writes if w[:1] != "!"):
                 return Refusal(task_id, path, other, self._titles[other], "it is in that task's write-set")
         for held, claim in self.claims.items():

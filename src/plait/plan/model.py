@@ -127,13 +127,20 @@ class Plan(_Strict):
     reason: str = Field(description="Why this mode and this split, in a sentence or two.")
     tasks: list[PlanTask] = Field(description="The tasks; exactly one in single mode.")
     contracts: list[Contract] = Field([], description="Interfaces that tasks running at the same time share.")
+    shared: list[str] = Field(
+        [],
+        description="Files several tasks each add to, such as a registry, a package __init__ that re-exports, or a "
+        "list of commands, as paths relative to the repository root. Every task that adds to one also lists it in "
+        "its writes; those tasks may run at the same time, and each claims the file while it edits it, so their "
+        "additions are made one after another, each on top of the others' integrated work.",
+    )
     experts: list[ExpertSpec] = Field(
         [],
         description="Persistent experts to keep for the run, in a large repository only: each owns an area "
         "that several tasks must understand but none writes, and answers their questions from one reading.",
     )
 
-    @field_validator("contracts", "experts", mode="before")
+    @field_validator("contracts", "experts", "shared", mode="before")
     @classmethod
     def _lists(cls, value: Any) -> Any:
         return _as_list(value)
@@ -283,6 +290,9 @@ def validate_plan(plan: Plan, files: Sequence[str] | None = None) -> list[str]:
     problems.extend(_task_problems(plan))
     problems.extend(_contract_problems(plan))
     problems.extend(_expert_problems(plan, files))
+    problems.extend(
+        f"shared entry {p!r} must be a path relative to the repository root" for p in plan.shared if not _relative(p)
+    )
     cycle = _find_cycle(plan)
     if cycle:
         problems.append("the dependencies form a cycle: " + " -> ".join(cycle))

@@ -7,8 +7,9 @@ put a stub, and the consumers wait for the owner instead.)
 
 Then the tasks' write-sets are expanded against the repository's files (plus the new files they
 name). Two tasks clash when their write-sets share a path and neither depends, even indirectly, on
-the other: tasks that run one after the other may write the same file. The first clashing pair in
-plan order is resolved, and so on until none is left:
+the other: tasks that run one after the other may write the same file. Paths the plan declares
+`shared` (a registry each task adds to) never clash: the tasks take turns on them through claims.
+The first clashing pair in plan order is resolved, and so on until none is left:
 
 1. **order**, when one task provides a contract the other consumes and no contract task writes its
    stub (provider first), or when one of them is a contract task (it goes first);
@@ -50,8 +51,8 @@ class _Footprint:
 class _WriteSets:
     """Write-sets expanded against the repository's files, each computed once per distinct pattern list."""
 
-    def __init__(self, files: list[str]) -> None:
-        self.files = files
+    def __init__(self, files: list[str], shared: list[str]) -> None:
+        self.files, self.exempt = files, shared
         self._cache: dict[tuple[str, ...], _Footprint] = {}
 
     def of(self, task: PlanTask) -> _Footprint:
@@ -70,7 +71,7 @@ class _WriteSets:
         fa, fb = self.of(a), self.of(b)
         found = set(fa.existing & fb.existing) | set(fa.empty_globs & fb.empty_globs)
         found |= {p for p in fa.new if matches(b.writes, p)} | {p for p in fb.new if matches(a.writes, p)}
-        return found
+        return {p for p in found if not self.exempt or not matches(self.exempt, p)}
 
 
 def _first_clash(tasks: list[PlanTask], sets: _WriteSets) -> tuple[PlanTask, PlanTask, set[str]] | None:
@@ -170,7 +171,7 @@ def resolve_overlaps(plan: Plan, repo_files: list[str]) -> tuple[Plan, list[Over
         The new plan, and the decisions that made it, in the order they were taken.
     """
     plan = plan.model_copy(deep=True)
-    tasks, sets = plan.tasks, _WriteSets(sorted(repo_files))
+    tasks, sets = plan.tasks, _WriteSets(sorted(repo_files), [normalize(p) for p in plan.shared])
     decisions = insert_contract_tasks(tasks, plan)
     while clash := _first_clash(tasks, sets):
         a, b, shared = clash
