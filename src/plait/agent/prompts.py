@@ -13,6 +13,8 @@ How to work:
 - Make focused edits with edit_file (exact text, found exactly once) or write_file for new files.
 - Run the project's tests or checks with the run tool, and fix what you broke.
 - Every path is relative to the repository root; you cannot leave it or touch .git.
+- Commands run in a sandbox: they write only in the worktree and in /tmp, which is yours alone and starts
+  empty (nothing of the host's /tmp is there); HOME is an empty directory; everything else is read-only.
 - Do not commit: plait commits your work when you finish.
 - When the task is done, call finish with a short summary of what you changed and how you verified it.
 - Every reply must call at least one tool.
@@ -30,10 +32,10 @@ def task_prompt(task: str) -> str:
 
 _PARALLEL = """\
 You are one of several agents working on parts of one plan at the same time, each in its own
-worktree. Stay inside your write-set: other agents own the other files, and their work is merged
-with yours when you finish. Where you consume an interface another task provides, code against
-its declared signature exactly. If you must touch a file outside your write-set, keep the change
-minimal and say why in your finish summary.
+worktree. Stay inside your write-set: other agents own the other files. Each agent's work is merged
+onto the run's integration branch, and checked there, as soon as that agent finishes. Where you
+consume an interface another task provides, code against its declared signature exactly. If you
+must touch a file outside your write-set, keep the change minimal and say why in your finish summary.
 """
 
 
@@ -59,16 +61,30 @@ def task_brief(
     starts_from: list[str] | None = None,
     verify: str = "",
     experts: str = "",
+    built_on_by: list[str] | None = None,
+    owed: list[str] | None = None,
+    shared: list[str] | None = None,
+    retry: str = "",
 ) -> str:
     """What one task's agent is asked (its first message wraps this); a retry carries why the last attempt failed.
 
     `interfaces` are lines on the contracts the task provides or consumes, `starts_from` the tasks whose
     integrated work its worktree already holds, `verify` the command the merge gate runs on the result,
     `experts` the roster of the run's experts (one line each), whom the agent can ask instead of reading.
+    `built_on_by` are the tasks planned to build on this one, `owed` lines on the tests integrated work left
+    failing for it, `shared` the files it shares with other tasks through claims, and `retry` (from
+    `retry_note`) what the worktree holds of the last attempt, replacing `last_failure` and `detail`.
     """
     lines = [f"Your task is `{task_id}`: {title}", "", instructions.strip(), ""]
     if writes:
         lines.append("Your write-set (files you own): " + ", ".join(writes))
+    if shared:
+        lines.append(
+            f"Files you share with other tasks: {', '.join(shared)}. Claim one before you edit it (an edit claims it "
+            "for you); while another task holds it, your claim waits, then brings that task's integrated work into "
+            "your worktree: read the file again and add your part to what is there. Edit them last, just before you "
+            "finish: the others wait while you hold one."
+        )
     for line in interfaces or []:
         lines.append(line)
     if starts_from:
@@ -78,10 +94,83 @@ def task_brief(
         lines.append("an area yourself:")
         lines.append(experts.strip())
     if verify:
-        lines.append(f"When all branches are merged, the result must pass: {verify}")
-        lines.append("Run it (or the part that covers your change) before you finish.")
-    if last_failure:
+        lines += _gate_lines(verify, built_on_by or [], owed or [])
+    if retry:
+        lines += ["", retry]
+    elif last_failure:
         lines += ["", f"A previous attempt at this task failed: {last_failure}"]
         if detail:
             lines += ["What it left behind:", detail[-4000:]]
+    return "\n".join(lines)
+
+
+def _gate_lines(verify: str, built_on_by: list[str], owed: list[str]) -> list[str]:
+    lines = [
+        "When you finish, your branch is merged onto the run's integration branch (the base plus the work integrated "
+        f"before yours) and checked there: the files must parse, and `{verify}` must not fail any test that passed "
+        "before your merge, nor any test in a test file you add or change. Run it (or the part that covers your "
+        "change) before you finish."
+    ]
+    if built_on_by:
+        lines.append(
+            f"Tasks {', '.join(built_on_by)} are planned to build on your work and land after it: a test in a file you "
+            "do not change that fails only because their part is not done yet (a registry they fill in, say) is left "
+            "for them to make pass. Your own tests must pass."
+        )
+    if owed:
+        lines.append(
+            "Work integrated before yours left these tests failing for the tasks planned to build on it, yours among "
+            "them; they must pass once the last of those tasks lands, so if your part completes that work, make them "
+            "pass:"
+        )
+        lines += [f"- {line}" for line in owed]
+    return lines
+
+
+def retry_note(
+    number: int,
+    why: str,
+    detail: str,
+    *,
+    head: str,
+    files: list[str],
+    conflicts: list[str],
+    put_back: list[tuple[str, str]],
+    lost: str = "",
+) -> str:
+    """What a retry is told of attempt `number`: why it did not get in, what the new worktree holds of it, the output.
+
+    `head` is the integration head the worktree starts on, `files` the paths of the attempt's work now in it as
+    uncommitted changes, `conflicts` those left with conflict markers, `put_back` (path, holder) those restored to the
+    head's version because another task holds them; `lost` says why none of the work could be brought over.
+    """
+    shown = f"commit {head[:10]}"
+    lines = [f"A previous attempt at this task failed: {why}", f"This is attempt {number + 1}."]
+    if lost:
+        lines.append(
+            f"Its work could not be brought onto the integration branch ({lost}): your worktree is the integration "
+            f"branch as it stands ({shown}); do the task again."
+        )
+    elif files:
+        lines.append(
+            f"Your worktree: the integration branch as it stands ({shown}), with attempt {number}'s work on top as "
+            f"uncommitted changes, in {', '.join(files)}. That work is done: read it, keep what is right and fix what "
+            "failed; do not start again."
+        )
+    else:
+        lines.append(
+            f"Your worktree: the integration branch as it stands ({shown}); attempt {number} left no work beyond it."
+        )
+    if conflicts:
+        lines.append(
+            f"Its work and work integrated since changed the same lines of {', '.join(conflicts)}: those files hold "
+            f"conflict markers (<<<<<<< the integration branch's side, >>>>>>> attempt {number}'s). Resolve every one, "
+            "keeping the intent of both sides."
+        )
+    for path, holder in put_back:
+        lines.append(
+            f"{path} is as the integration branch has it: task `{holder}` holds it now; claim it to change it."
+        )
+    if detail:
+        lines += ["What failed:", detail[-4000:]]
     return "\n".join(lines)

@@ -16,17 +16,30 @@ How the plan runs:
   sizes of the files each task writes and reads, and the chains of depends_on) and runs it as one agent unless
   it costs at most 1.25 times the tokens and is at least 1.5 times faster: split only into substantial parts.
 - mode "parallel": every task runs as its own agent, at the same time as the tasks it does not depend on,
-  each in its own copy of the repository that starts from the original code, or from the merged work of the
-  tasks in its depends_on. Agents do not see each other's work in progress; their branches are merged at the end.
-  Choose it when the task splits into parts that touch different files and can each be finished and tested alone.
+  each in its own copy of the repository that starts from the original code, or from the integrated work of the
+  tasks in its depends_on. Agents do not see each other's work in progress. Choose it when the task splits into
+  parts that touch different files and can each be finished and tested alone.
+
+How the work is checked (parallel mode): as soon as a task finishes, its branch is merged onto the run's
+integration branch (the original code plus the tasks integrated before it) and gated there, before the next
+one lands: the files must parse, no name another branch uses may disappear, and the verify command (given with
+the task) must not fail any test that passed before the merge, nor any test in a test file the task adds or
+changes. A rejected task is tried again from its own work. So each task must leave the tests passing on its
+own, with one exception: tests outside its own test files that passed before and fail after a task's merge
+are left to the tasks that depend on it, and must pass once the last of those has landed. Use it when a part
+cannot pass alone: a task adds a function that a registry test expects to be registered, and a later task,
+which depends on it, fills in the registry.
 
 How to cut the tasks (parallel mode):
 - Each task is a piece a competent engineer could finish and test alone. Its instructions are all its agent
   knows of the plan: say what to change, in which files, which names to use, and how to check the result.
 - writes lists every file the task creates or changes, as paths or globs relative to the repository root
   ('src/app/models.py', 'src/app/api/**', 'tests/test_api.py'). Two tasks that run at the same time must not
-  write the same file. Shared files (a command-line entry point, a package __init__, a registry, a settings
-  file) go to one task only; or order the tasks with depends_on. Each task writes its own test files.
+  write the same file, with one exception: a file several tasks must each add to (a registry, a package
+  __init__ that re-exports, a list of commands) is listed in shared, and in the writes of every task that adds to
+  it; those tasks still run at the same time and take turns on the file (each claims it while it edits it).
+  Any other file two tasks would write goes to one task only, or order the tasks with depends_on. Each task
+  writes its own test files.
 - depends_on names the tasks whose finished work a task needs. Use it only when needed: every dependency
   makes the run longer.
 - contracts: when tasks that run at the same time must agree on an interface (a function or class signature,
@@ -67,6 +80,11 @@ def planner_system(repo_map: str) -> str:
     return f"{_INSTRUCTIONS}\nThe repository:\n\n{repo_map.rstrip()}\n"
 
 
-def planner_task(task: str) -> str:
-    """The planner's first message: the task to plan."""
-    return f"Make a plan for this task:\n\n{task.strip()}"
+def planner_task(task: str, verify: str | None = None) -> str:
+    """The planner's first message: the task to plan, and the verify command the gate will run (when known)."""
+    text = f"Make a plan for this task:\n\n{task.strip()}"
+    if verify:
+        return f"{text}\n\nThe verify command the gate runs on each merge: {verify}"
+    if verify is not None:
+        return f"{text}\n\nNo verify command is configured or detected: the gate checks parsing and names only."
+    return text

@@ -156,6 +156,7 @@ async def make_plan(
     repo_map: str | None = None,
     budget: Spending | None = None,
     context: ContextBudget | None = None,
+    verify: str | None = None,
 ) -> Plan:
     """Run the planner agent on `task` over the repository at `repo_root`; its validated plan, split only if that pays.
 
@@ -169,6 +170,7 @@ async def make_plan(
         repo_map: The map to put in the system prompt (default: `repo_map(repo_root)`).
         budget: The spending the planner is charged to.
         context: The context budget its conversation is compacted against (default: the model's built-in one).
+        verify: The command the merge gate will run ('' for none), told to the planner; None when not known.
 
     Raises:
         PlanError: no valid plan after `max_attempts` submissions, or the planner stopped without one.
@@ -200,7 +202,7 @@ async def make_plan(
         return [f"You have {max_steps - agent.steps} model calls left: call {SUBMIT} with your plan now."]
 
     agent.notes = notes
-    result = await agent.run(planner_task(task))
+    result = await agent.run(planner_task(task, verify))
     if tools.plan is not None:
         return await asyncio.to_thread(settle_mode, tools.plan, repo_root, task, model.name, prices)
     if tools.attempts >= max_attempts:

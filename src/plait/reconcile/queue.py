@@ -6,6 +6,11 @@
 
 The integration branch `plait/<run>/integration` only ever points at a commit that passed the gate. An
 ejected branch is handed back to the caller, which decides whether its agent tries again.
+
+The gate judges a batch by the failures it introduces on the head it lands on. A branch whose task the
+plan builds on (`completed_by`: its dependents, still to come) may leave tests outside its own test files
+failing for them; the last of them to land must make them pass (`_debts`). Such a branch, and one that
+owes tests, is merged and gated alone, so that what it introduced is its own.
 """
 
 from __future__ import annotations
@@ -19,13 +24,15 @@ from typing import Literal
 from plait.events.store import EventStore
 from plait.events.types import Integrated, MergeStep, NotePosted
 from plait.reconcile._bisect import find_culprit
+from plait.reconcile._debts import Debt, Debts
+from plait.reconcile._judge import STRICT, Allowance
 from plait.reconcile._trees import changed_paths
 from plait.reconcile.gate import Gate, GateResult
 from plait.reconcile.ladder import merge_commits
 from plait.reconcile.types import MergeContext, MergeOutcome, Resolution, Resolver, Rung
 from plait.workspace import GitError, Repo, cap_output
 
-__all__ = ["Ejection", "MergeQueue", "QueueReport", "TaskBranch", "integration_branch"]
+__all__ = ["Debt", "Ejection", "MergeQueue", "QueueReport", "TaskBranch", "integration_branch"]
 
 _OUTPUT_LIMIT = 8000
 _StepOutcome = Literal["clean", "resolved", "conflict", "failed"]
@@ -48,6 +55,8 @@ class TaskBranch:
     depends_on: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     """Notes the agent posted, shown to a resolver."""
+    completed_by: tuple[str, ...] = ()
+    """The tasks the plan builds on this one (its dependents), still to come when it lands."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,8 @@ class Ejection:
     conflicts: tuple[str, ...] = ()
     stage: str = "merge"
     """`merge` (conflicts left) or the gate stage that failed: `parse`, `semantic`, `verify`."""
+    failing: tuple[str, ...] = ()
+    """The tests held against it, when the verify stage failed."""
 
 
 @dataclass
@@ -72,6 +83,8 @@ class QueueReport:
     resolutions: dict[str, list[Resolution]] = field(default_factory=dict)
     """The rungs that resolved each integrated task's conflicts."""
     gate_runs: int = 0
+    deferred: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Tests an integrated task left failing for the tasks planned to build on it."""
 
 
 @dataclass
@@ -123,6 +136,7 @@ class MergeQueue:
                 self.integrated.update({t: TaskBranch(t, "", "") for t in event.tasks})
         self._pending: list[TaskBranch] = []
         self._lock = asyncio.Lock()
+        self.debts = Debts(store, run_id)
 
     @property
     def head(self) -> str:
@@ -139,7 +153,10 @@ class MergeQueue:
             report = QueueReport(head=self._head)
             runs = self.gate.runs
             while self._pending:
-                batch, self._pending = _ordered(self._pending), []
+                ordered = _ordered(self._pending)
+                alone = next((i for i, t in enumerate(ordered) if self._alone(t)), len(ordered))
+                batch = ordered[:alone] or ordered[:1]
+                self._pending = ordered[len(batch) :]
                 try:
                     await self._batch(batch, report)
                 except BaseException:  # a failure or a cancellation: what was not settled stays pending
@@ -149,13 +166,27 @@ class MergeQueue:
             report.head, report.gate_runs = self._head, self.gate.runs - runs
             return report
 
+    def owed_to(self, task_id: str) -> list[Debt]:
+        """The tests integrated tasks left failing that `task_id` is planned to help make pass."""
+        return self.debts.owed_to(task_id)
+
+    def _alone(self, task: TaskBranch) -> bool:
+        """Whether `task` is gated on its own: the plan lets it defer failures, or it owes some."""
+        return bool(task.completed_by or self.debts.due(task.task_id, task.completed_by))
+
+    def _allowance(self, prefix: Sequence[_Merged]) -> Allowance:
+        if len(prefix) != 1:
+            return STRICT
+        task = prefix[0].task
+        return Allowance(bool(task.completed_by), self.debts.due(task.task_id, task.completed_by))
+
     async def _batch(self, batch: list[TaskBranch], report: QueueReport) -> None:
         merged = await self._merge_all(batch, report, rebuilt_without="")
         while merged:
             tasks = [m.task.task_id for m in merged]
             result = await self._check(merged, len(merged) - 1)
             if result.passed:
-                self._advance(merged, report)
+                self._advance(merged, report, result.deferred)
                 return
             position, failure = await find_culprit(tasks, result, functools.partial(self._check, merged))
             self._advance(merged[:position], report)
@@ -166,7 +197,10 @@ class MergeQueue:
     async def _check(self, merged: Sequence[_Merged], position: int) -> GateResult:
         prefix = merged[: position + 1]
         branches = {m.task.task_id: m.task.commit for m in prefix}
-        return await self.gate.check(prefix[-1].commit, tasks=list(branches), branches=branches)
+        allow = self._allowance(prefix)
+        return await self.gate.check(
+            prefix[-1].commit, tasks=list(branches), branches=branches, against=self._head, allow=allow
+        )
 
     async def _merge_all(self, batch: Sequence[TaskBranch], report: QueueReport, rebuilt_without: str) -> list[_Merged]:
         """Merge each branch onto the previous; a branch left with conflicts is ejected and skipped."""
@@ -254,11 +288,14 @@ class MergeQueue:
         for res in outcome.resolutions:
             self._step(task, res.rung, "resolved", files=[res.path], detail=res.reason, commit=outcome.commit or "")
 
-    def _advance(self, merged: Sequence[_Merged], report: QueueReport) -> None:
-        """Move the integration branch to the last of `merged`, a commit that passed the gate."""
+    def _advance(self, merged: Sequence[_Merged], report: QueueReport, deferred: Sequence[str] = ()) -> None:
+        """Move the integration branch to the last of `merged`, a commit that passed the gate.
+
+        `deferred` are tests a lone branch left failing for the tasks planned to build on it.
+        """
         if not merged:
             return
-        new, tasks = merged[-1].commit, [m.task.task_id for m in merged]
+        old, new, tasks = self._head, merged[-1].commit, [m.task.task_id for m in merged]
         if new != self._head:
             self.repo.git("update-ref", "-m", f"plait: integrate {', '.join(tasks)}", self._ref, new, self._head)
             self._head = new
@@ -266,15 +303,20 @@ class MergeQueue:
             self.integrated[m.task.task_id] = m.task
             report.integrated.append(m.task.task_id)
             report.resolutions[m.task.task_id] = list(m.outcome.resolutions) if m.outcome else []
-        self.store.append(
-            Integrated(run_id=self.run_id, branch=self.branch, commit=new, tasks=tasks, reason="passed the gate")
-        )
+            self.debts.landed(m.task.task_id, m.task.completed_by, deferred if len(merged) == 1 else ())
+        reason = "passed the gate"
+        if deferred:
+            report.deferred[tasks[0]] = tuple(deferred)
+            until = ", ".join(merged[0].task.completed_by)
+            reason += f"; left failing for {until} to make pass: {', '.join(deferred)}"
+        self.store.append(Integrated(run_id=self.run_id, branch=self.branch, commit=new, tasks=tasks, reason=reason))
         for m in merged:
-            self._announce(m.task, new)
+            self._announce(m.task, old, m.commit)
+            old = m.commit
 
-    def _announce(self, task: TaskBranch, commit: str) -> None:
-        """Tell the agents still at work whose files the integrated task changed, on the board."""
-        files = sorted(self._touched_by(task))
+    def _announce(self, task: TaskBranch, before: str, commit: str) -> None:
+        """On the board, tell the agents at work whose files the merge of `task` (`before` to `commit`) changed."""
+        files = sorted(changed_paths(self.repo, before, commit)) if before != commit else []
         if not files:
             return
         shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
@@ -311,4 +353,5 @@ def _conflict_ejection(task_id: str, outcome: MergeOutcome) -> Ejection:
 def _gate_ejection(task_id: str, failure: GateResult) -> Ejection:
     first = next((line for line in failure.output.splitlines() if line.strip()), "")
     reason = f"the {failure.stage} check failed once it was merged: {first}"[:300]
-    return Ejection(task_id, reason, cap_output(failure.output, _OUTPUT_LIMIT), (), failure.stage)
+    output = cap_output(failure.output, _OUTPUT_LIMIT)
+    return Ejection(task_id, reason, output, (), failure.stage, failure.failing)

@@ -4,12 +4,12 @@ directly (one agent, nothing to merge with)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from plait.plan.model import PlanTask
+from plait.plan.model import Plan, PlanTask
 from plait.reconcile.queue import Ejection, MergeQueue, TaskBranch
 
-__all__ = ["DirectIntegrator", "Integrator", "QueueIntegrator"]
+__all__ = ["DirectIntegrator", "Integrator", "PlannedIntegrator", "QueueIntegrator"]
 
 
 class Integrator(Protocol):
@@ -23,6 +23,19 @@ class Integrator(Protocol):
 
     async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> tuple[bool, str]:
         """(True, "") when the branch is in the verified integration head; else (False, why, with output)."""
+        ...
+
+
+@runtime_checkable
+class PlannedIntegrator(Integrator, Protocol):
+    """An integrator that gates by the plan: a task the plan builds on may leave tests failing for its dependents."""
+
+    def planned(self, plan: Plan) -> None:
+        """The plan the branches come from: each task's dependents are still to come when it lands."""
+        ...
+
+    def owed(self, task_id: str) -> list[str]:
+        """The tests integrated work left failing for `task_id` (among others) to make pass, one line each."""
         ...
 
 
@@ -52,6 +65,7 @@ class QueueIntegrator:
         self.queue = queue
         self._outcomes: dict[str, Ejection | None] = {}
         self._lock = asyncio.Lock()
+        self._dependents: dict[str, tuple[str, ...]] = {}
 
     @property
     def head(self) -> str:
@@ -61,8 +75,25 @@ class QueueIntegrator:
     def branch(self) -> str:
         return self.queue.branch
 
+    def owed(self, task_id: str) -> list[str]:
+        return [
+            f"{', '.join(sorted(d.tests))} (left failing by {d.by}; still to land: {', '.join(sorted(d.until))})"
+            for d in self.queue.owed_to(task_id)
+        ]
+
+    def planned(self, plan: Plan) -> None:
+        self._dependents = {t.id: tuple(d.id for d in plan.tasks if t.id in d.depends_on) for t in plan.tasks}
+
     async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> tuple[bool, str]:
-        submitted = TaskBranch(task.id, branch, commit, task.instructions, summary, tuple(task.depends_on))
+        submitted = TaskBranch(
+            task.id,
+            branch,
+            commit,
+            task.instructions,
+            summary,
+            tuple(task.depends_on),
+            completed_by=self._dependents.get(task.id, ()),
+        )
         self._outcomes.pop(task.id, None)
         await self.queue.submit(submitted)
         # A drain takes every pending branch, so another task's drain may settle this one: the lock

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -18,14 +18,17 @@ from plait.coord import Board, CoordTools, Leases
 from plait.coord.asking import ExpertTools
 from plait.errors import PlaitError
 from plait.events.store import EventStore
-from plait.events.types import Committed, Decision, RunFinished, TaskFinished, TaskStarted
+from plait.events.types import Decision, RunFinished, TaskFinished, TaskStarted
 from plait.models.base import Model
 from plait.models.pricing import PriceTable
+from plait.plan.globs import matches
 from plait.plan.model import Plan, PlanTask
 from plait.run._brief import interfaces, worker_systems
+from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_carried, logged_carried
+from plait.run._wrapup import wrap_up
 from plait.run.base import Base
 from plait.run.experts import RunExperts, run_expert_specs
-from plait.run.integrate import Integrator
+from plait.run.integrate import Integrator, PlannedIntegrator
 from plait.run.radar import Radar
 from plait.run.scheduler import Attempt, Scheduler, TaskResult
 from plait.run.state import RunState, recharge
@@ -115,6 +118,9 @@ class _TaskRunner:
             # the run's own total was charged by its caller
             recharge(ctx.budget, ctx.store, ctx.run_id, {**self.budgets, **self.experts.budgets})
         self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
+        self.dependents = {t.id: [d.id for d in plan.tasks if t.id in d.depends_on] for t in plan.tasks}
+        if isinstance(integrator, PlannedIntegrator):
+            integrator.planned(plan)
         self.summaries: dict[str, str] = {}
         self.board = None if ctx.single else Board.from_log(ctx.store, ctx.run_id, plan)
         use_leases = ctx.settings.leases and not ctx.single
@@ -150,13 +156,18 @@ class _TaskRunner:
             # the agent finished and its work was committed before the process died: integrate it
             self.summaries[task_id] = state.agent_done[key]
             return await self._integrate(task, branch, state.commits[key], state.agent_done[key])
+        carried: Carried | None = None
         if state is not None and key in state.bases:
             worktree = await asyncio.to_thread(ctx.repo.readd_worktree, path, branch, state.bases[key])
             saved = Recorded(ctx.store, ctx.run_id, task_id, number).last_checkpoint
             if saved:
                 await asyncio.to_thread(worktree.restore, saved)
+                carried = logged_carried(ctx.store, ctx.run_id, task_id, number)
+            elif number > 1:
+                carried = await self._carry(worktree, task_id, number)
         else:
-            # a retry (after a failure or an ejection) starts on the integration head, where it must fit
+            # a retry (after a failure or an ejection) starts on the integration head, where it must fit, with the
+            # last attempt's work brought onto it
             base = self.integrator.head if task.depends_on or number > 1 else ctx.base.commit
             worktree = await asyncio.to_thread(ctx.repo.add_worktree, path, branch, base)
             ctx.store.append(
@@ -170,10 +181,12 @@ class _TaskRunner:
                     attempt=number,
                 )
             )
+            if number > 1:
+                carried = await self._carry(worktree, task_id, number)
         result: AgentResult | None = None
         failure = ""
         try:
-            result = await self._work(task, worktree, number, last)
+            result = await self._work(task, worktree, number, last, carried)
         except PlaitError as exc:
             failure = str(exc)
         finally:
@@ -192,17 +205,30 @@ class _TaskRunner:
         self.summaries[task_id] = result.summary
         return await self._integrate(task, branch, commit, result.summary)
 
-    async def _work(self, task: PlanTask, worktree: Worktree, number: int, last: Attempt | None) -> AgentResult:
+    async def _carry(self, worktree: Worktree, task_id: str, number: int) -> Carried:
+        """Bring the last attempt's work into the new attempt's worktree, and log what it was given."""
+        ctx = self.ctx
+        previous = last_commit(ctx.store, ctx.run_id, task_id)
+        carried = await asyncio.to_thread(
+            carry_over, ctx.repo, worktree, previous, number - 1, task_id=task_id, leases=self.leases
+        )
+        log_carried(ctx.store, ctx.run_id, task_id, number, carried)
+        return carried
+
+    async def _work(
+        self, task: PlanTask, worktree: Worktree, number: int, last: Attempt | None, carried: Carried | None
+    ) -> AgentResult:
         """Bootstrap the worktree and run the agent in it."""
         runner = self.ctx.runners(worktree.path, task.id, port_env(self.slots[task.id], self.ctx.settings.port_block))
         copied = self.bootstrap.copy_includes(worktree.path)
         if copied:
             self._decide(task.id, "bootstrap", f"copied {len(copied)} untracked file(s) in", {"files": copied})
         await self.bootstrap.run_setup(worktree.path, runner)
+        why, detail = (last.reason, last.detail) if last else ("", "")
+        retry = brief_note(carried, why, detail) if carried is not None else ""
         if self.ctx.brief is not None:
-            brief = self.ctx.brief(task, last)
+            brief = self.ctx.brief(task, replace(last, detail=retry) if last and retry else last)
         else:
-            why, detail = (last.reason, last.detail) if last else ("", "")
             brief = task_brief(
                 task.id,
                 task.title,
@@ -214,6 +240,10 @@ class _TaskRunner:
                 starts_from=task.depends_on,
                 verify=self.ctx.verify,
                 experts=self.experts.experts.roster(),
+                built_on_by=self.dependents[task.id],
+                owed=self.integrator.owed(task.id) if isinstance(self.integrator, PlannedIntegrator) else [],
+                shared=[p for p in self.plan.shared if matches(task.writes, p) or p in task.writes],
+                retry=retry,
             )
         return await self._agent(task, runner, worktree, number).run(brief)
 
@@ -221,8 +251,9 @@ class _TaskRunner:
         if commit and task.id not in (self.ctx.state.integrated if self.ctx.state else set()):
             ok, why = await self.integrator.integrate(task, branch, commit, summary)
             if not ok:
-                self._finished(task.id, "failed", f"not integrated: {why.splitlines()[0] if why else ''}", commit)
-                return Attempt(False, "its branch could not be integrated with the others", detail=why)
+                first = why.splitlines()[0] if why else ""
+                self._finished(task.id, "failed", f"not integrated: {first}", commit)
+                return Attempt(False, f"its branch was not integrated: {first}", detail=why)
         self._finished(task.id, "done", summary, commit)
         return Attempt(True)
 
@@ -280,34 +311,10 @@ class _TaskRunner:
         )
 
     def _wrap_up(self, worktree: Worktree, task: PlanTask, result: AgentResult | None, number: int) -> str:
-        """Commit the attempt's work, remove its worktree and checkpoint ref; returns the commit.
-
-        Its claims are held until it has finished (`_finished`): a claim waiting for them gets the path once
-        this work is integrated, and merges it in before editing.
-        """
-        commit = self._commit(worktree, task, result)
-        worktree.remove()
-        ref = f"refs/plait/checkpoints/{self.ctx.run_id}/{task.id}.{number}"
-        self.ctx.repo.git("update-ref", "-d", ref, check=False)
-        return commit
-
-    def _commit(self, worktree: Worktree, task: PlanTask, result: AgentResult | None) -> str:
-        summary = result.summary if result else "interrupted before the agent finished"
-        message = f"{task.title}\n\n{summary}\n\nplait run {self.ctx.run_id}, task {task.id}\n"
-        head = worktree.head()
-        # nothing left to commit, but the branch moved (integrated work merged in for a claim): that is the work
-        sha = worktree.commit_all(message) or (head if head != worktree.base else None)
-        if not sha:
-            return ""
-        # its own files: a merge brought in other tasks' integrated work, which their commits already name
-        since = self.ctx.repo.git("merge-base", sha, self.integrator.head, check=False).strip()
-        files = worktree.changed_files(since or worktree.base)
-        self.ctx.store.append(
-            Committed(
-                run_id=self.ctx.run_id, agent=task.id, sha=sha, branch=worktree.branch, message=task.title, files=files
-            )
+        ctx = self.ctx
+        return wrap_up(
+            ctx.repo, ctx.store, ctx.run_id, worktree, task, result, number=number, head=self.integrator.head
         )
-        return sha
 
     def _finished(self, task_id: str, status: TaskStatus, reason: str, commit: str) -> None:
         """Log how the attempt ended, then free its claims: the claims waiting for them see its work integrated."""
@@ -372,6 +379,9 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
     dropped = {t: r.reason for t, r in results.items() if r.status == "dropped"}
     status: Literal["done", "failed"] = "done" if done else "failed"
     reason = "; ".join(f"dropped {t}: {why}" for t, why in dropped.items())
+    if isinstance(integrator, PlannedIntegrator):  # what dropped tasks were to make pass fails on the result
+        left = [line for t in dropped for line in integrator.owed(t)]
+        reason += "".join(f"; the integration branch still fails {line}" for line in dict.fromkeys(left))
     ctx.store.append(
         RunFinished(
             run_id=ctx.run_id,

@@ -1,0 +1,59 @@
+"""The end of an attempt: its work committed on its branch (the commit logged), its worktree and checkpoint gone."""
+
+from __future__ import annotations
+
+from plait.agent.loop import AgentResult
+from plait.events.store import EventStore
+from plait.events.types import Committed
+from plait.plan.model import PlanTask
+from plait.workspace import Repo, Worktree
+
+__all__ = ["wrap_up"]
+
+
+def wrap_up(
+    repo: Repo,
+    store: EventStore,
+    run_id: str,
+    worktree: Worktree,
+    task: PlanTask,
+    result: AgentResult | None,
+    *,
+    number: int,
+    head: str,
+) -> str:
+    """Commit the attempt's work, remove its worktree and checkpoint ref; returns the commit ('' for none).
+
+    `head` is the integration head: the files a merge of integrated work brought in are not named as the task's.
+    Its claims are held until it has finished: a claim waiting for them gets the path once this work is
+    integrated, and merges it in before editing.
+    """
+    commit = _commit(repo, store, run_id, worktree, task, result, head)
+    worktree.remove()
+    repo.git("update-ref", "-d", f"refs/plait/checkpoints/{run_id}/{task.id}.{number}", check=False)
+    return commit
+
+
+def _commit(
+    repo: Repo,
+    store: EventStore,
+    run_id: str,
+    worktree: Worktree,
+    task: PlanTask,
+    result: AgentResult | None,
+    head: str,
+) -> str:
+    summary = result.summary if result else "interrupted before the agent finished"
+    message = f"{task.title}\n\n{summary}\n\nplait run {run_id}, task {task.id}\n"
+    moved = worktree.head()
+    # nothing left to commit, but the branch moved (integrated work merged in for a claim): that is the work
+    sha = worktree.commit_all(message) or (moved if moved != worktree.base else None)
+    if not sha:
+        return ""
+    # its own files: a merge brought in other tasks' integrated work, which their commits already name
+    since = repo.git("merge-base", sha, head, check=False).strip()
+    files = worktree.changed_files(since or worktree.base)
+    store.append(
+        Committed(run_id=run_id, agent=task.id, sha=sha, branch=worktree.branch, message=task.title, files=files)
+    )
+    return sha
