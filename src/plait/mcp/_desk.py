@@ -7,6 +7,7 @@ Every value handed out passes `Desk.safe` (secrets redacted, control characters 
 from __future__ import annotations
 
 import io
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -133,7 +134,16 @@ class Desk:
             )
         return rows
 
-    def status(self, ref: str) -> dict[str, Any]:
+    def status(self, ref: str, wait_s: float = 0.0) -> dict[str, Any]:
+        """The run's state; with `wait_s`, once no process works on it any more, or when that time is up."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            data = self._status(ref)
+            if not data["live"] or time.monotonic() >= deadline:
+                return data
+            time.sleep(0.2)
+
+    def _status(self, ref: str) -> dict[str, Any]:
         run_id, events, live = self._read(ref)
         s, view = summarize(run_id, events), RunView.of(run_id, events)
         gates = [

@@ -97,9 +97,14 @@ def build_server(repo: Repo) -> MCPServer:
         """Start a plait run in the background; returns at once with its run id."""
         return act.start_run(task, mode, plan_file, model)
 
-    def run_status(run_id: RunRef) -> dict[str, Any]:
+    def run_status(
+        run_id: RunRef,
+        wait_s: Annotated[
+            float, Field(ge=0, le=600, description="Wait up to this long for the run's process to end (0: at once).")
+        ] = 0,
+    ) -> dict[str, Any]:
         """A run's state: status, live, its agents (state, attempts, merge), merges, gate verdicts, cost so far."""
-        return desk.status(run_id)
+        return desk.status(run_id, wait_s)
 
     def run_events(
         run_id: RunRef,
