@@ -4,6 +4,8 @@ started as real `plait run` processes with a scripted model."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -158,3 +160,26 @@ def test_ask_and_integrate_run_in_the_background_and_can_be_waited_for(project: 
     ]
     assert seen["status"]["status"] == "done" and seen["status"]["branch"] == merged["result"]["branch"]
     assert git(project, "show", f"{merged['result']['branch']}:right.txt") == "right"
+
+
+def test_a_run_outlives_its_server_and_one_whose_process_died_says_so(project: Path, env: dict[str, str]) -> None:
+    spec = write_script(project, delay=1)
+
+    async def main() -> dict[str, Any]:
+        async with _client(project, env) as client:
+            run_id = (await call(client, "start_run", task="write hello", mode="single", model=spec))["run_id"]
+        write_script(project, delay=300)
+        async with _client(project, env) as client:  # a new server: the run went on without the first
+            ended = await call(client, "run_status", run_id=run_id, wait_s=60)
+            slow = (await call(client, "start_run", task="write hello", mode="single", model=spec))["run_id"]
+            pid = (await call(client, "run_status", run_id=slow))["process"]["pid"]
+            os.kill(pid, signal.SIGKILL)
+            dead = await call(client, "run_status", run_id=slow, wait_s=60)
+        return {"ended": ended, "dead": dead}
+
+    seen = anyio.run(main)
+    ended, dead = seen["ended"], seen["dead"]
+    assert ended["status"] == "done" and not ended["live"] and "process" not in ended
+    assert ended["result"]["summary"] == "wrote hello ␛[2J"  # kept in .git/plait/mcp for the next server
+    assert dead["status"] == "running" and not dead["live"] and dead["process"]["exit_code"] == -signal.SIGKILL
+    assert dead["notes"] == ["no process works on this run now: it was stopped, or its process died"]

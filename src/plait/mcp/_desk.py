@@ -151,6 +151,9 @@ class Desk:
             | ({} if g.passed else {"output": g.output[-2000:]})
             for g in view.gates
         ]
+        notes = s.notes()
+        if s.status == "running" and not live:
+            notes.append("no process works on this run now: it was stopped, or its process died")
         return s.as_json() | {
             "live": live,
             "plan": view.plan,
@@ -160,7 +163,7 @@ class Desk:
             "integrations": [
                 i.model_dump(mode="json", exclude={"v", "run_id", "agent", "seq"}) for i in view.integrations
             ],
-            "notes": s.notes(),
+            "notes": notes,
             **self.launcher.result(run_id),
         }
 
