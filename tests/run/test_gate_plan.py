@@ -186,7 +186,7 @@ def test_shapes_registered_by_a_later_task_integrate_and_a_broken_branch_is_stil
     assert all(
         "for register to make pass: tests/test_registry.py::test_every_shape_is_registered" in r for r in left.values()
     )
-    assert "Tasks register are planned to build on your work" in _prompt(store, "circle")
+    assert "Task register is planned to build on your work" in _prompt(store, "circle")
     brief = _prompt(store, "register")
     assert "tests/test_registry.py::test_every_shape_is_registered (left failing by" in brief
     assert "must not fail any test that passed before your merge" in brief
@@ -278,7 +278,9 @@ def test_tasks_sharing_a_registry_through_claims_take_turns_and_integrate_withou
     store = _store(tmp_path)
 
     assert {t: r.status for t, r in outcome.results.items()} == {"circle": "done", "cube": "done"}
-    assert "Files you share with other tasks: shapes/registry.py" in _prompt(store, "circle")
+    brief = _prompt(store, "circle")
+    assert "Files you share with other tasks: shapes/registry.py" in brief
+    assert "Your write-set (files you own): shapes/circle.py, tests/test_circle.py\n" in brief
     results = [e.output for e in store.events(RUN, agent="cube", kinds=["tool_result"]) if isinstance(e, ToolReturned)]
     assert any("Your edit was not made" in r and "after task circle finished" in r for r in results)
     # circle's integration note named the registry it changed, and reached cube through its claim

@@ -76,8 +76,9 @@ def task_brief(
     `retry_note`) what the worktree holds of the last attempt, replacing `last_failure` and `detail`.
     """
     lines = [f"Your task is `{task_id}`: {title}", "", instructions.strip(), ""]
-    if writes:
-        lines.append("Your write-set (files you own): " + ", ".join(writes))
+    owned = [w for w in writes if w not in (shared or [])]
+    if owned:
+        lines.append("Your write-set (files you own): " + ", ".join(owned))
     if shared:
         lines.append(
             f"Files you share with other tasks: {', '.join(shared)}. Claim one before you edit it (an edit claims it "
@@ -104,6 +105,10 @@ def task_brief(
     return "\n".join(lines)
 
 
+def _tasks(ids: list[str]) -> str:
+    return f"Task {ids[0]} is" if len(ids) == 1 else f"Tasks {', '.join(ids)} are"
+
+
 def _gate_lines(verify: str, built_on_by: list[str], owed: list[str]) -> list[str]:
     lines = [
         "When you finish, your branch is merged onto the run's integration branch (the base plus the work integrated "
@@ -113,9 +118,9 @@ def _gate_lines(verify: str, built_on_by: list[str], owed: list[str]) -> list[st
     ]
     if built_on_by:
         lines.append(
-            f"Tasks {', '.join(built_on_by)} are planned to build on your work and land after it: a test in a file you "
-            "do not change that fails only because their part is not done yet (a registry they fill in, say) is left "
-            "for them to make pass. Your own tests must pass."
+            f"{_tasks(built_on_by)} planned to build on your work and land after it: a test in a file you do not "
+            "change that fails only because their part is not done yet (a registry they fill in, say) is left for "
+            "them to make pass. Your own tests must pass."
         )
     if owed:
         lines.append(
