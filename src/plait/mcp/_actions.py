@@ -11,8 +11,8 @@ import subprocess
 import sys
 from typing import Any, Literal
 
-from plait.errors import EnvironmentProblem
-from plait.events.types import RunFinished
+from plait.errors import EnvironmentProblem, UsageError
+from plait.events.types import Event, RunFinished
 from plait.mcp import _checks
 from plait.mcp._desk import Desk
 from plait.mcp._launch import Finder, either, failure, lease_holder
@@ -64,7 +64,7 @@ class Actions:
     ) -> dict[str, Any]:
         names = list(dict.fromkeys(_checks.ref_name(b, "branch") for b in branches))
         if not names:
-            raise EnvironmentProblem("name at least one branch to integrate")
+            raise UsageError("name at least one branch to integrate")
         args = ["integrate", f"--onto={_checks.ref_name(onto, 'onto')}", *self._common(model)]
         if no_llm:
             args.append("--no-llm")
@@ -121,7 +121,7 @@ class Actions:
             plan |= {"mode": "refused", "reason": "uncommitted changes would be overwritten", "conflicts": dirty}
         return plan
 
-    def _result_branch(self, run_id: str, events: list[Any]) -> str:
+    def _result_branch(self, run_id: str, events: list[Event]) -> str:
         """The branch `plait apply` would bring in (the same rule), or why there is none."""
         if self.repo.branch_exists(integration_branch(run_id)):
             return integration_branch(run_id)

@@ -39,10 +39,10 @@ Model = Annotated[
 
 _INSTRUCTIONS = """\
 plait runs coding agents in parallel git worktrees of this repository and integrates their work on a tested branch.
-Start a change with start_run (it returns at once with a run id), follow it with run_status and run_events
-(pass next_after back as after), read a task's work with task_diff, and bring the verified result into the
-current branch with apply (try dry_run first). ask runs read-only investigators and returns one answer.
-Runs cost model calls; the user's checkout is not changed until apply."""
+Start a change with start_run (it returns at once with a run id), follow it with run_status (wait_s waits for
+its end) and run_events (pass next_after back as after), read a task's work with task_diff, and bring the
+verified result into the current branch with apply (try dry_run first). ask runs read-only investigators and
+returns one answer. Runs cost model calls; the user's checkout is not changed until apply."""
 
 
 def _failed(desk: Desk, message: str) -> CallToolResult:
