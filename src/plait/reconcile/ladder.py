@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 import asyncio
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
 
+from plait.reconcile._findings import merge_findings
 from plait.reconcile._gitio import decode, git_bytes, read_blobs
 from plait.reconcile.deterministic import DeterministicResolver
 from plait.reconcile.structured import StructuredResolver
@@ -23,7 +24,7 @@ from plait.reconcile.textmerge import (
     merge_tree,
     write_tree,
 )
-from plait.reconcile.types import FileConflict, MergeContext, MergeOutcome, Resolution, Resolver
+from plait.reconcile.types import FileConflict, MergeContext, MergeOutcome, MergeSite, Resolution, Resolver
 from plait.workspace import Repo
 
 __all__ = ["default_resolvers", "merge_commits", "merge_commits_sync"]
@@ -105,17 +106,48 @@ def _acceptable(res: Resolution, conflict: FileConflict) -> str | None:
 
 
 async def _climb(
-    conflict: FileConflict, resolvers: Sequence[Resolver], context: MergeContext, refusals: list[str]
-) -> Resolution | None:
+    pending: Sequence[FileConflict],
+    resolvers: Sequence[Resolver],
+    context: MergeContext,
+    refusals: list[str],
+    llm_context: Callable[[], Awaitable[MergeContext]],
+) -> dict[str, Resolution]:
+    """Each rung in turn on the files still open; the `llm` rung also sees the merge, its other open files
+    and the semantic check's findings (`llm_context`, computed once when that rung is reached)."""
+    found: dict[str, Resolution] = {}
     for resolver in resolvers:
-        found = await resolver.resolve(conflict, context)
-        if found is None:
-            continue
-        problem = _acceptable(found, conflict)
-        if problem is None:
-            return found
-        refusals.append(f"{conflict.path}: {found.rung} refused, {problem}")
-    return None
+        left = [c for c in pending if c.path not in found]
+        if not left:
+            break
+        shared = await llm_context() if resolver.rung == "llm" else context
+        for conflict in left:
+            mine = replace(shared, siblings=tuple(c for c in left if c is not conflict)) if shared.site else shared
+            res = await resolver.resolve(conflict, mine)
+            if res is None:
+                continue
+            problem = _acceptable(res, conflict)
+            if problem is None:
+                found[conflict.path] = res
+            else:
+                refusals.append(f"{conflict.path}: {res.rung} refused, {problem}")
+    return found
+
+
+class _LLMContext:
+    """The `llm` rung's context: the merge itself and the semantic check's findings on git's merge, made once."""
+
+    def __init__(self, repo: Repo, ours: str, theirs: str, plan: _Plan, context: MergeContext) -> None:
+        self.repo, self.ours, self.theirs, self.plan, self.context = repo, ours, theirs, plan, context
+        self._made: MergeContext | None = None
+
+    async def __call__(self) -> MergeContext:
+        if self._made is None:
+            findings = await asyncio.to_thread(
+                merge_findings, self.repo, self.ours, self.theirs, self.plan.merge, self.plan.loaded
+            )
+            site = MergeSite(self.repo, self.ours, self.theirs)
+            self._made = replace(self.context, site=site, findings=tuple(findings))
+        return self._made
 
 
 def _by_attribute(pc: PathConflict, conflict: FileConflict, attribute: str) -> Resolution | None:
@@ -162,19 +194,21 @@ async def merge_commits(
     if merged_in == 0:
         return MergeOutcome(ours_sha, theirs_sha, ours_sha, clean=True, detail="already merged")
     plan = await asyncio.to_thread(_plan, repo, ours_sha, theirs_sha)
-    resolutions: list[Resolution] = []
-    unresolved: list[FileConflict] = list(plan.held)
     refusals: list[str] = []
+    by_attribute: dict[str, Resolution] = {}
+    pending: list[FileConflict] = []
     for pc, conflict, binary in plan.loaded:
         attribute = plan.attributes.get(pc.path, "unspecified")
-        if not pc.textual or binary or attribute in _KEEP_OURS:
-            unresolved.append(conflict)
-            continue
-        found = _by_attribute(pc, conflict, attribute) or await _climb(conflict, resolvers, context, refusals)
-        if found is None:
-            unresolved.append(conflict)
-        else:
-            resolutions.append(found)
+        if pc.textual and not binary and attribute not in _KEEP_OURS:
+            res = _by_attribute(pc, conflict, attribute)
+            if res is None:
+                pending.append(conflict)
+            else:
+                by_attribute[pc.path] = res
+    llm_context = _LLMContext(repo, ours_sha, theirs_sha, plan, context)
+    found = by_attribute | await _climb(pending, resolvers, context, refusals, llm_context)
+    resolutions = [found[pc.path] for pc, _, _ in plan.loaded if pc.path in found]
+    unresolved = [*plan.held, *(c for pc, c, _ in plan.loaded if pc.path not in found)]
     outcome = MergeOutcome(ours_sha, theirs_sha, None, clean=not plan.loaded and not plan.held)
     outcome.resolutions, outcome.unresolved = resolutions, unresolved
     outcome.detail = _summary(plan, resolutions, unresolved, refusals)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-__all__ = ["FileConflict", "MergeContext", "MergeOutcome", "Resolution", "Resolver", "Rung"]
+if TYPE_CHECKING:
+    from plait.workspace import Repo
+
+__all__ = ["FileConflict", "Finding", "MergeContext", "MergeOutcome", "MergeSite", "Resolution", "Resolver", "Rung"]
 
 Rung = Literal["git", "deterministic", "structured", "llm", "redo"]
 
@@ -23,6 +26,28 @@ class FileConflict:
 
 
 @dataclass(frozen=True)
+class MergeSite:
+    """Where a merge happens: the repository and the commits merged, for a rung that reads their history."""
+
+    repo: Repo
+    ours: str
+    theirs: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A place, merged cleanly by git, that the semantic check says may need a change once conflicts are resolved."""
+
+    path: str
+    line: int
+    text: str
+    """The line itself, to find it again in a text whose lines have moved."""
+    message: str
+    files: tuple[str, ...] = ()
+    """The files involved: where it is used, and where the name was defined."""
+
+
+@dataclass(frozen=True)
 class MergeContext:
     """Why each side changed what it changed: given to resolvers that can use it (the LLM rung)."""
 
@@ -31,6 +56,12 @@ class MergeContext:
     ours_intent: str = ""
     theirs_intent: str = ""
     notes: tuple[str, ...] = ()
+    site: MergeSite | None = None
+    """The merge itself; the ladder sets it for the `llm` rung."""
+    siblings: tuple[FileConflict, ...] = ()
+    """The merge's other conflicts still open when the `llm` rung starts (the ladder sets them)."""
+    findings: tuple[Finding, ...] = ()
+    """The semantic check's findings on git's merge, for the `llm` rung."""
 
 
 @dataclass(frozen=True)
