@@ -1,4 +1,4 @@
-"""The LLM rung with scripted models: what it sends, what it accepts, and that no call is paid twice."""
+"""The LLM rung with scripted models: blocks answered and spliced, what is refused, forced tool use, the journal."""
 
 from __future__ import annotations
 
@@ -13,82 +13,129 @@ from plait.models import FunctionModel, ModelRequest, ModelResponse, ScriptedMod
 from plait.reconcile.llm_resolver import LLMResolver
 from plait.reconcile.types import FileConflict, MergeContext, Resolution
 
-BASE = "def greet(name):\n    return 'hello ' + name\n"
-OURS = "def greet(name):\n    return 'hello, ' + name\n"
-THEIRS = "def greet(name):\n    return 'hello ' + name.title()\n"
-MERGED = (
-    "def greet(name):\n<<<<<<< ours\n    return 'hello, ' + name\n=======\n"
-    "    return 'hello ' + name.title()\n>>>>>>> theirs\n"
-)
-RESOLVED = "def greet(name):\n    return 'hello, ' + name.title()\n"
-CONFLICT = FileConflict("greet.py", BASE, OURS, THEIRS, MERGED)
+HEAD = "import os\n\n\ndef other():\n    return 1\n\n\n"
+BASE = HEAD + "def greet(name):\n    return 'hello ' + name\n"
+OURS = HEAD + "def greet(name):\n    return 'hello, ' + name\n"
+THEIRS = HEAD + "def greet(name):\n    return 'hello ' + name.title()\n"
+RESOLVED = HEAD + "def greet(name):\n    return 'hello, ' + name.title()\n"
+BLOCK = "    return 'hello, ' + name.title()\n"
+CONFLICT = FileConflict("greet.py", BASE, OURS, THEIRS, "")
 CONTEXT = MergeContext(
     ours_task="Put a comma after hello",
     theirs_task="Capitalise names",
     ours_intent="added the comma",
     theirs_intent="title-cased the name",
-    notes=("greet() is used by the CLI banner",),
+    notes=("greet() is used by the CLI banner", "the docs build is slow"),
 )
 
 
-def resolve_call(content: str, **extra: object) -> dict[str, object]:
-    return {"tool_calls": [{"name": "resolve", "arguments": {"content": content, **extra}}]}
+def hunks(*texts: str, edits: list[dict[str, str]] | None = None) -> dict[str, object]:
+    args: dict[str, object] = {"hunks": [{"id": f"H{i}", "text": t} for i, t in enumerate(texts, 1)]}
+    if edits:
+        args["edits"] = edits
+    return {"tool_calls": [{"name": "resolve_conflicts", "arguments": args}]}
 
 
 def _run(resolver: LLMResolver, conflict: FileConflict = CONFLICT) -> Resolution | None:
     return asyncio.run(resolver.resolve(conflict, CONTEXT))
 
 
-def test_a_resolve_call_is_accepted_and_the_prompt_carries_every_side_and_intent() -> None:
-    model = ScriptedModel([resolve_call(RESOLVED)])
+def test_the_block_is_answered_alone_and_spliced_into_git_merge() -> None:
+    model = ScriptedModel([hunks(BLOCK)])
     resolution = _run(LLMResolver(model))
-    assert resolution == Resolution("greet.py", RESOLVED, "llm", resolution.reason if resolution else "")
+    assert resolution is not None and resolution.text == RESOLVED and "1 conflict block" in resolution.reason
     (request,) = model.calls
     prompt = request.messages[0]
     assert isinstance(prompt, UserMessage)
-    for part in (BASE, OURS, THEIRS, MERGED, "Put a comma", "Capitalise names", "title-cased", "CLI banner"):
-        assert part in prompt.text
-    assert [t.name for t in request.tools] == ["resolve"]
+    assert "<<<<<<< H1 ours\n    return 'hello, ' + name\n||||||| base\n" in prompt.text
+    assert "in `def greet`" in prompt.text and "Capitalise names" in prompt.text and "title-cased" in prompt.text
+    assert "CLI banner" in prompt.text and "docs build" not in prompt.text  # only notes about this code
+    assert "def other" not in prompt.text and BASE not in prompt.text  # not the whole file, nor its sides
+    assert [t.name for t in request.tools] == ["resolve_conflicts"]
 
 
-def test_a_sloppy_reply_with_a_fenced_file_is_accepted_with_its_final_newline() -> None:
-    text = "Sure! Here it is:\n\n```python\n" + RESOLVED.rstrip("\n") + "\n```\nHope that helps."
-    model = ScriptedModel([{"text": "first a snippet:\n```\nx\n```\n" + text}])
-    resolution = _run(LLMResolver(model))
-    assert resolution is not None and resolution.text == RESOLVED
+def test_tool_use_is_forced_on_every_call() -> None:
+    model = ScriptedModel([{"text": "Here you go: the comma and the title case."}, hunks(BLOCK)])
+    assert _run(LLMResolver(model)) is not None
+    assert [r.tool_choice for r in model.calls] == ["resolve_conflicts"] * 2
+    assert isinstance(model.calls[1].messages[-1], UserMessage)
+    assert "no `resolve_conflicts` call" in model.calls[1].messages[-1].text
 
 
-def test_markers_or_broken_python_are_sent_back_and_a_fixed_answer_is_taken() -> None:
-    model = ScriptedModel([resolve_call(MERGED), {"text": "```python\ndef greet(name:\n```"}, resolve_call(RESOLVED)])
+def test_a_reply_changing_code_outside_the_blocks_is_refused_and_asked_again() -> None:
+    outside = {"path": "greet.py", "find": "import os\n", "replace": "import os\nimport sys\n"}
+    retyped = "def greet(name):\n" + BLOCK  # re-types the line above the block
+    model = ScriptedModel([hunks(BLOCK, edits=[outside]), hunks(retyped), hunks(BLOCK)])
     resolution = _run(LLMResolver(model, attempts=3))
     assert resolution is not None and resolution.text == RESOLVED and "attempt 3" in resolution.reason
-    second, third = model.calls[1], model.calls[2]
-    feedback = second.messages[-1]
-    assert isinstance(feedback, ToolResultMessage) and "conflict markers" in feedback.content
-    assert isinstance(third.messages[-1], UserMessage) and "greet.py:1" in third.messages[-1].text
+    first, second = model.calls[1].messages[-1], model.calls[2].messages[-1]
+    assert isinstance(first, ToolResultMessage) and first.is_error and "outside the conflicts" in first.content
+    assert isinstance(second, ToolResultMessage) and "just above the conflict" in second.content
+
+
+def test_an_edit_in_the_code_shown_around_a_block_is_applied() -> None:
+    edit = {"path": "greet.py", "find": "def greet(name):\n", "replace": "def greet(name: str) -> str:\n"}
+    model = ScriptedModel([hunks(BLOCK, edits=[edit])])
+    resolution = _run(LLMResolver(model))
+    assert resolution is not None and resolution.text == RESOLVED.replace(
+        "def greet(name):", "def greet(name: str) -> str:"
+    )
+    assert "1 edit(s)" in resolution.reason
 
 
 @pytest.mark.parametrize(
     "turns",
     [
-        [resolve_call("def greet(:\n")] * 2,
+        [hunks("    return 'hello, ' + name.title(\n")] * 2,
+        [hunks("<<<<<<< ours\n" + BLOCK)] * 2,
         [{"text": "I cannot resolve this."}] * 2,
-        [resolve_call("", delete=True)] * 2,
+        [hunks(BLOCK, "x\n")] * 2,
     ],
 )
 def test_unusable_answers_leave_the_conflict_to_the_next_rung(turns: list[dict[str, object]]) -> None:
     model = ScriptedModel(turns)
-    assert _run(LLMResolver(model)) is None
+    assert _run(LLMResolver(model, attempts=2)) is None
     model.assert_complete()
 
 
-def test_deleting_is_allowed_when_one_side_deleted_the_file() -> None:
-    model = ScriptedModel([resolve_call("", delete=True)])
-    resolution = _run(LLMResolver(model), FileConflict("old.py", BASE, None, THEIRS))
-    assert resolution is not None and resolution.text is None
+def test_a_whole_file_answer_is_taken_only_when_it_keeps_everything_outside_the_blocks() -> None:
+    whole = {"tool_calls": [{"name": "resolve", "arguments": {"content": RESOLVED}}]}
+    sloppy = {"tool_calls": [{"name": "resolve", "arguments": {"content": RESOLVED.replace("return 1", "return 2")}}]}
+    model = ScriptedModel([sloppy, whole])
+    resolution = _run(LLMResolver(model))
+    assert resolution is not None and resolution.text == RESOLVED
+    feedback = model.calls[1].messages[-1]
+    assert isinstance(feedback, ToolResultMessage) and "changes code outside the conflict blocks" in feedback.content
 
 
-def test_a_model_failure_or_an_oversized_file_gives_none() -> None:
+def test_whole_file_fallback_when_the_hunks_cannot_be_isolated_and_the_reason_says_so() -> None:
+    blocks = ["x = 0\n", "\n", "\n", "\n"] * 70
+    base = "".join(blocks)
+    ours, theirs = base.replace("x = 0", "x = 1"), base.replace("x = 0", "x = 2")
+    resolved = base.replace("x = 0", "x = 3")
+    model = ScriptedModel([{"tool_calls": [{"name": "resolve", "arguments": {"content": resolved}}]}])
+    resolution = _run(LLMResolver(model), FileConflict("many.py", base, ours, theirs))
+    assert resolution is not None and resolution.text == resolved
+    assert "hunks could not be isolated: 70 conflict hunks" in resolution.reason
+    (request,) = model.calls
+    prompt = request.messages[0]
+    assert request.tool_choice == "resolve" and isinstance(prompt, UserMessage) and ours in prompt.text
+
+
+def test_a_file_one_side_deleted_is_kept_or_deleted_without_sending_it_whole() -> None:
+    gone = FileConflict("greet.py", BASE, None, THEIRS)
+    model = ScriptedModel([{"tool_calls": [{"name": "resolve_deleted", "arguments": {"action": "delete"}}]}])
+    resolution = _run(LLMResolver(model), gone)
+    assert resolution is not None and resolution.text is None and "not carried over" in resolution.reason
+    prompt = str(model.calls[0].messages[0])
+    assert "ours deleted this file, theirs changed it" in prompt and "+    return 'hello ' + name.title()" in prompt
+    assert "return 1" not in prompt and model.calls[0].tool_choice == "resolve_deleted"
+    keep = ScriptedModel([{"tool_calls": [{"name": "resolve_deleted", "arguments": {"action": "keep"}}]}])
+    kept = _run(LLMResolver(keep), gone)
+    assert kept is not None and kept.text == THEIRS
+
+
+def test_a_model_failure_or_an_oversized_prompt_gives_none() -> None:
     def fail(request: ModelRequest) -> ModelResponse:
         raise ModelError("provider is down")
 
@@ -99,7 +146,7 @@ def test_a_model_failure_or_an_oversized_file_gives_none() -> None:
 
 def test_calls_are_journaled_and_a_conflict_met_again_is_never_paid_twice(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
-    model = ScriptedModel([resolve_call(RESOLVED)])
+    model = ScriptedModel([hunks(BLOCK)])
     resolver = LLMResolver(model, store, "run1")
     first, again = _run(resolver), _run(resolver)
     assert first is not None and first == again and len(model.calls) == 1
@@ -109,7 +156,7 @@ def test_calls_are_journaled_and_a_conflict_met_again_is_never_paid_twice(tmp_pa
     resumed = ScriptedModel([])
     assert _run(LLMResolver(resumed, store, "run1")) == first and not resumed.calls
     other = FileConflict("greet.py", BASE, OURS, THEIRS.replace("title", "upper"))
-    assert asyncio.run(LLMResolver(ScriptedModel([resolve_call(RESOLVED)]), store, "run1").resolve(other, CONTEXT))
+    assert asyncio.run(LLMResolver(ScriptedModel([hunks(BLOCK)]), store, "run1").resolve(other, CONTEXT))
     assert len({e.agent for e in store.events("run1", kinds=["model_response"])}) == 2
 
 
@@ -119,9 +166,9 @@ def test_a_reply_holding_a_secret_is_refused_alike_live_and_resumed(tmp_path: Pa
     from plait.events.store import RedactingStore
     from plait.redact import Redactor
 
-    leaky = RESOLVED + "TOKEN = 'ghp_" + "a1B2c3D4" * 5 + "'\n"
+    leaky = BLOCK + "    TOKEN = 'ghp_" + "a1B2c3D4" * 5 + "'\n"
     store = RedactingStore(SQLiteEventStore(tmp_path / "events.db"), Redactor())
-    live = ScriptedModel([resolve_call(leaky), resolve_call(RESOLVED)])
+    live = ScriptedModel([hunks(leaky), hunks(BLOCK)])
     first = _run(LLMResolver(live, store, "run1"))
     assert first is not None and first.text == RESOLVED and len(live.calls) == 2
     assert "looks like a secret" in str(live.calls[1].messages[-1])

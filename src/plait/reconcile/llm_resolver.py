@@ -1,87 +1,70 @@
-"""The LLM rung: a model sees a conflicted file's base, ours and theirs and both tasks' intents, and writes it whole.
+"""The LLM rung: a model answers each conflict block of related files in one call, and plait splices its answers in.
 
-Its answer counts only when it is free of new conflict markers and, for the kinds of file that can be
-checked, parses. Each distinct conflict is its own journal (agent `resolver-<hash>`), so a call is logged
-before it is sent and a conflict met again (a rebuilt batch, a resumed run) is read back, never paid twice.
+The model sees each conflict hunk inside its enclosing function (or a few lines), the file's imports, what each
+side changed nearby, the commits that touched those lines, the notes about that code and the places the semantic
+check says may need a change. It must call `resolve_conflicts` (forced), giving the lines that replace each
+block; plait splices them into git's merge, so the rest of the file cannot change, and refuses (then asks again,
+a bounded number of times) an answer that misses a block, re-types the code around it, edits elsewhere, leaves
+markers or does not parse. A file whose hunks cannot be isolated is sent whole, and its resolution says so.
+
+Each call is journaled (agent `resolver-<hash>`), so a conflict met again (a rebuilt batch, a resumed run) is
+read back, never paid twice; plait works from the reply as the log keeps it (redacted), so that a resumed
+integration decides what the live one did.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from plait.errors import ModelError
 from plait.events.journal import Journal
 from plait.events.store import EventStore, redaction
-from plait.models.base import (
-    Message,
-    Model,
-    ModelRequest,
-    ModelResponse,
-    ToolResultMessage,
-    ToolSpec,
-    UserMessage,
-)
+from plait.models.base import Message, Model, ModelRequest, ModelResponse, ToolResultMessage, ToolSpec, UserMessage
 from plait.models.pricing import PriceTable
+from plait.reconcile._deleted import RESOLVE_DELETED, deleted_prompt, sides
+from plait.reconcile._related import group_of
+from plait.reconcile._resolver_prompt import (
+    RESOLVE,
+    RESOLVE_CONFLICTS,
+    SYSTEM,
+    WHOLE_SYSTEM,
+    Facts,
+    gather,
+    hunk_prompt,
+    relevant_findings,
+    whole_file_prompt,
+)
+from plait.reconcile._splice import Edit, Located, NotIsolated, Refused, blocks_from_whole, locate, splice
 from plait.reconcile._syntax import conflict_markers, syntax_error
 from plait.reconcile.types import FileConflict, MergeContext, Resolution, Rung
 from plait.redact import scrub_strings
 
-__all__ = ["LLMResolver"]
-
-SYSTEM = """You resolve one git merge conflict. Two tasks changed the same file, each from the same base.
-Write the whole file as it must be once both changes are combined: keep what each side meant to do, and
-when they truly contradict, choose what fits the rest of the file and both tasks' goals.
-Answer by calling the `resolve` tool with the complete file in `content` (every line, not only the
-conflicted parts); set `delete` to true only when the file should no longer exist.
-Never leave conflict markers, and add no commentary inside the file."""
-
-RESOLVE = ToolSpec(
-    name="resolve",
-    description="Give the complete resolved file.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "content": {"type": "string", "description": "The whole file, as it must be after the merge."},
-            "delete": {"type": "boolean", "description": "True when the file should be deleted instead."},
-        },
-        "required": ["content"],
-    },
-)
+__all__ = ["Call", "LLMResolver"]
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*?)^\1[ \t]*$", re.DOTALL | re.MULTILINE)
-_MIN_OUTPUT, _MAX_OUTPUT = 4096, 32_000
+_MIN_OUTPUT, _MAX_OUTPUT = 2048, 32_000
+_HIDDEN = "[REDACTED]"
+SYSTEM_DELETED = """You resolve a git merge conflict over a whole file: one side deleted it, the other changed it. \
+Decide from what each side meant to do whether the file stays, and answer by calling `resolve_deleted`."""
 
 
-def _fenced(label: str, text: str | None) -> str:
-    if text is None:
-        return f"## {label}\n(the file does not exist on this side)\n"
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"## {label}\n{fence}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}\n"
+@dataclass(frozen=True)
+class Call:
+    """One model call of the rung, for measurement: the files it was about, what was sent and what came back."""
 
-
-def _prompt(conflict: FileConflict, context: MergeContext) -> str:
-    parts = [f"# Conflict in `{conflict.path}`\n"]
-    for side, task, intent in (
-        ("ours", context.ours_task, context.ours_intent),
-        ("theirs", context.theirs_task, context.theirs_intent),
-    ):
-        if task or intent:
-            parts.append(f"## The task behind {side}\n{task.strip()}\n\nWhat it did: {intent.strip() or '?'}\n")
-    if context.notes:
-        parts.append("## Notes the agents posted\n" + "\n".join(f"- {n.strip()}" for n in context.notes) + "\n")
-    parts.append(_fenced("base (the common ancestor)", conflict.base))
-    parts.append(_fenced("ours (already integrated)", conflict.ours))
-    parts.append(_fenced("theirs (being merged in)", conflict.theirs))
-    if conflict.merged:
-        parts.append(_fenced("git's attempt, with conflict markers", conflict.merged))
-    parts.append("Call `resolve` with the whole resolved file.")
-    return "\n".join(parts)
+    paths: tuple[str, ...]
+    request: ModelRequest
+    response: ModelResponse
+    whole_file: bool
 
 
 def _answer(response: ModelResponse) -> tuple[str | None, bool] | None:
-    """(content, delete) from a reply: the `resolve` call, else the longest fenced block; None when absent."""
+    """(content, delete) of a whole-file reply: its `resolve` call, else its longest fenced block; None if neither."""
     for call in response.tool_calls:
         args = call.arguments or {}
         if isinstance(args.get("content"), str) or args.get("delete") is True:
@@ -113,7 +96,54 @@ def _newline(content: str, conflict: FileConflict) -> str:
     return content
 
 
-_HIDDEN = "[REDACTED]"
+def _hunk_answer(response: ModelResponse, located: Sequence[Located]) -> tuple[dict[str, str], list[Edit]] | str:
+    """The texts per block id and the edits of a `resolve_conflicts` reply, or why there are none."""
+    texts: dict[str, str] = {}
+    edits: list[Edit] = []
+    calls = [c for c in response.tool_calls if c.name == RESOLVE_CONFLICTS.name]
+    if not calls:
+        whole = _answer(response) if response.tool_calls else None
+        if whole is not None and whole[0] is not None and len(located) == 1:
+            # a whole file, accepted only when it keeps every line outside the blocks
+            cut = blocks_from_whole(located[0], whole[0])
+            return (cut, []) if cut is not None else "the file given changes code outside the conflict blocks"
+        return "no `resolve_conflicts` call in the reply"
+    for call in calls:
+        args = call.arguments
+        hunks = args.get("hunks") if args else None
+        if not isinstance(hunks, list):
+            return "`hunks` must be a list of {id, text} objects"
+        for item in hunks:
+            if (
+                not isinstance(item, dict)
+                or not isinstance(item.get("id"), str)
+                or not isinstance(item.get("text"), str)
+            ):
+                return "each entry of `hunks` needs a string `id` and a string `text`"
+            texts[item["id"].strip()] = item["text"]
+        for item in (args or {}).get("edits") or []:
+            if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("path", "find", "replace")):
+                return "each entry of `edits` needs strings `path`, `find` and `replace`"
+            edits.append(Edit(item["path"], item["find"], item["replace"]))
+    return texts, edits
+
+
+def _zones(loc: Located, context: MergeContext, facts: Facts) -> list[tuple[int, int]]:
+    """Where edits may go: the code shown around the hunks and where moved code went, and two lines around
+    each finding in the file."""
+    zones = [(s.start, s.end) for s in loc.sections]
+    zones += [(a, b) for a, b, _ in facts.places.get(loc.conflict.path, [])]
+    for f in context.findings:
+        if f.path == loc.conflict.path and f.text.strip():
+            zones += [(i - 2, i + 3) for i, line in enumerate(loc.view) if line.strip() == f.text.strip()]
+    return zones
+
+
+def _feedback(response: ModelResponse, text: str) -> list[Message]:
+    """What to tell the model after an unusable answer: a tool result per call, or a user message."""
+    if not response.tool_calls:
+        return [UserMessage(text=text)]
+    return [ToolResultMessage(call_id=c.id, name=c.name, content=text, is_error=True) for c in response.tool_calls]
 
 
 class LLMResolver:
@@ -128,32 +158,66 @@ class LLMResolver:
         run_id: str = "",
         *,
         prices: PriceTable | None = None,
-        attempts: int = 2,
+        attempts: int = 3,
         max_chars: int = 200_000,
     ) -> None:
-        """`attempts` bounds the tries per conflict; conflicts over `max_chars` (all sides) are not sent."""
+        """`attempts` bounds the tries per call; no prompt over `max_chars` is sent (for a whole file: its sides)."""
         self.model, self.store, self.run_id = model, store, run_id
         self.prices = prices or PriceTable()
         self.attempts, self.max_chars = attempts, max_chars
         self.cost_usd = 0.0
-        self._answers: dict[str, Resolution | None] = {}
+        self.calls: list[Call] = []
+        self._answers: dict[str, dict[str, Resolution | None]] = {}
+
+    def _sendable(self, conflict: FileConflict) -> bool:
+        return not any("\0" in (s or "") for s in (conflict.base, conflict.ours, conflict.theirs))
 
     async def resolve(self, conflict: FileConflict, context: MergeContext) -> Resolution | None:
-        """A whole-file resolution the model wrote and the checks accepted, or None."""
-        sides = (conflict.base, conflict.ours, conflict.theirs)
-        if sum(len(s or "") for s in sides) > self.max_chars or any("\0" in (s or "") for s in sides):
+        """A resolution the model wrote and the checks accepted, or None."""
+        if not self._sendable(conflict):
             return None
-        first = UserMessage(text=_prompt(conflict, context))
-        request = self._request([first], conflict)
-        key = request.fingerprint()
+        group = [c for c in group_of(conflict, context.siblings) if self._sendable(c)]
+        key = hashlib.sha256(
+            json.dumps(
+                [[c.path, c.base, c.ours, c.theirs] for c in group]
+                + [context.ours_task, context.theirs_task, context.ours_intent, context.theirs_intent]
+                + [list(context.notes), [repr(f) for f in context.findings]]
+            ).encode()
+        ).hexdigest()
         if key not in self._answers:
-            self._answers[key] = await self._converse(conflict, [first], f"resolver-{key[:12]}")
-        return self._answers[key]
+            self._answers[key] = await self._resolve_group(group, context)
+        return self._answers[key].get(conflict.path)
 
-    def _request(self, messages: Sequence[Message], conflict: FileConflict) -> ModelRequest:
-        longest = max(len(s or "") for s in (conflict.base, conflict.ours, conflict.theirs))
-        budget = min(max(_MIN_OUTPUT, longest // 3 + 1024), _MAX_OUTPUT)
-        return ModelRequest(system=SYSTEM, messages=tuple(messages), tools=(RESOLVE,), max_output_tokens=budget)
+    async def _resolve_group(
+        self, group: Sequence[FileConflict], context: MergeContext
+    ) -> dict[str, Resolution | None]:
+        located: list[Located] = []
+        whole: list[tuple[FileConflict, str]] = []
+        for conflict in group:
+            try:
+                loc = await asyncio.to_thread(locate, conflict, 1 + sum(len(x.pieces) for x in located))
+            except NotIsolated as exc:
+                whole.append((conflict, str(exc)))
+                continue
+            located.append(loc)
+        results: dict[str, Resolution | None] = {}
+        if located:
+            results |= await self._by_hunks(located, context)
+        for conflict, why in whole:
+            if conflict.ours is None or conflict.theirs is None:
+                results[conflict.path] = await self._deleted(conflict, context)
+            else:
+                results[conflict.path] = await self._whole(conflict, context, why)
+        return results
+
+    def _request(self, messages: Sequence[Message], tool: ToolSpec, system: str, budget: int) -> ModelRequest:
+        return ModelRequest(
+            system=system,
+            messages=tuple(messages),
+            tools=(tool,),
+            max_output_tokens=min(max(_MIN_OUTPUT, budget), _MAX_OUTPUT),
+            tool_choice=tool.name,
+        )
 
     async def _call(self, journal: Journal | None, request: ModelRequest) -> ModelResponse:
         """The model's reply as the log keeps it (redacted), so that a resumed integration decides the same."""
@@ -166,13 +230,99 @@ class LLMResolver:
         clean = scrub_strings(data, redaction(self.store))
         return response if clean == data else ModelResponse.model_validate(clean)
 
-    async def _converse(self, conflict: FileConflict, messages: list[Message], agent: str) -> Resolution | None:
-        journal = Journal(self.store, self.run_id, agent, self.prices) if self.store is not None else None
+    def _journal(self, request: ModelRequest) -> Journal | None:
+        if self.store is None:
+            return None
+        return Journal(self.store, self.run_id, f"resolver-{request.fingerprint()[:12]}", self.prices)
+
+    async def _by_hunks(self, located: list[Located], context: MergeContext) -> dict[str, Resolution | None]:
+        facts = await asyncio.to_thread(gather, context.site, located)
+        prompt = hunk_prompt(located, context, facts)
+        paths = tuple(loc.conflict.path for loc in located)
+        if len(prompt) > self.max_chars:
+            return dict.fromkeys(paths)
+        messages: list[Message] = [UserMessage(text=prompt)]
+        chars = sum(len(x) for loc in located for p in loc.pieces for x in (*p.hunk.ours, *p.hunk.theirs))
+        budget = chars // 2 + 1024
+        journal = self._journal(self._request(messages, RESOLVE_CONFLICTS, SYSTEM, budget))
+        done: dict[str, Resolution] = {}
         for attempt in range(1, self.attempts + 1):
+            request = self._request(messages, RESOLVE_CONFLICTS, SYSTEM, budget)
             try:
-                response = await self._call(journal, self._request(messages, conflict))
+                response = await self._call(journal, request)
+            except ModelError:
+                break
+            self.calls.append(Call(paths, request, response, whole_file=False))
+            problems = self._take(response, located, context, facts, done, attempt)
+            if not problems:
+                break
+            kept = [p for p in paths if p in done]
+            again = "" if not kept else f" The blocks of {', '.join(kept)} were accepted; give only the others."
+            text = "That cannot be used: " + "; ".join(problems) + "." + again + " Call `resolve_conflicts` again."
+            messages.append(response.as_message())
+            messages.extend(_feedback(response, text))
+        return {p: done.get(p) for p in paths}
+
+    def _take(
+        self,
+        response: ModelResponse,
+        located: list[Located],
+        context: MergeContext,
+        facts: Facts,
+        done: dict[str, Resolution],
+        attempt: int,
+    ) -> list[str]:
+        """Accept each file the reply resolves well (into `done`); return what is wrong with the rest."""
+        answer = _hunk_answer(response, located)
+        if isinstance(answer, str):
+            return [answer]
+        texts, edits = answer
+        known = {p.id for loc in located for p in loc.pieces}
+        problems = [f"there is no block {i}" for i in sorted(set(texts) - known)]
+        paths = {loc.conflict.path for loc in located}
+        problems += [f"`{e.path}` is not one of the files being resolved" for e in edits if e.path not in paths]
+        if problems:  # a reply about blocks or files that are not there is not trusted for the others either
+            return problems
+        for loc in located:
+            path = loc.conflict.path
+            if path in done:
+                continue
+            mine = [e for e in edits if e.path == path]
+            try:
+                text: str | None = splice(loc, texts, mine, _zones(loc, context, facts))
+            except Refused as exc:
+                problems.append(str(exc))
+                continue
+            why = _problem(loc.conflict, text, False)
+            if why is not None:
+                problems.append(f"{path}: {why}")
+                continue
+            blocks = f"{len(loc.pieces)} conflict block(s)" + (f" and {len(mine)} edit(s) near them" if mine else "")
+            reason = f"the model resolved {blocks} (attempt {attempt}, {self.model.name})"
+            done[path] = Resolution(path, text, self.rung, reason)
+        return problems
+
+    async def _whole(self, conflict: FileConflict, context: MergeContext, why: str) -> Resolution | None:
+        """The whole-file fallback for a file whose hunks cannot be isolated (`why`)."""
+        if sum(len(s or "") for s in (conflict.base, conflict.ours, conflict.theirs)) > self.max_chars:
+            return None
+        prompt = whole_file_prompt(conflict, context)
+        findings = relevant_findings(context.findings, [conflict.path])
+        if findings:
+            prompt += "\n\n## Places that may need a change\n" + "\n".join(
+                f"- {f.path}:{f.line}: {f.message}" for f in findings
+            )
+        messages: list[Message] = [UserMessage(text=prompt)]
+        longest = max(len(s or "") for s in (conflict.base, conflict.ours, conflict.theirs))
+        budget = longest // 3 + 1024
+        journal = self._journal(self._request(messages, RESOLVE, WHOLE_SYSTEM, budget))
+        for attempt in range(1, self.attempts + 1):
+            request = self._request(messages, RESOLVE, WHOLE_SYSTEM, budget)
+            try:
+                response = await self._call(journal, request)
             except ModelError:
                 return None
+            self.calls.append(Call((conflict.path,), request, response, whole_file=True))
             answer = _answer(response)
             problem = (
                 "no `resolve` call and no fenced file in the reply" if answer is None else _problem(conflict, *answer)
@@ -180,16 +330,48 @@ class LLMResolver:
             if problem is None and answer is not None:
                 content, delete = answer
                 text = None if delete else _newline(content or "", conflict)
-                why = "the model deleted the file" if delete else "the model rewrote the file"
-                return Resolution(conflict.path, text, self.rung, f"{why} (attempt {attempt}, {self.model.name})")
+                did = "deleted the file" if delete else "rewrote the whole file"
+                reason = (
+                    f"the model {did}, as its hunks could not be isolated: {why} (attempt {attempt}, {self.model.name})"
+                )
+                return Resolution(conflict.path, text, self.rung, reason)
             messages.append(response.as_message())
-            messages.extend(_feedback(response, problem or ""))
+            messages.extend(
+                _feedback(
+                    response, f"That cannot be used: {problem}. Call `resolve` again with the whole corrected file."
+                )
+            )
         return None
 
-
-def _feedback(response: ModelResponse, problem: str) -> list[Message]:
-    """What to tell the model after an unusable answer: a tool result per call, or a user message."""
-    text = f"That cannot be used: {problem}. Call `resolve` again with the whole corrected file."
-    if not response.tool_calls:
-        return [UserMessage(text=text)]
-    return [ToolResultMessage(call_id=c.id, name=c.name, content=text, is_error=True) for c in response.tool_calls]
+    async def _deleted(self, conflict: FileConflict, context: MergeContext) -> Resolution | None:
+        """A file one side deleted and the other changed: keep it, or leave it deleted."""
+        prompt = await asyncio.to_thread(deleted_prompt, conflict, context)
+        if len(prompt) > self.max_chars:
+            return None
+        gone, kept = sides(conflict)
+        messages: list[Message] = [UserMessage(text=prompt)]
+        budget = len(getattr(conflict, kept) or "") // 3 + 1024
+        journal = self._journal(self._request(messages, RESOLVE_DELETED, SYSTEM_DELETED, budget))
+        for attempt in range(1, self.attempts + 1):
+            request = self._request(messages, RESOLVE_DELETED, SYSTEM_DELETED, budget)
+            try:
+                response = await self._call(journal, request)
+            except ModelError:
+                return None
+            self.calls.append(Call((conflict.path,), request, response, whole_file=False))
+            args = next((c.arguments for c in response.tool_calls if c.name == RESOLVE_DELETED.name), None) or {}
+            action, content = args.get("action"), args.get("content")
+            how = f"(attempt {attempt}, {self.model.name})"
+            if action == "delete":
+                why = f"the model left it deleted as {gone} did; {kept}' change to it is not carried over {how}"
+                return Resolution(conflict.path, None, self.rung, why)
+            if action == "keep":
+                text = _newline(content, conflict) if isinstance(content, str) and content else getattr(conflict, kept)
+                problem = _problem(conflict, text, False)
+                if problem is None:
+                    return Resolution(conflict.path, text, self.rung, f"the model kept the file {kept} changed {how}")
+            else:
+                problem = "call `resolve_deleted` with `action` delete or keep"
+            messages.append(response.as_message())
+            messages.extend(_feedback(response, f"That cannot be used: {problem}. Call `resolve_deleted` again."))
+        return None

@@ -1,0 +1,388 @@
+"""What the LLM rung sends: the conflict hunks of related files with the code around them and why each side
+changed them; and, kept for files whose hunks cannot be isolated (and to measure against), the whole-file prompt."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from plait.models.base import ToolSpec
+from plait.reconcile._intent import (
+    Commit,
+    clean_message,
+    defined_names,
+    region_commits,
+    relevant_notes,
+    where_defined,
+    words,
+)
+from plait.reconcile._mergefile import split_lines
+from plait.reconcile._splice import Located, Piece, Section
+from plait.reconcile.types import FileConflict, Finding, MergeContext, MergeSite
+
+__all__ = [
+    "RESOLVE",
+    "RESOLVE_CONFLICTS",
+    "SYSTEM",
+    "WHOLE_SYSTEM",
+    "Facts",
+    "gather",
+    "hunk_prompt",
+    "whole_file_prompt",
+]
+
+SYSTEM = """You resolve git merge conflicts. Two sides changed the same code from a common base: "ours" is \
+already integrated, "theirs" is being merged in. Each conflict is shown where it sits, as a block
+
+<<<<<<< H<n> ours
+(ours' lines)
+||||||| base
+(the base's lines)
+=======
+(theirs' lines)
+>>>>>>> H<n> theirs
+
+inside the code around it as git merged it. That code stays as it is.
+For each block, write the lines that replace the whole block, markers included. Keep what each side meant to \
+do (their commits and tasks say why): when the changes are compatible, combine them; when they contradict, \
+choose what fits the code around it and both intents. Keep the file's indentation and style, and do not \
+repeat the lines above or below the block.
+Answer by calling `resolve_conflicts` once, with a text for every block. Use `edits` only when code outside \
+the blocks must change for the result to work (a name the other side renamed, an import a resolved block \
+needs), and only in the code shown or at the places listed as needing a change."""
+
+RESOLVE_CONFLICTS = ToolSpec(
+    name="resolve_conflicts",
+    description="Give the lines that replace each conflict block, and any edit needed outside the blocks.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "hunks": {
+                "type": "array",
+                "description": "One entry per conflict block.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string", "description": "The block's id: H1, H2, ..."},
+                        "text": {
+                            "type": "string",
+                            "description": "The lines replacing the whole block (may be empty).",
+                        },
+                    },
+                    "required": ["id", "text"],
+                },
+            },
+            "edits": {
+                "type": "array",
+                "description": "Changes outside the blocks, only in the code shown or at the places listed.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string"},
+                        "find": {"type": "string", "description": "Exact lines to change; must occur once."},
+                        "replace": {"type": "string"},
+                    },
+                    "required": ["path", "find", "replace"],
+                },
+            },
+        },
+        "required": ["hunks"],
+    },
+)
+
+WHOLE_SYSTEM = """You resolve one git merge conflict. Two tasks changed the same file, each from the same base.
+Write the whole file as it must be once both changes are combined: keep what each side meant to do, and
+when they truly contradict, choose what fits the rest of the file and both tasks' goals.
+Answer by calling the `resolve` tool with the complete file in `content` (every line, not only the
+conflicted parts); set `delete` to true only when the file should no longer exist.
+Never leave conflict markers, and add no commentary inside the file."""
+
+RESOLVE = ToolSpec(
+    name="resolve",
+    description="Give the complete resolved file.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "content": {"type": "string", "description": "The whole file, as it must be after the merge."},
+            "delete": {"type": "boolean", "description": "True when the file should be deleted instead."},
+        },
+        "required": ["content"],
+    },
+)
+
+_LANG = {"py": "python", "pyi": "python", "md": "markdown", "rst": "rst", "yml": "yaml", "yaml": "yaml"}
+_LANG |= {"toml": "toml", "cfg": "ini", "ini": "ini", "js": "javascript", "ts": "typescript", "json": "json"}
+_TASK, _SUMMARY, _DIFF, _FINDINGS = 800, 400, 30, 10
+
+
+def _fence(text: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _fenced(label: str, text: str | None) -> str:
+    if text is None:
+        return f"## {label}\n(the file does not exist on this side)\n"
+    fence = _fence(text)
+    return f"## {label}\n{fence}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}\n"
+
+
+def whole_file_prompt(conflict: FileConflict, context: MergeContext) -> str:
+    """The whole-file prompt: every side of the file in full, and git's marked attempt."""
+    parts = [f"# Conflict in `{conflict.path}`\n"]
+    for side, task, intent in (
+        ("ours", context.ours_task, context.ours_intent),
+        ("theirs", context.theirs_task, context.theirs_intent),
+    ):
+        if task or intent:
+            parts.append(f"## The task behind {side}\n{task.strip()}\n\nWhat it did: {intent.strip() or '?'}\n")
+    if context.notes:
+        parts.append("## Notes the agents posted\n" + "\n".join(f"- {n.strip()}" for n in context.notes) + "\n")
+    parts.append(_fenced("base (the common ancestor)", conflict.base))
+    parts.append(_fenced("ours (already integrated)", conflict.ours))
+    parts.append(_fenced("theirs (being merged in)", conflict.theirs))
+    if conflict.merged:
+        parts.append(_fenced("git's attempt, with conflict markers", conflict.merged))
+    parts.append("Call `resolve` with the whole resolved file.")
+    return "\n".join(parts)
+
+
+@dataclass
+class Facts:
+    """What git's history says about each section: its commits per side, and where deleted code went."""
+
+    commits: dict[tuple[str, int, str], list[Commit]] = field(default_factory=dict)
+    """(path, section index, side) -> commits."""
+    moved: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    places: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+    """path -> ours-view lines (start, end, name) of a def or class a side moved out of a hunk within the file."""
+
+
+def _extent(view: Sequence[str], at: int, limit: int = 60) -> int:
+    """The end of the def or class whose header is at line `at` (by indentation), at most `limit` lines on."""
+    indent = len(view[at]) - len(view[at].lstrip())
+    end = at + 1
+    while end < len(view) and end - at < limit:
+        line = view[end]
+        if line.strip() and not line.lstrip().startswith("#") and len(line) - len(line.lstrip()) <= indent:
+            break
+        end += 1
+    while end > at + 1 and not view[end - 1].strip():
+        end -= 1
+    return end
+
+
+def _moved(site: MergeSite | None, loc: Located, piece: Piece, facts: Facts) -> list[str]:
+    """Where a def or class went that one side removed from a hunk the other side edited."""
+    said = []
+    hunk = piece.hunk
+    inside = {i for p in loc.pieces for i in range(p.start, p.end)}
+    for side, other in (("ours", "theirs"), ("theirs", "ours")):
+        kept = set(defined_names(getattr(hunk, side)))
+        if list(getattr(hunk, other)) == list(hunk.base):
+            continue
+        for name in [n for n in defined_names(hunk.base) if n not in kept]:
+            header = re.compile(rf"\s*(async\s+def|def|class)\s+{name}\b")
+            own = split_lines(getattr(loc.conflict, side) or "")
+            a, b = piece.spans[side]
+            has = any(header.match(line) for i, line in enumerate(own) if not a <= i < b)
+            here = [i for i, line in enumerate(loc.view) if has and i not in inside and header.match(line)]
+            if here:
+                end = _extent(loc.view, here[0])
+                facts.places.setdefault(loc.conflict.path, []).append((here[0], end, name))
+                where = f"it is now at line {here[0] + 1} of this file (shown below; you may edit it)"
+            else:
+                found = where_defined(site, side, [name]).get(name, []) if site else []
+                where = f"{side} defines it at {', '.join(found)}" if found else f"{side} defines it nowhere"
+            said.append(f"{side} removed `{name}` from {piece.id} while {other} changed it; {where}.")
+    return said
+
+
+def gather(site: MergeSite | None, located: Sequence[Located]) -> Facts:
+    """Read the history behind every section (git; run it in a thread)."""
+    facts = Facts()
+    for loc in located:
+        path = loc.conflict.path
+        for k, section in enumerate(loc.sections):
+            facts.moved[(path, k)] = [s for p in section.pieces for s in _moved(site, loc, p, facts)]
+            if site is None:
+                continue
+            hunk_words = words(
+                line for p in section.pieces for s in ("ours", "base", "theirs") for line in getattr(p.hunk, s)
+            )
+            for side in ("ours", "theirs"):
+                found: dict[str, Commit] = {}
+                for piece in section.pieces:
+                    for commit in region_commits(site, side, path, piece.spans[side], hunk_words):
+                        found.setdefault(commit.sha, commit)
+                facts.commits[(path, k, side)] = list(found.values())[:5]
+    return facts
+
+
+def _line(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _block(loc: Located, section: Section) -> list[str]:
+    out: list[str] = []
+    pos = section.start
+    for piece in section.pieces:
+        out.extend(loc.view[pos : piece.start])
+        out.append(f"<<<<<<< {piece.id} ours\n")
+        out.extend(_line(x) for x in piece.hunk.ours)
+        out.append("||||||| base\n")
+        out.extend(_line(x) for x in piece.hunk.base)
+        out.append("=======\n")
+        out.extend(_line(x) for x in piece.hunk.theirs)
+        out.append(f">>>>>>> {piece.id} theirs\n")
+        pos = piece.end
+    out.extend(loc.view[pos : section.end])
+    if out and not out[-1].endswith("\n"):
+        out[-1] += "\n"
+    return out
+
+
+def _touches(a: int, b: int, spans: Sequence[tuple[int, int]]) -> bool:
+    return any(max(a, s) < min(b, e) or (a == b and s <= a <= e) or (s == e and a <= s <= b) for s, e in spans)
+
+
+_Opcodes = Sequence[tuple[str, int, int, int, int]]
+
+
+def _opcodes(loc: Located, side: str) -> _Opcodes:
+    base, mine = split_lines(loc.conflict.base or ""), split_lines(getattr(loc.conflict, side) or "")
+    return difflib.SequenceMatcher(None, base, mine, autojunk=False).get_opcodes()
+
+
+def _clean_changes(loc: Located, section: Section, side: str, opcodes: _Opcodes) -> list[str]:
+    """What `side` changed in the section outside the conflicts (git merged it), as -/+ lines."""
+    b0, b1 = loc.maps["base"].span(section.start, section.end)
+    s0, s1 = loc.maps[side].span(section.start, section.end)
+    base = split_lines(loc.conflict.base or "")
+    mine = split_lines(getattr(loc.conflict, side) or "")
+    in_base = [p.spans["base"] for p in section.pieces]
+    in_side = [p.spans[side] for p in section.pieces]
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        inside = b0 <= i1 and i2 <= b1 and s0 <= j1 and j2 <= s1
+        if tag == "equal" or not inside or _touches(i1, i2, in_base) or _touches(j1, j2, in_side):
+            continue
+        out += [_line("-" + x) for x in base[i1:i2]] + [_line("+" + x) for x in mine[j1:j2]]
+    return out if len(out) <= _DIFF else [*out[:_DIFF], "…\n"]
+
+
+def _commits(found: Sequence[Commit], seen: set[str]) -> list[str]:
+    out = []
+    for c in found:
+        body = "" if c.sha in seen or not c.body else " — " + "; ".join(c.body)
+        out.append(f"- {c.sha} {c.subject}{body}")
+        seen.add(c.sha)
+    return out
+
+
+def _section(
+    loc: Located,
+    k: int,
+    section: Section,
+    facts: Facts,
+    seen: set[str],
+    opcodes: dict[str, _Opcodes],
+) -> list[str]:
+    ids = ", ".join(p.id for p in section.pieces)
+    where = f", in `{section.scope}`" if section.scope else ""
+    lang = _LANG.get(loc.conflict.path.rsplit(".", 1)[-1], "")
+    code = "".join(_block(loc, section))
+    fence = _fence(code)
+    parts = [f"### {ids}{where} (near line {section.start + 1})", f"{fence}{lang}\n{code}{fence}"]
+    for side in ("ours", "theirs"):
+        changes = _clean_changes(loc, section, side, opcodes[side])
+        if changes:
+            fence = _fence("".join(changes))
+            parts.append(
+                f"{side.capitalize()} also changed, outside the blocks (merged cleanly, already in the code above):\n"
+                f"{fence}diff\n{''.join(changes)}{fence}"
+            )
+    for side in ("ours", "theirs"):
+        found = facts.commits.get((loc.conflict.path, k, side), [])
+        if found:
+            parts.append(f"Why {side} changed these lines (its commits):\n" + "\n".join(_commits(found, seen)))
+    parts.extend(facts.moved.get((loc.conflict.path, k), []))
+    return parts
+
+
+def _finding(f: Finding, by_path: dict[str, Located]) -> str:
+    loc = by_path.get(f.path)
+    head = f"- `{f.path}` line {f.line}: {f.message}"
+    if loc is None:
+        return head + f" (`{f.text.strip()}`; that file merged cleanly and is not changed here)"
+    hits = [i for i, line in enumerate(loc.view) if line.strip() == f.text.strip() and line.strip()]
+    if not hits:
+        return head + f" (`{f.text.strip()}`)"
+    at = min(hits, key=lambda i: abs(i + 1 - f.line))
+    snippet = "".join(loc.view[max(0, at - 2) : at + 3])
+    fence = _fence(snippet)
+    return f"{head}\n{fence}\n{snippet}{'' if snippet.endswith(chr(10)) else chr(10)}{fence}"
+
+
+def _tasks(context: MergeContext) -> list[str]:
+    lines = []
+    for side, task, summary in (
+        ("ours (already integrated)", context.ours_task, context.ours_intent),
+        ("theirs (being merged in)", context.theirs_task, context.theirs_intent),
+    ):
+        brief, done = clean_message(task, _TASK), clean_message(summary, _SUMMARY)
+        if brief or done:
+            lines.append(f"{side}:\n{brief}" + (f"\nWhat it did: {done}" if done else ""))
+    return ["## The tasks behind each side", *lines] if lines else []
+
+
+def relevant_findings(findings: Sequence[Finding], paths: Sequence[str]) -> list[Finding]:
+    """The findings in these files, or about a name defined in one of them."""
+    return [f for f in findings if f.path in paths or set(f.files) & set(paths)][:_FINDINGS]
+
+
+def hunk_prompt(located: Sequence[Located], context: MergeContext, facts: Facts) -> str:
+    """The conflict blocks of `located` (one call), with their code, history, notes and findings."""
+    paths = [loc.conflict.path for loc in located]
+    ids = [p.id for loc in located for p in loc.pieces]
+    parts = [f"# Conflicts to resolve: {len(ids)} block(s) in {len(paths)} file(s)", *_tasks(context)]
+    seen: set[str] = set()
+    hunk_words: set[str] = set()
+    for loc in located:
+        lang = _LANG.get(loc.conflict.path.rsplit(".", 1)[-1], "")
+        parts.append(f"## `{loc.conflict.path}`")
+        if not loc.conflict.base:
+            parts.append("Both sides added this file (there is no base): each block is a place where they differ.")
+        if loc.imports:
+            imports = "".join(loc.imports)
+            fence = _fence(imports)
+            parts.append(f"Its imports, as merged:\n{fence}{lang}\n{imports}{fence}")
+        opcodes = {side: _opcodes(loc, side) for side in ("ours", "theirs")} if loc.conflict.base else {}
+        opcodes = opcodes or {"ours": [], "theirs": []}
+        for k, section in enumerate(loc.sections):
+            parts.extend(_section(loc, k, section, facts, seen, opcodes))
+        places = sorted(set(facts.places.get(loc.conflict.path, [])))
+        for start, end, name in [
+            p for p in places if not any(q[0] <= p[0] and p[1] <= q[1] and q != p for q in places)
+        ]:
+            code = "".join(loc.view[start:end])
+            fence = _fence(code)
+            parts.append(
+                f"### `{name}` where it is now (near line {start + 1}; merged cleanly)\n{fence}{lang}\n{code}{fence}"
+            )
+            hunk_words |= words(x for p in section.pieces for x in (*p.hunk.ours, *p.hunk.theirs))
+    notes = relevant_notes(context.notes, paths, hunk_words)
+    if notes:
+        parts.append("## Notes posted about this code\n" + "\n".join(f"- {n}" for n in notes))
+    by_path = {loc.conflict.path: loc for loc in located}
+    findings = relevant_findings(context.findings, paths)
+    if findings:
+        parts.append(
+            "## Places that may need a change\nplait's cross-branch check found these in git's merge (code it "
+            "merged cleanly that uses a name one side removed or renamed). Change them with `edits` if the "
+            "resolution calls for it:\n" + "\n".join(_finding(f, by_path) for f in findings)
+        )
+    parts.append(f"Call `resolve_conflicts` once, with a text for each of {', '.join(ids)}.")
+    return "\n\n".join(parts) + "\n"
