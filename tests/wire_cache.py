@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CacheUsage", "PromptCache"]
+__all__ = ["CacheUsage", "PromptCache", "prompt_tokens"]
 
 _LOOKBACK = 20
 _CHUNK = 128
@@ -40,6 +40,11 @@ def _tokens(piece: Any) -> int:
 
 def _plain(piece: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in piece.items() if k != "cache_control"}
+
+
+def prompt_tokens(piece: dict[str, Any]) -> int:
+    """The tokens this cache counts for one piece of an Anthropic prompt (a tool, a system block)."""
+    return _tokens(_plain(piece))
 
 
 def _chain(pieces: list[Any]) -> tuple[list[str], list[int]]:

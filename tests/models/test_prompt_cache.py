@@ -24,8 +24,9 @@ from plait.models import (
     Usage,
     UserMessage,
 )
+from plait.models.base import SYSTEM_BREAK
 from plait.models.pricing import DEFAULT_PRICES, PriceTable
-from wire_cache import PromptCache
+from wire_cache import PromptCache, prompt_tokens
 from wire_server import WireServer
 
 SYSTEM = "You are a careful coding agent. " * 40
@@ -116,6 +117,22 @@ def test_workers_with_the_same_tools_share_them_in_the_cache(cached_server: Wire
     usage = asyncio.run(model.complete(two)).usage
     assert usage.cached_tokens > 0  # the tools, marked at their end
     assert usage.cache_write_tokens >= len(SYSTEM) // 4  # its own system prompt is its own
+
+
+def test_a_system_prompts_shared_part_is_marked_and_read_by_the_next_agent(cached_server: WireServer) -> None:
+    model = _anthropic(cached_server)
+    one = ModelRequest(system=SYSTEM + SYSTEM_BREAK + "Your area: a.py", messages=(UserMessage(text="a"),), tools=TOOLS)
+    two = ModelRequest(system=SYSTEM + SYSTEM_BREAK + "Your area: b.py", messages=(UserMessage(text="b"),), tools=TOOLS)
+    asyncio.run(model.complete(one))
+    usage = asyncio.run(model.complete(two)).usage
+    body = cached_server.requests[1].body
+    assert [b["text"] for b in body["system"]] == [SYSTEM, "Your area: b.py"]
+    assert _marked(body) == ["system", "system", "user0:0"]  # the first system mark covers the tools
+    shared = sum(prompt_tokens(piece) for piece in (*body["tools"], body["system"][0]))
+    assert usage.cached_tokens == shared  # the tools and the shared part of the system prompt
+    openai = _openai(cached_server)
+    asyncio.run(openai.complete(one))
+    assert cached_server.requests[-1].body["messages"][0]["content"] == SYSTEM + "Your area: a.py"
 
 
 def test_cached_tokens_are_billed_at_the_cached_price_on_both_wires(cached_server: WireServer) -> None:

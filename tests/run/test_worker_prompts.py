@@ -7,6 +7,7 @@ wire server, which reports prompt caching as Anthropic bills it; only the model'
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 from pathlib import Path
@@ -18,6 +19,7 @@ from integrators import MergeTreeIntegrator, git
 from plait.agent.prompts import shared_prefix
 from plait.events import ModelCallFinished, SQLiteEventStore
 from plait.models import AnthropicModel, PriceTable
+from plait.models.base import SYSTEM_BREAK
 from plait.plan import repo_map
 from plait.plan.model import Contract, Plan, PlanTask
 from plait.run._brief import plan_overview, worker_systems
@@ -25,7 +27,7 @@ from plait.run.parallel import RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalRunner, Repo
-from wire_cache import PromptCache
+from wire_cache import PromptCache, prompt_tokens
 from wire_server import WireServer
 
 _FILES = {
@@ -35,8 +37,9 @@ _FILES = {
     "shop/tax.py": "from shop.money import cents\n\ndef vat(amount) -> int:\n    return cents(amount) // 5\n",
     "admin/users.py": "def add_user(name: str) -> None:\n    pass\n\ndef remove_user(name: str) -> None:\n    pass\n",
     "admin/roles.py": "from admin.users import add_user\n\ndef grant(name: str, role: str) -> None:\n    pass\n",
-    **{f"vendor/lib{i}.py": f"def helper_{i}(value: int) -> int:\n    return value + {i}\n" for i in range(60)},
+    **{f"vendor/lib{i}.py": f"def helper_{i}(value: int) -> int:\n    return value + {i}\n" for i in range(150)},
 }
+"""Too many files for one map to list them all in an area map's room."""
 
 
 def _task(task_id: str, *writes: str, **more: Any) -> PlanTask:
@@ -89,11 +92,25 @@ def test_a_worker_is_sent_its_area_and_its_plan_rows_only(shop: Repo) -> None:
 
 def test_workers_prompts_share_the_instructions_word_for_word_then_differ(shop: Repo) -> None:
     systems = worker_systems(_plan(), shop.root)
-    shared = os.path.commonprefix(list(systems.values()))
-    instructions = shared_prefix("", "").split("The repository around your task:")[0]
-    assert shared.startswith(instructions + "The repository around your task:\n")
-    for system in systems.values():  # the stable part first, each worker's own part after it
-        assert system.index("Your area:") > len(instructions)
+    common = os.path.commonprefix(list(systems.values()))
+    instructions = shared_prefix("", "").split(SYSTEM_BREAK)[0]
+    assert common.startswith(instructions + SYSTEM_BREAK + "The repository around your task:\n")
+    for system in systems.values():  # the shared part first, ended by the break; each worker's own part after it
+        assert system.split(SYSTEM_BREAK)[0] == instructions and "Your area:" in system.split(SYSTEM_BREAK)[1]
+
+
+def test_in_a_small_repository_every_worker_gets_the_whole_map_word_for_word(shop: Repo) -> None:
+    small = {path: text for path, text in _FILES.items() if not path.startswith("vendor/")}
+    for path in _FILES:
+        if path.startswith("vendor/"):
+            git(shop.root, "rm", "-q", path)
+    git(shop.root, "commit", "-q", "-m", "no vendored code")
+    systems = worker_systems(_plan(), shop.root)
+    shared = {s.split(SYSTEM_BREAK)[0] for s in systems.values()}
+    assert len(shared) == 1  # cached once for every worker: the instructions and the whole map
+    [whole] = shared
+    assert all(path in whole for path in small) and "def add_user(name: str) -> None" in whole
+    assert "users" not in systems["cart"].split(SYSTEM_BREAK)[1]  # its rows of the plan are still its own
 
 
 _ID = re.compile(r"Your task is `([a-z-]+)`")
@@ -132,19 +149,26 @@ def test_workers_calls_read_their_prefix_from_the_cache_and_are_billed_for_it(sh
     assert outcome.status == "done", outcome.results
     assert set(cache.breakpoints) <= {3, 4}  # tools, system, and one or two in the conversation
     firsts = {_ID.search(r.body["messages"][0]["content"][0]["text"])[1]: r.body for r in requests[::-1]}  # type: ignore[index]
-    assert "shop/cart.py" not in firsts["users"]["system"][0]["text"]
-    assert "admin/users.py" not in firsts["cart"]["system"][0]["text"]
+    # the system prompt's shared part, word for word, then its own, each a breakpoint; the tools are covered
+    assert len({json.dumps(body["system"][0]) for body in firsts.values()}) == 1
+    assert all(b["system"][1]["cache_control"] == {"type": "ephemeral"} for b in firsts.values())
+    assert not any("cache_control" in tool for body in firsts.values() for tool in body["tools"])
+    assert "shop/cart.py" not in firsts["users"]["system"][1]["text"]
+    assert "admin/users.py" not in firsts["cart"]["system"][1]["text"]
 
     calls = [e for e in store.events("r1") if isinstance(e, ModelCallFinished)]
+    body = next(iter(firsts.values()))
+    shared = sum(prompt_tokens(piece) for piece in (*body["tools"], body["system"][0]))
     by_agent: dict[str, list[ModelCallFinished]] = {}
     for call in calls:
         by_agent.setdefault(call.agent, []).append(call)
     prices = PriceTable()
     for agent, (first, second) in by_agent.items():
-        # the second call reads the whole first request back; the first reads the tools a worker before wrote
+        # the second call reads the whole first request back; the first reads the tools and instructions that
+        # the first worker wrote
         assert second.response.usage.cached_tokens == first.response.usage.input_tokens, agent
         if agent != calls[0].agent:
-            assert first.response.usage.cached_tokens > 0, agent
+            assert first.response.usage.cached_tokens == shared, agent
         for call in (first, second):
             assert call.cost_usd == pytest.approx(prices.cost(model.name, call.response.usage))
         # the read is billed at a tenth of the input price

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from plait.models.base import SYSTEM_BREAK
+
 __all__ = ["system_prompt", "task_prompt"]
 
 _SYSTEM = """\
@@ -39,14 +41,18 @@ must touch a file outside your write-set, keep the change minimal and say why in
 """
 
 
-def shared_prefix(repo_map: str, plan_overview: str) -> str:
-    """The system prompt of an agent of a parallel run: stable first, its own part last.
+def shared_prefix(repo_map: str, plan_overview: str, *, whole_map: bool = False) -> str:
+    """The system prompt of an agent of a parallel run: the part every agent shares first, its own part last.
 
     The instructions come first, word for word the same for every agent, then `repo_map` (the map of its
-    own area of the repository) and `plan_overview` (the rows of the plan that concern it).
+    own area of the repository) and `plan_overview` (the rows of the plan that concern it). A `whole_map`
+    (of a small repository) is every agent's: it joins the shared part. `SYSTEM_BREAK` ends that part.
     """
-    own = f"The repository around your task:\n{repo_map.strip()}\n\nThe plan:\n{plan_overview.strip()}"
-    return system_prompt(f"{_PARALLEL}\n{own}")
+    if whole_map:
+        shared, own = f"The repository:\n{repo_map.strip()}\n\n", ""
+    else:
+        shared, own = "", f"The repository around your task:\n{repo_map.strip()}\n\n"
+    return system_prompt(f"{_PARALLEL}\n{shared}{SYSTEM_BREAK}{own}The plan:\n{plan_overview.strip()}")
 
 
 def task_brief(

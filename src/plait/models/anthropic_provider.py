@@ -4,7 +4,9 @@ Anthropic caches only up to explicit breakpoints, at most four a request, and bi
 the input price and a read at 0.1×. The marks:
 
     tools ........ [last tool]         shared by every agent with the same tools (a parallel run's workers)
-    system ....... [system]            this agent's system prompt
+    system ....... [system]            this agent's system prompt; or, when it has parts (SYSTEM_BREAK):
+                   [shared part] [own part]   the first shared by the agents whose prompts start with it,
+                                              instead of the tools' mark, which it covers
     messages ..... [the previous call's last block] ... [this call's last block]
 
 The last block writes the whole conversation so far for the next call; the previous call's last block
@@ -25,6 +27,7 @@ from plait.errors import BadApiKey, ModelError, UnknownModel
 from plait.models._provider import ProviderBase
 from plait.models._retry import Sleep, Transient, status_transient
 from plait.models.base import (
+    SYSTEM_BREAK,
     AssistantMessage,
     ModelRequest,
     ModelResponse,
@@ -84,16 +87,22 @@ def to_messages(request: ModelRequest) -> list[MessageParam]:
 
 
 def to_system(request: ModelRequest) -> list[TextBlockParam]:
-    block: dict[str, Any] = {"type": "text", "text": request.system}
-    _cache(block)
-    return [cast(TextBlockParam, block)]
+    """The system prompt as text blocks, one a part (at most two), each a cache breakpoint."""
+    shared, _, own = request.system.partition(SYSTEM_BREAK)
+    blocks: list[dict[str, Any]] = [
+        {"type": "text", "text": text} for text in (shared, own.replace(SYSTEM_BREAK, "")) if text
+    ]
+    for block in blocks:
+        _cache(block)
+    return cast(list[TextBlockParam], blocks)
 
 
 def to_tools(request: ModelRequest) -> list[ToolUnionParam]:
+    """The tools; the last a cache breakpoint unless the system prompt's two parts take it (they cover it)."""
     tools: list[dict[str, Any]] = [
         {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
     ]
-    if tools:
+    if tools and len(to_system(request)) < 2:
         _cache(tools[-1])
     return cast(list[ToolUnionParam], tools)
 
@@ -184,7 +193,7 @@ class AnthropicModel(ProviderBase):
             return await client.messages.create(
                 model=self.model_id,
                 max_tokens=request.max_output_tokens,
-                system=to_system(request) if request.system else anthropic.omit,
+                system=to_system(request) or anthropic.omit,
                 messages=to_messages(request),
                 tools=to_tools(request) if request.tools else anthropic.omit,
                 tool_choice={"type": "tool", "name": request.tool_choice} if request.tool_choice else anthropic.omit,

@@ -15,6 +15,7 @@ __all__ = [
     "MessageChain",
     "Model",
     "RetryHook",
+    "SYSTEM_BREAK",
     "ModelRequest",
     "ModelResponse",
     "ToolCall",
@@ -115,10 +116,16 @@ class Usage(_Frozen):
         return self.input_tokens + self.output_tokens
 
 
+SYSTEM_BREAK = "\f"
+"""Separates the parts of a system prompt, the part shared with other agents first (see `ModelRequest.system`)."""
+
+
 class ModelRequest(_Frozen):
     """Everything sent in one call. `system` comes first so the shared prefix can be cached."""
 
     system: str
+    """The system prompt. `SYSTEM_BREAK` may end a part that other agents' prompts start with word for word:
+    a provider that caches up to explicit marks marks it, so they read it from the cache; it is sent as nothing."""
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
     max_output_tokens: int = 8192

@@ -21,6 +21,7 @@ from plait.errors import BadApiKey, ModelError, UnknownModel
 from plait.models._provider import ProviderBase
 from plait.models._retry import Sleep, Transient, status_transient
 from plait.models.base import (
+    SYSTEM_BREAK,
     AssistantMessage,
     ModelRequest,
     ModelResponse,
@@ -50,7 +51,8 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
 
 def to_messages(request: ModelRequest) -> list[ChatCompletionMessageParam]:
     """The neutral conversation as Chat Completions messages, the system prompt first."""
-    out: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
+    system = request.system.replace(SYSTEM_BREAK, "")
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for message in request.messages:
         if isinstance(message, UserMessage):
             out.append({"role": "user", "content": message.text})

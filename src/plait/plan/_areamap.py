@@ -29,6 +29,7 @@ from plait.plan.repomap import (
     _fill,
     _head,
     _imports,
+    _render,
     _scan,
     _size,
     _summary,
@@ -115,6 +116,11 @@ class RepoIndex:
                     hits = [h for h in hits if ".".join(_module(h)) == dotted or _related(here, h)]
                 found.update(h for h in hits if h != path)
         return found
+
+    def whole(self, budget: int = AREA_MAP_BUDGET) -> str | None:
+        """The map of the whole repository when it lists every file in `budget` characters (a small repository)."""
+        text, complete = _render(len(self.paths), list(self.files.values()), budget)
+        return text if complete else None
 
     def size(self, paths: Iterable[str]) -> int:
         """Bytes of the existing files among `paths`."""

@@ -284,10 +284,14 @@ def repo_map(root: Path, *, budget: int = DEFAULT_MAP_BUDGET, files: list[str] |
         files: The paths to map (default: `tracked_files(root)`).
     """
     paths = sorted(files) if files is not None else tracked_files(root)
-    scanned = _scan(root, paths)
+    return _render(len(paths), _scan(root, paths), budget)[0]
+
+
+def _render(count: int, scanned: list[_File], budget: int) -> tuple[str, bool]:
+    """The map of `scanned` (of `count` tracked files) in about `budget` characters, and whether it lists them all."""
     total = sum(f.size for f in scanned)
     header = (
-        f"{len(paths)} files tracked by git, {_size(total)} in all. Each listed file shows its size; the "
+        f"{count} files tracked by git, {_size(total)} in all. Each listed file shows its size; the "
         "project's own source comes first, and the most central source files show their top-level definitions "
         "(functions with signatures; classes with their fields and methods)."
     )
@@ -298,4 +302,4 @@ def repo_map(root: Path, *, budget: int = DEFAULT_MAP_BUDGET, files: list[str] |
     body = [line for file in sorted(chosen, key=lambda f: f.path) for line in (_head(file), *chosen[file])]
     rest = sorted((f for f in scanned if f not in chosen), key=lambda f: f.path)
     summary = _summary(rest, budget - _cost([header, *body]))
-    return "\n".join([header, *body, *summary]) + "\n"
+    return "\n".join([header, *body, *summary]) + "\n", not rest

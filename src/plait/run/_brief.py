@@ -97,11 +97,16 @@ def task_area(index: RepoIndex, plan: Plan, task: PlanTask) -> Area:
 
 
 def worker_systems(plan: Plan, root: Path, files: list[str] | None = None) -> dict[str, str]:
-    """Each task's system prompt: the shared instructions, the map of its area, its rows of the plan."""
+    """Each task's system prompt: the shared instructions, the map of its area, its rows of the plan.
+
+    A repository whose whole map is no longer than an area's gets that map for every task instead: shared
+    word for word, it is cached once for all of them.
+    """
     index = RepoIndex(root, files)
+    whole = index.whole()
     systems = {}
     for task in plan.tasks:
         area = task_area(index, plan, task)
         overview = plan_overview(plan, task, area.files | set(area.new), index.paths)
-        systems[task.id] = shared_prefix(index.render(area), overview)
+        systems[task.id] = shared_prefix(whole or index.render(area), overview, whole_map=whole is not None)
     return systems
