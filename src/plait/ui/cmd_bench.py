@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -11,9 +12,15 @@ import typer
 from rich.table import Table
 
 from plait.errors import UsageError
-from plait.reconcile.bench import TrackA, TrackB, run_track_a, run_track_b, scratch_clone
+from plait.events.store import SQLiteEventStore
+from plait.models.registry import make_model
+from plait.reconcile.bench import TrackA, TrackB, historical_merges, run_track_a, run_track_b, scratch_clone
+from plait.reconcile.bench.track_llm import TrackLLM, candidates, run_llm_case
 from plait.reconcile.ladder import default_resolvers
+from plait.reconcile.llm_resolver import LLMResolver
+from plait.settings import load_settings
 from plait.ui._common import JsonOpt, err, out
+from plait.workspace import Repo
 
 __all__ = ["register"]
 
@@ -61,6 +68,40 @@ def _table_b(b: TrackB) -> Table:
     return table
 
 
+def _table_llm(t: TrackLLM) -> Table:
+    s = t.summary()
+    title = f"LLM track: {s['merges']} merges of {t.repo} left by the model-free rungs ({s['files']} files)"
+    table = Table("", "files", title=title)
+    for key in ("exact", "whitespace", "different", "unresolved", "harmful"):
+        table.add_row(key.replace("whitespace", "whitespace only"), _pct(int(str(s[key])), int(str(s["files"]))))
+    table.add_row("merges exactly as committed", str(s["merges_exact"]))
+    table.add_row(
+        "prompt tokens per file",
+        f"{s['tokens_per_file']} (today's whole-file prompt: {s['whole_file_tokens_per_file']})",
+    )
+    table.add_row("output tokens per file", str(s["output_tokens_per_file"]))
+    table.add_row("whole-file fallbacks", str(s["whole_file_fallbacks"]))
+    return table
+
+
+def _track_llm(repo: Repo, name: str, spec: str, cases: int, max_files: int, log: Path | None) -> TrackLLM:
+    model = make_model(spec, load_settings(Path.cwd(), {}).settings)
+    store = SQLiteEventStore(log) if log else None
+    resolver = LLMResolver(model, store, f"bench-llm-{name}")
+    track = TrackLLM(name)
+
+    async def work() -> None:
+        found = await candidates(repo, historical_merges(repo), cases, max_files)
+        err.print(f"LLM track: {len(found)} merges of {name} left unresolved by the model-free rungs")
+        for row, left in found:
+            track.cases.append(await run_llm_case(repo, row, left, resolver))
+            verdicts = ", ".join(f"{f.path} {f.verdict}" for f in track.cases[-1].files)
+            err.print(f"  {row[0][:10]}: {verdicts}")
+
+    asyncio.run(work())
+    return track
+
+
 @bench.command("reconcile")
 def reconcile(
     repo_path: Annotated[
@@ -74,23 +115,38 @@ def reconcile(
     windows: Annotated[int, typer.Option("--windows", min=1, help="Track B: windows per K.")] = 30,
     seed: Annotated[int, typer.Option("--seed", help="Track B: seed of the window sample.")] = 42,
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Merges run at once.")] = 4,
+    llm: Annotated[
+        str | None, typer.Option("--llm", help="The LLM track instead, with this model (e.g. openai:NAME).")
+    ] = None,
+    cases: Annotated[int, typer.Option("--cases", min=1, help="LLM track: merges to resolve.")] = 30,
+    max_files: Annotated[int, typer.Option("--max-files", min=1, help="LLM track: most files left per merge.")] = 3,
+    llm_log: Annotated[
+        Path | None, typer.Option("--llm-log", help="LLM track: an event log, so a rerun pays no call twice.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Re-merge historical merges (Track A) and replay commits as parallel branches (Track B), git vs plait."""
+    """Re-merge historical merges (Track A) and replay commits as parallel branches (Track B), git vs plait;
+    with --llm, resolve the merges the model-free rungs leave, against the committed trees."""
     if not repo_path.exists():
         raise UsageError(f"{repo_path} does not exist: give --repo a local clone of a repository")
     name = repo_path.resolve().name
     name = repo_path.resolve().parent.name if name in ("repo", ".git") else name
     result: dict[str, object] = {"repo": name}
     with scratch_clone(repo_path) as repo:
-        if track in ("a", "both"):
+        if llm:
+            t = _track_llm(repo, name, llm, cases, max_files, llm_log)
+            result["track_llm"] = t.summary()
+            result["track_llm_cases"] = [asdict(c) for c in t.cases]
+            if not as_json:
+                out.print(_table_llm(t))
+        if track in ("a", "both") and not llm:
             err.print(f"Track A: re-merging the merges of {name}...")
             a = run_track_a(repo, name=name, resolvers=default_resolvers(), limit=limit, jobs=jobs)
             result["track_a"] = a.summary()
             result["track_a_conflicts"] = [asdict(c) for c in a.cases if c.git == "conflict"]
             if not as_json:
                 out.print(_table_a(a))
-        if track in ("b", "both"):
+        if track in ("b", "both") and not llm:
             result["track_b"] = []
             for size in k or [5]:
                 err.print(f"Track B: replaying {windows} windows of {size} commits of {name}...")
