@@ -45,8 +45,8 @@ MAX_TOKEN_RATIO = 1.25
 MIN_SPEEDUP = 1.5
 BASE_PROMPT = 2_200
 """Tokens of an agent's tools and instructions (about 6.6 KB and 1.8 KB)."""
-SHARED_PREFIX = 1_650
-"""Of those, the tools: every agent of a run sends them first, word for word, so the cache shares them."""
+SHARED_PREFIX = 2_000
+"""Of those, what every agent of a run sends first, word for word (the tools, the instructions): the cache shares it."""
 PARALLEL_PROMPT = 400
 """A task agent's own instructions: the parallel run, its brief's framing, its rows of the plan."""
 CALLS_FIXED = 3.0
