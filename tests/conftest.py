@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from pg_cluster import PostgresServer, Unavailable, start_postgres
+
 
 def _is_local(address: Any) -> bool:
     if isinstance(address, (str, bytes)):  # AF_UNIX paths
@@ -46,3 +48,17 @@ def _no_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     yield
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the session (a throwaway cluster, or PLAIT_TEST_POSTGRES); skips, saying why, without.
+
+    `postgres.database()` makes a fresh database and returns its URL.
+    """
+    try:
+        server = start_postgres()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    yield server
+    server.close()

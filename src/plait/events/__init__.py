@@ -1,5 +1,11 @@
-"""The event log: typed events and the stores that keep them."""
+"""The event log: typed events and the stores that keep them.
 
+`PostgresEventStore` is imported on first use, so that plait with the SQLite log never loads psycopg.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from plait.events.backends import open_event_store
 from plait.events.store import EventStore, ObservedStore, SQLiteEventStore
 from plait.events.types import (
     SCHEMA_VERSION,
@@ -53,6 +59,7 @@ __all__ = [
     "PlanMade",
     "PlanRejected",
     "PolicyDecided",
+    "PostgresEventStore",
     "PromptGiven",
     "QuestionAnswered",
     "QuestionAsked",
@@ -64,4 +71,16 @@ __all__ = [
     "TaskStarted",
     "ToolCalled",
     "ToolReturned",
+    "open_event_store",
 ]
+
+if TYPE_CHECKING:
+    from plait.events.postgres import PostgresEventStore
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PostgresEventStore":
+        from plait.events.postgres import PostgresEventStore
+
+        return PostgresEventStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,7 @@
-"""One driver per run: a lease row in the event store, renewed by a heartbeat, taken over when its holder died."""
+"""One driver per run: a lease row in the event store, renewed by a heartbeat, taken over when its holder died.
+
+`Lease` keeps it in the SQLite file; a PostgreSQL store gives its own (`PostgresEventStore.lease`).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +10,41 @@ import socket
 import sqlite3
 import time
 from pathlib import Path
+from typing import Protocol
 
 from plait.errors import StateError
+from plait.events.store import SQLiteEventStore
 
-__all__ = ["Lease"]
+__all__ = ["Lease", "RunLease", "lease_for"]
+
+
+class RunLease(Protocol):
+    """The right to drive one run, held by one process at a time."""
+
+    def acquire(self) -> str:
+        """Take it, or raise `StateError` naming the live holder; returns a note when a dead holder's was taken over."""
+        ...
+
+    def beat(self) -> None:
+        """Tell that the holder still lives (every few seconds)."""
+        ...
+
+    def release(self) -> None: ...
+
+
+def lease_for(store: object, run_id: str) -> RunLease:
+    """The lease on `run_id` in `store`, also through the stores wrapping it (`ObservedStore`, `RedactingStore`)."""
+    current = store
+    while current is not None:
+        if isinstance(current, SQLiteEventStore):
+            return Lease(current.path, run_id)
+        lease = getattr(current, "lease", None)
+        if callable(lease):
+            held: RunLease = lease(run_id)
+            return held
+        current = getattr(current, "inner", None)
+    raise TypeError(f"{type(store).__name__} keeps no runs' leases")
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS leases (

@@ -1,0 +1,58 @@
+"""Which store the `store` setting names, and what differs between stores for their readers.
+
+The embedded default is the SQLite file in the repository's `.git/plait/`; a `postgresql://` URL names a server
+(`plait.events.postgres`, imported only then, so that plait without it never loads psycopg).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from plait.errors import EnvironmentProblem, UsageError
+from plait.events.store import EventStore, SQLiteEventStore
+
+if TYPE_CHECKING:
+    from plait.workspace import Repo
+
+__all__ = ["SERVER_SCHEMES", "open_event_store", "store_scope", "wait_for_news"]
+
+SERVER_SCHEMES = ("postgresql://", "postgres://")
+
+
+def open_event_store(location: str, default: Path, *, scope: str = "") -> EventStore:
+    """The store at `location` (a `store` setting): the SQLite file `default` when empty, else the server it names.
+
+    `scope` limits a server store's `run_ids` to one repository's runs (see `store_scope`).
+    """
+    if not location:
+        return SQLiteEventStore(default)
+    if not location.startswith(SERVER_SCHEMES):
+        raise UsageError("the store setting takes a postgresql:// URL, or nothing for the log in .git/plait")
+    try:
+        from plait.events.postgres import PostgresEventStore
+    except ImportError as exc:
+        raise EnvironmentProblem(
+            f"a PostgreSQL event store needs psycopg ({exc.name} is missing): install plait with its postgres extra"
+        ) from exc
+    return PostgresEventStore(location, scope=scope)
+
+
+def store_scope(repo: Repo) -> str:
+    """What names `repo` in a shared store: its first commit, the same in every clone on every machine."""
+    roots = repo.git("rev-list", "--max-parents=0", "HEAD", check=False).split()
+    return min(roots) if roots else ""
+
+
+def wait_for_news(store: EventStore, run_id: str, poll_s: float) -> None:
+    """Return when `run_id` may have new events: a server store says so as they come (waiting at most a minute),
+    others are read again after `poll_s` seconds."""
+    current: object = store
+    while current is not None:
+        wait = getattr(current, "wait", None)
+        if callable(wait):
+            wait(run_id, 60.0)
+            return
+        current = getattr(current, "inner", None)
+    time.sleep(poll_s)
