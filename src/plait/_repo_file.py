@@ -11,6 +11,7 @@ Widening, compared with the settings below the repository file (defaults and the
 - `model` naming an `openai-compatible` server other than this machine: it would be sent OPENAI_API_KEY
   and the prompts;
 - `include_uncommitted = true`: agents would see the user's uncommitted work;
+- `store`: the event log on a server the repository chose, which would receive every prompt, reply and output;
 - `worktree_include` globs that are absolute or climb out with `..`.
 
 Everything else is kept: narrowing (`deny` and `ask` rules, a stricter preset, lower limits) and settings with
@@ -201,6 +202,7 @@ _CHECKS: dict[str, Check] = {
     **{key: _budget(key) for key in _BUDGETS},
     "openai_api_key": _never("openai_api_key"),
     "anthropic_api_key": _never("anthropic_api_key"),
+    "store": _never("store"),
     "model": _model,
     "include_uncommitted": _uncommitted,
     "worktree_include": _includes,

@@ -12,12 +12,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError, field_validator
 
 from plait._repo_file import narrow
 from plait.errors import UsageError
 from plait.models.pricing import Price
 from plait.plan.model import ExpertSpec
+from plait.redact import Redactor
 from plait.trust import REPO_FILE, TrustState, config_dir, trust_state
 from plait.workspace.policy import SandboxSettings
 
@@ -118,6 +119,20 @@ class Settings(BaseModel):
     experts: list[ExpertSpec] = []
     """Persistent experts every parallel run keeps (`[[experts]]` with name, area, brief): each reads its area
     once and answers the agents' questions about it for the whole run."""
+    store: str = ""
+    """Where the event log is kept: empty for the SQLite file in the repository's `.git/plait/`, or a PostgreSQL
+    URL (`postgresql://USER@HOST/DB`, with the postgres extra) that every machine of a team or cluster can reach.
+    A password is best left to `~/.pgpass` or PGPASSWORD; one in the URL is redacted wherever the URL is shown or
+    logged. Never taken from an untrusted repository's file (its server would receive every prompt)."""
+
+    @field_validator("store")
+    @classmethod
+    def _store_url(cls, value: str) -> str:
+        if value and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("takes a postgresql:// URL, or nothing for the SQLite log in .git/plait")
+        if re.search(r"(?i)[?&]password=", value):  # only USER:PASSWORD@ is redacted wherever a URL is shown
+            raise ValueError("give the password as postgresql://USER:PASSWORD@HOST, or in ~/.pgpass, not as ?password=")
+        return value
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -147,6 +162,9 @@ class LayeredSettings(BaseModel):
         return out
 
 
+_MASK = Redactor(env={})
+
+
 def _show(value: object) -> str:
     if isinstance(value, SecretStr):
         raw = value.get_secret_value()
@@ -157,7 +175,7 @@ def _show(value: object) -> str:
         return value.model_dump_json(exclude_defaults=True) or "{}"
     if isinstance(value, list) and any(isinstance(v, BaseModel) for v in value):
         return json.dumps([v.model_dump(exclude_defaults=True) if isinstance(v, BaseModel) else v for v in value])
-    return "" if value is None else str(value)
+    return "" if value is None else _MASK(str(value))  # the password of a URL (the store's) too
 
 
 def _read_toml(path: Path, also: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -328,6 +346,7 @@ def run_settings(repo: Path, recorded: Mapping[str, Any], flags: Mapping[str, An
     """The settings to continue a run with: today's, then the run's own values (of keys that still exist), then
     `flags` given on the command line."""
     current = load_settings(repo, flags, report=None).settings
-    kept = {k: v for k, v in recorded.items() if k in Settings.model_fields}
+    # where the log is kept is where this run was found, not a property of the run (its URL was logged redacted)
+    kept = {k: v for k, v in recorded.items() if k in Settings.model_fields and k != "store"}
     given = {k: v for k, v in (flags or {}).items() if v is not None}
     return Settings.model_validate({**current.model_dump(), **kept, **given})

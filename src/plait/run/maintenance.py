@@ -9,10 +9,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
-from plait.errors import StateError
-from plait.events.store import SQLiteEventStore
+from plait.errors import PlaitError, StateError
+from plait.events.backends import open_event_store, store_scope
+from plait.events.store import EventStore, SQLiteEventStore
 from plait.run.state import RunState, load_state
+from plait.settings import load_settings
 from plait.workspace import Repo
 from plait.workspace.git import worktree_lock
 
@@ -92,6 +95,29 @@ def _log_findings(path: Path) -> tuple[list[Finding], SQLiteEventStore | None]:
         return [
             Finding("log", f"the event log fails its integrity check: {check}", "error", lambda: salvage_log(path))
         ], None
+    return [], store
+
+
+@runtime_checkable
+class _Checked(Protocol):
+    def integrity(self) -> str: ...
+
+
+def _server_findings(location: str, scope: str) -> tuple[list[Finding], EventStore | None]:
+    """A server store: reachable, its tables of this plait's layout, every run of this repository readable."""
+    try:
+        store = open_event_store(location, Path(), scope=scope)
+    except PlaitError as exc:  # unreachable, refused, laid out by a newer plait, psycopg missing
+        return [Finding("log", str(exc), "error")], None
+    try:
+        check = store.integrity() if isinstance(store, _Checked) else "ok"
+        for run_id in store.run_ids() if check == "ok" else []:
+            store.events(run_id)
+    except StateError as exc:
+        check = str(exc)
+    if check != "ok":
+        store.close()
+        return [Finding("log", f"the event log fails its check: {check}", "error")], None
     return [], store
 
 
@@ -175,10 +201,14 @@ def _ref_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]:
 
 def diagnose(repo: Repo) -> list[Finding]:
     """Everything wrong with a repository's plait state, most serious first."""
+    location = load_settings(repo.root, report=None).settings.store
     path = repo.common_dir / "plait" / "events.db"
-    if not path.exists():
+    if location:
+        findings, store = _server_findings(location, store_scope(repo))
+    elif path.exists():
+        findings, store = _log_findings(path)
+    else:
         return []
-    findings, store = _log_findings(path)
     if store is None:
         return findings
     states = {run_id: load_state(store, run_id) for run_id in store.run_ids()}

@@ -9,12 +9,13 @@ import typer
 from rich.console import Console
 
 from plait.errors import EnvironmentProblem, UsageError
+from plait.events.backends import open_event_store, store_scope
 from plait.events.store import EventStore, ObservedStore, RedactingStore, SQLiteEventStore
-from plait.settings import Settings
+from plait.settings import Settings, load_settings
 from plait.ui.feed import make_redactor
 from plait.workspace import Repo
 
-__all__ = ["JsonOpt", "RepoOpt", "err", "open_store", "out", "resolve_run", "run_store", "store_path"]
+__all__ = ["JsonOpt", "RepoOpt", "err", "has_log", "open_store", "out", "resolve_run", "run_store", "store_path"]
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
@@ -23,12 +24,22 @@ RepoOpt = Annotated[Path, typer.Option("--repo", "-C", help="The git repository 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 
 
-def open_store(repo: Repo, *, create: bool) -> SQLiteEventStore:
-    """The repository's event log; without `create`, a repository with no runs is an error."""
+def open_store(repo: Repo, *, create: bool) -> EventStore:
+    """The repository's event log, where the `store` setting says (the SQLite file in .git/plait by default);
+    without `create`, a repository with no SQLite log is an error.
+
+    The setting is read from the user's configuration, never from a run: `plait resume` finds the run there.
+    """
+    location = load_settings(repo.root, report=None).settings.store
     path = repo.common_dir / "plait" / "events.db"
-    if not create and not path.exists():
+    if not location and not create and not path.exists():
         raise EnvironmentProblem(f"no plait runs in {repo.root} yet: start one with `plait run TASK`")
-    return SQLiteEventStore(path)
+    return open_event_store(location, path, scope=store_scope(repo) if location else "")
+
+
+def has_log(repo: Repo) -> bool:
+    """Whether the repository has an event log to read (a server always has one)."""
+    return bool(load_settings(repo.root, report=None).settings.store) or (repo.common_dir / "plait/events.db").exists()
 
 
 def run_store(store: EventStore, settings: Settings | None) -> ObservedStore:
@@ -46,7 +57,7 @@ def store_path(store: object) -> Path:
     return store.path
 
 
-def resolve_run(store: SQLiteEventStore, ref: str) -> str:
+def resolve_run(store: EventStore, ref: str) -> str:
     """A run id from an id, a unique prefix of one, or `last`."""
     ids = store.run_ids()
     if ref == "last" and ids:

@@ -12,9 +12,9 @@ from rich.table import Table
 
 from plait import __version__
 from plait.errors import EnvironmentProblem, PlaitError
-from plait.events.store import SQLiteEventStore
+from plait.events.store import EventStore
 from plait.settings import load_settings
-from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run
+from plait.ui._common import JsonOpt, RepoOpt, err, has_log, open_store, out, resolve_run
 from plait.ui._safe import escaped, visible
 from plait.ui.feed import make_redactor, redact_event
 from plait.ui.summary import RunSummary, summarize
@@ -47,7 +47,7 @@ def _root(
     """plait plans, runs and integrates coding agents; every step is kept in an event log in .git/plait/."""
 
 
-def _summaries(store: SQLiteEventStore) -> list[RunSummary]:
+def _summaries(store: EventStore) -> list[RunSummary]:
     return [summarize(run_id, store.events(run_id)) for run_id in store.run_ids()]
 
 
@@ -55,8 +55,7 @@ def _summaries(store: SQLiteEventStore) -> list[RunSummary]:
 def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     """List the runs of this repository, newest last."""
     repo = Repo.discover(repo_path)
-    path = repo.common_dir / "plait" / "events.db"
-    summaries = _summaries(open_store(repo, create=False)) if path.exists() else []
+    summaries = _summaries(open_store(repo, create=False)) if has_log(repo) else []
     if summaries:  # a log written before events were redacted on the way in holds the task as it was given
         redact = make_redactor(load_settings(repo.root).settings)
         for s in summaries:

@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from plait.errors import EnvironmentProblem, StateError, UsageError
-from plait.events.lease import Lease
+from plait.events.lease import RunLease, lease_for
 from plait.events.store import EventStore, ObservedStore
 from plait.models.registry import make_model
 from plait.plan.model import Plan
@@ -28,7 +28,7 @@ from plait.run.session import run_kind
 from plait.run.single import Base, RunOutcome, choose_base, new_run_id
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
-from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store, store_path
+from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store
 from plait.ui._safe import escaped, visible
 from plait.ui.progress import ProgressPrinter
 from plait.ui.summary import summarize
@@ -106,7 +106,9 @@ def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
     return typer.confirm("Run this plan?", default=True, err=True)
 
 
-async def _leased(work: Coroutine[Any, Any, Outcome], lease: Lease, live: tuple[ObservedStore, str] | None) -> Outcome:
+async def _leased(
+    work: Coroutine[Any, Any, Outcome], lease: RunLease, live: tuple[ObservedStore, str] | None
+) -> Outcome:
     """Run `work` holding the run's lease, renewed every few seconds, released at the end."""
 
     async def beat() -> None:
@@ -128,7 +130,7 @@ async def _leased(work: Coroutine[Any, Any, Outcome], lease: Lease, live: tuple[
 
 
 def _drive(work: Coroutine[Any, Any, Outcome], store: ObservedStore, run_id: str, *, tui: bool = False) -> Outcome:
-    lease = Lease(store_path(store), run_id)
+    lease = lease_for(store, run_id)
     note = lease.acquire()
     if note:
         err.print(f"[yellow]note:[/] {note}")

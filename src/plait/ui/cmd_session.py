@@ -16,8 +16,8 @@ import typer
 from rich.table import Table
 
 from plait.errors import StateError, UsageError
-from plait.events.lease import Lease
-from plait.events.store import ObservedStore, SQLiteEventStore
+from plait.events.lease import lease_for
+from plait.events.store import EventStore, ObservedStore
 from plait.events.types import (
     RunStarted,
 )
@@ -29,7 +29,7 @@ from plait.run.parallel import RunnerFactory
 from plait.run.session import Session, SessionConfig, latest_session, run_kind
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
-from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store, store_path
+from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store
 from plait.ui._safe import escaped
 from plait.ui._session_output import Progress, Spent, priced, print_answer, show_reply, spent_since
 from plait.ui.cmd_run import sandboxed_runners
@@ -57,7 +57,7 @@ class _Held:
     """A run's lease, renewed from a thread so that waiting for the user's input does not let it go stale."""
 
     def __init__(self, store: ObservedStore, run_id: str, what: str) -> None:
-        self.lease = Lease(store_path(store), run_id)
+        self.lease = lease_for(store, run_id)
         try:
             note = self.lease.acquire()
         except StateError as exc:
@@ -159,7 +159,7 @@ def _converse(loop: asyncio.AbstractEventLoop, sess: Session) -> None:
         show_reply(_until_done(loop, sess.say(text)))
 
 
-def _find(store: SQLiteEventStore, ref: str | None, kind: str) -> str:
+def _find(store: EventStore, ref: str | None, kind: str) -> str:
     """The run `ref` names (the latest of its kind when None), which must be of `kind`."""
     if ref is None:
         found = latest_session(store) if kind == "session" else None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +12,7 @@ import typer
 from rich.console import Console
 
 from plait.errors import EnvironmentProblem
+from plait.events.backends import wait_for_news
 from plait.events.types import Event, RunFinished
 from plait.redact import Redactor
 from plait.settings import load_settings
@@ -132,7 +132,7 @@ def log(
                 _write(event.model_dump_json() if as_json else log_line(event, start))
         if not follow or (fresh and isinstance(fresh[-1], RunFinished)):
             return
-        time.sleep(interval)
+        wait_for_news(run.store, run.run_id, interval)
 
 
 def cost(run_ref: RunArg, repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
