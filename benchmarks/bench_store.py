@@ -1,0 +1,155 @@
+"""Event stores side by side: appends per second and append latency, SQLite (the default) against PostgreSQL.
+
+Each store is measured in the same run, on the same machine: one writer appending in a loop, then 16 threads
+sharing one store object (as the agents of a run share theirs), all appending to one run, then each to its own
+run. Every append is the event of a real run (a ~1 KB model response) and is durable when it returns: SQLite in
+WAL with synchronous=NORMAL (its default), PostgreSQL with synchronous_commit=on over a Unix socket.
+
+Then a whole run, bench_durability.py's 16 agents of 20 steps each (--latency seconds per model reply, every tool
+real), is logged in each store: its wall time with PostgreSQL against SQLite's, and the time its appends took.
+
+PostgreSQL is the server at --url, else a throwaway cluster started as the tests start theirs
+(tests/pg_cluster.py: initdb, then pg_ctl on a Unix socket in a temporary directory).
+
+Run: .venv/bin/python benchmarks/bench_store.py [--events 4000] [--latency 1.0] [--url postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+from plait.events import EventStore, ModelCallFinished, open_event_store
+from plait.models import ModelResponse, ToolCall, Usage
+
+WRITERS = 16
+
+
+def _event(run_id: str, agent: str, call: int) -> ModelCallFinished:
+    response = ModelResponse(
+        text="I will read the module first, then change the function and run its tests. " * 8,
+        tool_calls=(ToolCall.parse(f"c{call}", "read_file", {"path": "src/pkg/module.py"}),),
+        usage=Usage(input_tokens=12_000, output_tokens=300, cached_tokens=9_000),
+    )
+    return ModelCallFinished(run_id=run_id, agent=agent, call=call, req_hash="h" * 64, response=response)
+
+
+def _write(store: EventStore, run_id: str, agent: str, n: int, latencies: list[float]) -> None:
+    mine = []
+    for call in range(n):
+        event = _event(run_id, agent, call)
+        started = time.perf_counter()
+        store.append(event)
+        mine.append(time.perf_counter() - started)
+    latencies.extend(mine)
+
+
+def measure(location: str, path: Path, n: int, writers: int, same_run: bool) -> dict[str, float]:
+    """Appends/s and latency percentiles (ms) of `writers` threads appending `n` events in all to one store."""
+    store = open_event_store(location, path)
+    latencies: list[float] = []
+    threads = [
+        threading.Thread(target=_write, args=(store, "r" if same_run else f"r{w}", f"a{w}", n // writers, latencies))
+        for w in range(writers)
+    ]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started
+    store.close()
+    cuts = statistics.quantiles(latencies, n=100)
+    return {
+        "rate": len(latencies) / elapsed,
+        "p50": cuts[49] * 1000,
+        "p99": cuts[98] * 1000,
+        "mean": statistics.fmean(latencies) * 1000,
+    }
+
+
+def run_share(location: str, path: Path, latency: float) -> tuple[float, float, int]:
+    """(seconds appending, wall seconds, events) of the 16-agent run of bench_durability.py, logged in this store."""
+    from bench_durability import TimedStore, agent_model, context, plan, repo_at
+
+    from plait.run.integrate import DirectIntegrator
+    from plait.run.parallel import run_plan
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = repo_at(Path(tmp) / "repo")
+        store = TimedStore(open_event_store(location, path))  # type: ignore[arg-type]  # it takes any store
+        started = time.perf_counter()
+        work = context(repo, store, agent_model(latency, 20, None), 8)
+        asyncio.run(run_plan(work, plan(16), DirectIntegrator(repo.head(), "main")))
+        wall = time.perf_counter() - started
+        store.close()
+        return store.spent, wall, store.count
+
+
+def _postgres(url: str | None) -> tuple[Callable[[], str], Callable[[], None]]:
+    """A function giving a fresh database's URL, and one that stops the server started here (if any)."""
+    if url:
+        return (lambda: url), (lambda: None)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from pg_cluster import start_postgres
+
+    server = start_postgres()
+    return server.database, server.close
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=4000)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; the round of median appends/s is shown")
+    parser.add_argument("--url", help="a PostgreSQL database to use (default: a throwaway cluster)")
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds per model reply in the whole run")
+    args = parser.parse_args()
+    n = args.events
+    load_before = os.getloadavg()
+    fresh_database, stop = _postgres(args.url)
+    rounds: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
+    cases = [("1 writer", 1, True), (f"{WRITERS} writers, one run", WRITERS, True)]
+    cases.append((f"{WRITERS} writers, a run each", WRITERS, False))
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for turn in range(args.repeat):  # the stores take turns, so that both see the same load
+                for label, writers, same_run in cases:
+                    db = Path(tmp) / f"{turn}-{writers}-{same_run}.db"
+                    rounds[("sqlite", label)].append(measure("", db, n, writers, same_run))
+                    rounds[("postgresql", label)].append(measure(fresh_database(), db, n, writers, same_run))
+            shares = {"sqlite": run_share("", Path(tmp) / "run.db", args.latency)}
+            shares["postgresql"] = run_share(fresh_database(), Path(tmp) / "unused.db", args.latency)
+    finally:
+        stop()
+    load_after = os.getloadavg()
+    results = {key: sorted(runs, key=lambda r: r["rate"])[len(runs) // 2] for key, runs in rounds.items()}
+
+    loads = f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after"
+    print(f"{os.cpu_count()} CPUs; {loads}; {n} events per case, median of {args.repeat} rounds")
+    print("| writers | store | appends/s | p50 ms | p99 ms | PostgreSQL / SQLite appends/s |")
+    print("|---|---|---:|---:|---:|---:|")
+    for label, _, _ in cases:
+        sqlite, postgres = results[("sqlite", label)], results[("postgresql", label)]
+        for name, r in (("SQLite", sqlite), ("PostgreSQL", postgres)):
+            ratio = f"{postgres['rate'] / sqlite['rate']:.2f}" if name == "PostgreSQL" else ""
+            print(f"| {label} | {name} | {r['rate']:,.0f} | {r['p50']:.3f} | {r['p99']:.3f} | {ratio} |")
+    base_wall = shares["sqlite"][1]
+    for name, (spent, wall, count) in shares.items():
+        print(
+            f"{name}: bench_durability.py's 16-agent run ({args.latency} s replies): wall {wall:.2f} s "
+            f"({wall / base_wall:.3f}x SQLite's); its {count} appends took {spent:.2f} s summed over the agents "
+            "(they overlap)"
+        )
+
+
+if __name__ == "__main__":
+    main()
