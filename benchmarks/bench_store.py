@@ -86,7 +86,7 @@ def run_share(location: str, path: Path, latency: float) -> tuple[float, float, 
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = repo_at(Path(tmp) / "repo")
-        store = TimedStore(open_event_store(location, path))  # type: ignore[arg-type]  # it takes any store
+        store = TimedStore(open_event_store(location, path))  # type: ignore[arg-type]
         started = time.perf_counter()
         work = context(repo, store, agent_model(latency, 20, None), 8)
         asyncio.run(run_plan(work, plan(16), DirectIntegrator(repo.head(), "main")))

@@ -10,12 +10,12 @@ from rich.console import Console
 
 from plait.errors import EnvironmentProblem, UsageError
 from plait.events.backends import open_event_store, store_scope
-from plait.events.store import EventStore, ObservedStore, RedactingStore, SQLiteEventStore
+from plait.events.store import EventStore, ObservedStore, RedactingStore
 from plait.settings import Settings, load_settings
 from plait.ui.feed import make_redactor
 from plait.workspace import Repo
 
-__all__ = ["JsonOpt", "RepoOpt", "err", "has_log", "open_store", "out", "resolve_run", "run_store", "store_path"]
+__all__ = ["JsonOpt", "RepoOpt", "err", "has_log", "open_store", "out", "resolve_run", "run_store"]
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
@@ -46,15 +46,6 @@ def run_store(store: EventStore, settings: Settings | None) -> ObservedStore:
     """`store` as a run writes to it: each event redacted (the environment's and the settings' secrets) before
     it is written, then told to the listeners (progress lines)."""
     return ObservedStore(RedactingStore(store, make_redactor(settings)))
-
-
-def store_path(store: object) -> Path:
-    """The file of a SQLite store, also through the stores wrapping it (`ObservedStore`, `RedactingStore`)."""
-    while not isinstance(store, SQLiteEventStore):
-        store = getattr(store, "inner", None)
-        if store is None:
-            raise TypeError("not a SQLite event store")
-    return store.path
 
 
 def resolve_run(store: EventStore, ref: str) -> str:
