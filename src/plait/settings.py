@@ -10,7 +10,7 @@ import sys
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError, field_validator
 
@@ -61,6 +61,10 @@ class Settings(BaseModel):
     """Retries of a model call on 429, 5xx, timeouts and connection errors."""
     concurrency: int = Field(4, ge=1)
     """Agents that may work at the same time (most APIs rate-limit well before CPUs run out)."""
+    split: Literal["auto", "always"] = "auto"
+    """auto: the planner's split runs only when its estimate says it pays for itself (at most 1.25 times the
+    tokens of one agent, at least 1.5 times faster), else the task runs as one agent; always: as the planner
+    proposed it."""
     max_attempts: int = Field(2, ge=1)
     """Attempts at a task (a failure, or a branch that cannot be integrated) before it is dropped."""
     task_wall_time: float | None = Field(1800.0, gt=0)

@@ -32,6 +32,9 @@ SOAK = int(os.environ.get("PLAIT_SOAK", "0"))
 MARK = re.compile(r"\[answer (\d+)\]")
 
 
+RUN_FLAGS = ("--yes", "--json", "--no-llm-merge", "--split", "always")  # the demo's plan, as the planner made it
+
+
 def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
@@ -103,7 +106,7 @@ def _run(tmp: Path, name: str, kills: list[float]) -> tuple[Path, KeyedModel, li
     phases: list[str] = []
     with WireServer(model) as server:
         spec = f"openai-compatible:demo@{server.openai_url}"
-        proc = _plait(["run", task, "--model", spec, "--yes", "--json", "--no-llm-merge"], repo, env)
+        proc = _plait(["run", task, "--model", spec, *RUN_FLAGS], repo, env)
         for delay in kills:
             time.sleep(delay)
             if proc.poll() is not None:
@@ -114,7 +117,7 @@ def _run(tmp: Path, name: str, kills: list[float]) -> tuple[Path, KeyedModel, li
             if any(e["kind"] == "run_started" for e in events):
                 proc = _plait(["resume", "last", "--json"], repo, env)
             else:  # killed before the run was logged: nothing to lose, nothing to resume
-                proc = _plait(["run", task, "--model", spec, "--yes", "--json", "--no-llm-merge"], repo, env)
+                proc = _plait(["run", task, "--model", spec, *RUN_FLAGS], repo, env)
         code, out, err = _finish(proc)
         if code != 0 and "nothing to resume" not in out:
             pytest.fail(f"the last process failed ({code}): {err[-2000:]}")

@@ -22,7 +22,7 @@ def test_ctrl_c_stops_promptly_and_the_run_resumes_to_the_end(tmp_path: Path) ->
         model = KeyedModel(script, delay_scale=1.0)
     with WireServer(model) as server:
         spec = f"openai-compatible:demo@{server.openai_url}"
-        proc = _plait(["run", task, "--model", spec, "--yes", "--no-llm-merge"], repo, env)
+        proc = _plait(["run", task, "--model", spec, "--yes", "--no-llm-merge", "--split", "always"], repo, env)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not _agents_at_work(repo):
             time.sleep(0.1)

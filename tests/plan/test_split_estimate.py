@@ -135,3 +135,13 @@ def test_a_scripted_planners_plan_runs_as_written(tmp_path: Path) -> None:
     model = ScriptedModel(conversations=[{"match": "You are the planner", "name": "planner", "turns": [turn]}])
     decided = _make_plan(make_repo(tmp_path / "entangled", _entangled()), model, tmp_path)
     assert decided == plan
+
+
+def test_split_always_runs_the_planners_plan_as_proposed(tmp_path: Path) -> None:
+    """The user's override: the entangled plan the estimate turns into one agent runs split when asked."""
+    root = make_repo(tmp_path / "entangled", _entangled())
+    plan = _engines_plan({e: [f"{e}.py"] for e in ("alpha", "beta", "gamma", "delta")})
+    store = SQLiteEventStore(tmp_path / "events.db")
+    options = {"model": _planner(plan), "store": store, "run_id": "r", "prices": PriceTable(), "runner": LocalRunner()}
+    decided = asyncio.run(make_plan(TASK, repo_root=root, split="always", **options))  # type: ignore[arg-type]
+    assert decided == plan and decided.mode == "parallel"

@@ -157,6 +157,7 @@ async def make_plan(
     budget: Spending | None = None,
     context: ContextBudget | None = None,
     verify: str | None = None,
+    split: str = "auto",
 ) -> Plan:
     """Run the planner agent on `task` over the repository at `repo_root`; its validated plan, split only if that pays.
 
@@ -171,6 +172,7 @@ async def make_plan(
         budget: The spending the planner is charged to.
         context: The context budget its conversation is compacted against (default: the model's built-in one).
         verify: The command the merge gate will run ('' for none), told to the planner; None when not known.
+        split: "auto" runs a split only when its estimate says it pays; "always" runs the plan as proposed.
 
     Raises:
         PlanError: no valid plan after `max_attempts` submissions, or the planner stopped without one.
@@ -204,6 +206,8 @@ async def make_plan(
     agent.notes = notes
     result = await agent.run(planner_task(task, verify))
     if tools.plan is not None:
+        if split == "always":
+            return tools.plan
         return await asyncio.to_thread(settle_mode, tools.plan, repo_root, task, model.name, prices)
     if tools.attempts >= max_attempts:
         last = tools.last_error if len(tools.last_error) <= 300 else tools.last_error[:297] + "..."

@@ -102,7 +102,7 @@ async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | N
     if state is not None and state.plan is not None:
         return await _parallel(o, state.plan, shared_map, budget, prices, gate)
     try:
-        plan = await _plan(o, shared_map, budget, prices)
+        plan = await _plan(o, shared_map, budget, prices, gate.command_for(o.base.commit) or "")
     except asyncio.CancelledError:
         o.store.append(RunFinished(run_id=o.run_id, status="interrupted", reason="stopped by the user while planning"))
         raise
@@ -132,11 +132,11 @@ def _post_decisions(store: EventStore, run_id: str, plan: Plan, decisions: list[
         if not to:
             continue
         files = f" Files: {', '.join(d.files[:8])}." if d.files else ""
-        text = f"The planner changed the plan: {d.what}, because {d.why}.{files}"
+        text = f"plait changed the planner's plan: {d.what}, because {d.why}.{files}"
         store.append(NotePosted(run_id=run_id, agent="planner", topic="plan", text=text, paths=list(d.files), to=to))
 
 
-async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: PriceTable) -> Plan:
+async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: PriceTable, verify: str) -> Plan:
     if o.plan_file is not None:
         return load_plan(o.plan_file)
     return await make_plan(
@@ -150,6 +150,8 @@ async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: Price
         repo_map=shared_map,
         budget=budget.child("planner", Limits()),
         context=context_budget(o.model.name, o.settings.context_tokens),
+        verify=verify,
+        split=o.settings.split,
     )
 
 

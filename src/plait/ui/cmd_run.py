@@ -224,6 +224,13 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--plan", help="Run this plan (YAML) instead of planning.")
         ] = None,
         single: Annotated[bool, typer.Option("--single", help="One agent, no planning.")] = False,
+        split: Annotated[
+            str | None,
+            typer.Option(
+                "--split",
+                help="auto: split only when the estimate says it pays (the default); always: as the planner proposes.",
+            ),
+        ] = None,
         review: Annotated[bool, typer.Option("--review", help="Show the plan and ask before going on.")] = False,
         concurrency: Annotated[int | None, typer.Option(help="Agents at work at the same time.")] = None,
         max_usd: Annotated[float | None, typer.Option("--max-usd", help="Dollars the run may spend.")] = None,
@@ -255,6 +262,7 @@ def register(app: typer.Typer) -> None:
             "include_uncommitted": include_uncommitted,
             "concurrency": concurrency,
             "run_max_usd": max_usd,
+            "split": split,
         }
         settings = load_settings(repo.root, flags).settings
         llm = make_model(settings.model, settings)
