@@ -339,3 +339,14 @@ def test_integration_is_announced_on_the_board_to_whoever_touches_its_files(
     notes = [e for e in store.events(RUN, kinds=["note"]) if isinstance(e, NotePosted)]
     assert [(n.agent, n.topic, n.paths) for n in notes] == [("merge-queue", "integrated", ["calc.py"])]
     assert f"Task a is integrated (commit {report.head[:10]})" in notes[0].text and "did a" in notes[0].text
+
+
+def test_a_rejection_names_the_failed_test_not_the_command() -> None:
+    from plait.reconcile.gate import GateResult
+    from plait.reconcile.queue import _gate_ejection
+
+    output = "$ python -m pytest -q\n[exit 1]\n.F.\nFAILED tests/test_a.py::test_b - assert 1 == 2\n1 failed\n"
+    ejection = _gate_ejection("t1", GateResult(passed=False, stage="verify", output=output))
+    assert "FAILED tests/test_a.py::test_b" in ejection.reason and "$ python" not in ejection.reason
+    said = "tests it was to make pass still fail: tests/test_a.py::test_b\n" + output
+    assert "tests it was to make pass still fail" in _gate_ejection("t1", GateResult(False, "verify", said)).reason

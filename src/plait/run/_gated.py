@@ -8,7 +8,7 @@ from plait.events.store import EventStore
 from plait.events.types import GateChecked, Integrated
 from plait.plan.model import PlanTask
 from plait.reconcile.gate import Gate, GateResult
-from plait.run.verdict import gate_why
+from plait.reconcile.verdict import gate_why
 
 __all__ = ["GatedIntegrator", "Rejection"]
 

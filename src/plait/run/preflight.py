@@ -21,7 +21,7 @@ from plait.errors import ConfigError
 from plait.events.store import EventStore
 from plait.events.types import Decision, RunFinished
 from plait.reconcile.gate import Gate
-from plait.run.verdict import last_line
+from plait.reconcile.verdict import last_line
 from plait.workspace import CommandResult, cap_output
 
 __all__ = ["Preflight", "preflight"]

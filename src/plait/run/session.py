@@ -341,7 +341,7 @@ def describe_run(store: EventStore, run_id: str) -> str:
         lines.append(f"the change: git diff {begun.base_commit[:10]} {finished.branch}")
     verify = checks.get(finished.commit)
     if verify is None or verify.output.startswith("skipped"):
-        lines.append("tests: not run by plait (a one-agent run has no merge gate, or no test command was found)")
+        lines.append("tests: not run by plait (no test command was configured or found)")
     else:
         head = verify.output.strip().splitlines()
         command = head[0].removeprefix("$ ") if head else ""

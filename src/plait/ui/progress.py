@@ -27,7 +27,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
-from plait.run.verdict import gate_why
+from plait.reconcile.verdict import gate_why
 from plait.ui._safe import safe_event
 
 __all__ = ["ProgressPrinter", "short_args"]
