@@ -48,8 +48,9 @@ def fetch_sdist(task: dict[str, Any], cache: Path, python: str) -> Path:
     spec = f"{task['package']}=={task['version']}"
     found = [p for p in cache.glob(f"*-{task['version']}.tar.gz") if _norm(p.name) == _norm(spec)]
     if not found:
-        subprocess.run([python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                        spec, "-d", str(cache)], check=True)
+        subprocess.run(
+            [python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", spec, "-d", str(cache)], check=True
+        )
         found = [p for p in cache.glob(f"*-{task['version']}.tar.gz") if _norm(p.name) == _norm(spec)]
     if not found:
         sys.exit(f"error: pip downloaded no sdist for {spec} into {cache}")
@@ -61,8 +62,7 @@ def _norm(name: str) -> str:
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, text=True,
-                          capture_output=True).stdout.strip()
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, text=True, capture_output=True).stdout.strip()
 
 
 def prepare_repo(task: dict[str, Any], sdist: Path, repo: Path, python: str) -> None:
@@ -78,15 +78,38 @@ def prepare_repo(task: dict[str, Any], sdist: Path, repo: Path, python: str) -> 
     (repo / ".gitignore").write_text("__pycache__/\n*.pyc\n.pytest_cache/\n")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
-    git(repo, "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-q",
-        "-m", f"{task['package']} {task['version']} from its sdist")
+    git(
+        repo,
+        "-c",
+        "user.name=bench",
+        "-c",
+        "user.email=bench@localhost",
+        "commit",
+        "-q",
+        "-m",
+        f"{task['package']} {task['version']} from its sdist",
+    )
 
 
 def start_server(server: Path, play: Path, log: Path, out: Path) -> tuple[subprocess.Popen[bytes], int]:
     with out.open("wb") as sink:
-        proc = subprocess.Popen([sys.executable, str(server), "serve", "--mode", "files", "--dir",
-                                 str(play), "--port", "0", "--log", str(log)],
-                                stdout=sink, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(server),
+                "serve",
+                "--mode",
+                "files",
+                "--dir",
+                str(play),
+                "--port",
+                "0",
+                "--log",
+                str(log),
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         m = re.search(r"http://127\.0\.0\.1:(\d+)", out.read_text(errors="replace"))
@@ -107,8 +130,7 @@ def plait_json(plait: list[str], repo: Path, *args: str) -> Any:
 
 
 def gate_summary(plait: list[str], repo: Path, run_id: str) -> dict[str, Any]:
-    res = subprocess.run([*plait, "log", run_id, "--repo", str(repo), "--json"], capture_output=True,
-                         text=True)
+    res = subprocess.run([*plait, "log", run_id, "--repo", str(repo), "--json"], capture_output=True, text=True)
     events = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
     gates = [e for e in events if e.get("kind") == "gate"]
     verify = [e for e in gates if e.get("stage") == "verify"]
@@ -130,15 +152,15 @@ def acceptance(task: dict[str, Any], repo: Path, branch: str, where: Path, pytho
     subprocess.run(["git", "clone", "-q", "--branch", branch, str(repo), str(where)], check=True)
     shutil.copy(TASKS / task["acceptance"], where / task["acceptance"])
     cmd = task["acceptance_command"].format(python=shlex.quote(python), acceptance=task["acceptance"])
-    res = subprocess.run(cmd, shell=True, cwd=where, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(where)})
+    res = subprocess.run(
+        cmd, shell=True, cwd=where, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(where)}
+    )
     tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-15:])
     return {"passed": res.returncode == 0, "output": tail}
 
 
 def server_stats(server: Path, log: Path) -> dict[str, Any]:
-    res = subprocess.run([sys.executable, str(server), "stats", str(log), "--json"], capture_output=True,
-                         text=True)
+    res = subprocess.run([sys.executable, str(server), "stats", str(log), "--json"], capture_output=True, text=True)
     try:
         return json.loads(res.stdout)
     except json.JSONDecodeError:
@@ -197,21 +219,45 @@ def run(args: argparse.Namespace) -> int:
     stats = server_stats(Path(args.server), log)
     accept = acceptance(task, repo, result.get("branch", ""), base / "accept", args.python)
     row = {
-        "task": task["name"], "mode": args.mode, "wire": args.wire, "when": stamp,
-        "plait": args.plait, "plait_commit": args.plait_commit, "exit": rc, "run_id": run_id,
-        "status": result.get("status"), "reason": result.get("reason"), "branch": result.get("branch"),
+        "task": task["name"],
+        "mode": args.mode,
+        "wire": args.wire,
+        "when": stamp,
+        "plait": args.plait,
+        "plait_commit": args.plait_commit,
+        "exit": rc,
+        "run_id": run_id,
+        "status": result.get("status"),
+        "reason": result.get("reason"),
+        "branch": result.get("branch"),
         "model_calls": cost.get("total", {}).get("calls", result.get("model_calls")),
-        "tokens_in": usage.get("input_tokens"), "tokens_out": usage.get("output_tokens"),
-        "tokens_cached": usage.get("cached_tokens"), "billed_in": billed(stats),
-        "wall_s": round(wall, 1), "speedup": cost.get("time", {}).get("speedup"),
-        "tasks": result.get("tasks"), **(gate_summary(plait, repo, run_id) if run_id else {}),
-        "acceptance": accept["passed"], "acceptance_output": accept["output"], "server_stats": stats,
+        "tokens_in": usage.get("input_tokens"),
+        "tokens_out": usage.get("output_tokens"),
+        "tokens_cached": usage.get("cached_tokens"),
+        "billed_in": billed(stats),
+        "wall_s": round(wall, 1),
+        "speedup": cost.get("time", {}).get("speedup"),
+        "tasks": result.get("tasks"),
+        **(gate_summary(plait, repo, run_id) if run_id else {}),
+        "acceptance": accept["passed"],
+        "acceptance_output": accept["output"],
+        "server_stats": stats,
         "dir": str(base),
     }
     with Path(args.results).open("a") as f:
         f.write(json.dumps(row) + "\n")
-    for key in ("status", "model_calls", "tokens_in", "tokens_out", "tokens_cached", "billed_in",
-                "wall_s", "verify_runs", "verify_failed", "acceptance"):
+    for key in (
+        "status",
+        "model_calls",
+        "tokens_in",
+        "tokens_out",
+        "tokens_cached",
+        "billed_in",
+        "wall_s",
+        "verify_runs",
+        "verify_failed",
+        "acceptance",
+    ):
         print(f"{key:>14}: {row.get(key)}")
     if not accept["passed"]:
         print(accept["output"])
@@ -223,22 +269,28 @@ def table(results: Path) -> int:
     latest: dict[tuple[str, str, str], dict[str, Any]] = {}
     for r in rows:
         latest[(r["task"], r["wire"], r["mode"])] = r
-    head = ("| task | wire | mode | calls | in | out | cached (plait / server) | billed in | wall s | gate (verify ✓/✗) "
-            "| acceptance |")
+    head = (
+        "| task | wire | mode | calls | in | out | cached (plait / server) | billed in | wall s | gate (verify ✓/✗) "
+        "| acceptance |"
+    )
     print(head)
     print("|---" * (head.count("|") - 1) + "|")
     for (name, wire, mode), r in sorted(latest.items()):
         ok = (r.get("verify_runs") or 0) - (r.get("verify_failed") or 0)
-        print(f"| {name} | {wire} | {mode} | {r['model_calls']} | {_n(r['tokens_in'])} | "
-              f"{_n(r['tokens_out'])} | {_n(r['tokens_cached'])} / {_n(_srv(r, 'cached'))} | "
-              f"{_n(r['billed_in'])} | "
-              f"{r['wall_s']:.0f} | {ok}/{r.get('verify_failed') or 0} | "
-              f"{'pass' if r['acceptance'] else 'FAIL'} |")
+        print(
+            f"| {name} | {wire} | {mode} | {r['model_calls']} | {_n(r['tokens_in'])} | "
+            f"{_n(r['tokens_out'])} | {_n(r['tokens_cached'])} / {_n(_srv(r, 'cached'))} | "
+            f"{_n(r['billed_in'])} | "
+            f"{r['wall_s']:.0f} | {ok}/{r.get('verify_failed') or 0} | "
+            f"{'pass' if r['acceptance'] else 'FAIL'} |"
+        )
         single = latest.get((name, wire, "single"))
         if mode == "parallel" and single:
-            print(f"| {name} | {wire} | parallel ÷ single | {_ratio(r, single, 'model_calls')} | "
-                  f"{_ratio(r, single, 'tokens_in')} | {_ratio(r, single, 'tokens_out')} | | "
-                  f"{_ratio(r, single, 'billed_in')} | {_ratio(r, single, 'wall_s')} | | |")
+            print(
+                f"| {name} | {wire} | parallel ÷ single | {_ratio(r, single, 'model_calls')} | "
+                f"{_ratio(r, single, 'tokens_in')} | {_ratio(r, single, 'tokens_out')} | | "
+                f"{_ratio(r, single, 'billed_in')} | {_ratio(r, single, 'wall_s')} | | |"
+            )
     return 0
 
 
@@ -257,16 +309,26 @@ def _ratio(a: dict[str, Any], b: dict[str, Any], key: str) -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("task", nargs="?", help="a task name: a .toml file in benchmarks/real_model/tasks/")
-    p.add_argument("--mode", choices=["single", "parallel"], default="single",
-                   help="plait run --single, or plait run (planned, parallel)")
+    p.add_argument(
+        "--mode",
+        choices=["single", "parallel"],
+        default="single",
+        help="plait run --single, or plait run (planned, parallel)",
+    )
     p.add_argument("--wire", choices=sorted(MODELS), default="openai", help="the provider wire format")
     p.add_argument("--server", help="bridge.py of a local model server that has a files mode")
-    p.add_argument("--plait", default=f"{shlex.quote(sys.executable)} -m plait",
-                   help="the plait command (run it from a fixed copy of the code, e.g. "
-                        "'env PYTHONPATH=/tmp/src/src .venv/bin/python -m plait')")
+    p.add_argument(
+        "--plait",
+        default=f"{shlex.quote(sys.executable)} -m plait",
+        help="the plait command (run it from a fixed copy of the code, e.g. "
+        "'env PYTHONPATH=/tmp/src/src .venv/bin/python -m plait')",
+    )
     p.add_argument("--plait-commit", default="", help="the plait commit measured, for the record")
-    p.add_argument("--python", default=sys.executable,
-                   help="the interpreter, with pytest, for the verify command and the acceptance tests")
+    p.add_argument(
+        "--python",
+        default=sys.executable,
+        help="the interpreter, with pytest, for the verify command and the acceptance tests",
+    )
     p.add_argument("--cache", default="~/.cache/plait-bench", help="where sdists are kept")
     p.add_argument("--work", default="~/.cache/plait-bench/runs", help="where run directories go")
     p.add_argument("--results", default=str(RESULTS), help="the JSON lines file of results")

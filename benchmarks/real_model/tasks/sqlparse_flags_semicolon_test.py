@@ -1,6 +1,6 @@
 """Acceptance tests for sqlparse_flags_semicolon; copied into the result only after the run."""
-import pytest
 
+import pytest
 import sqlparse
 import sqlparse.cli
 from sqlparse.exceptions import SQLParseError

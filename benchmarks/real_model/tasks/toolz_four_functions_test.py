@@ -1,4 +1,5 @@
 """Acceptance tests for toolz_four_functions; copied into the result only after the run."""
+
 import itertools
 from collections import OrderedDict
 
