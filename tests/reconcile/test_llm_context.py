@@ -149,3 +149,22 @@ def test_a_use_git_merged_cleanly_of_a_renamed_name_is_shown_and_can_be_edited(b
     assert outcome.commit is not None
     merged = box.show(outcome.commit, "app.py")
     assert "return util.assist() + 1" in merged and "util.helper" not in merged and "compute_middle()" in merged
+
+
+def test_where_code_one_side_moved_to_another_file_went_is_said(box: Sandbox) -> None:
+    first, target, last = (
+        "def first():\n    return 1\n",
+        "def target(x):\n    return x + 1\n",
+        "def last():\n    return 3\n",
+    )
+    base = box.start({"mod.py": f"{first}\n\n{target}\n\n{last}"})
+    moved = {"mod.py": f"{first}\n\n{last}", "other.py": f"import os\n\n\n{target}"}
+    ours = box.commit(moved, "Move target to other.py", parent=base)
+    theirs = box.commit({"mod.py": f"{first}\n\n{target.replace('+ 1', '+ 2')}\n\n{last}"}, "Add two", parent=base)
+    model, seen = _answering({"hunks": [{"id": "H1", "text": ""}]})
+
+    outcome = _merge(box, ours, theirs, model)
+
+    prompt = _prompt(seen[0])
+    assert "ours removed `target` from H1 while theirs changed it; ours defines it at other.py:4." in prompt
+    assert outcome.commit is not None and box.show(outcome.commit, "mod.py") + "\n" == f"{first}\n\n{last}"

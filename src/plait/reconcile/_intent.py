@@ -17,10 +17,10 @@ from plait.workspace import GitError
 __all__ = ["Commit", "clean_message", "region_commits", "relevant_notes", "where_defined"]
 
 _BOILERPLATE = re.compile(
-    r"^\s*(?:(?:signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|helped-by"
+    r"^\s*(?:-\s*)?(?:(?:signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|helped-by"
     r"|change-id|cc|git-svn-id|updated-dependencies|dependency-name|dependency-type|update-type|depends-on)\s*:"
     r"|\(cherry picked from|this reverts commit|merge (?:branch|pull request|remote-tracking|tag|commit)\b"
-    r"|#\s*conflicts:|[-=*_~`]{3,}\s*$|\.\.\.\s*$|bumps? \[|- \[(?:release notes|changelog|commits)\]"
+    r"|#\s*conflicts:|[-=*_~`]{3,}\s*$|\.\.\.\s*$|bumps |updates? `|\||- \[(?:release notes|changelog|commits)\]"
     r"|\[skip ci\]|for more information, see https://pre-commit\.ci|<!--|-->)",
     re.IGNORECASE,
 )
@@ -70,12 +70,15 @@ def words(lines: Iterable[str]) -> set[str]:
 
 
 def region_commits(
-    site: MergeSite, side: str, path: str, span: tuple[int, int], hunk_words: set[str], limit: int = 4
+    site: MergeSite, side: str, path: str, span: tuple[int, int], hunk_words: set[str], size: int = 0, limit: int = 4
 ) -> list[Commit]:
-    """Commits of one side (not the other) that touched lines [start, end) of `path`, newest first."""
+    """Commits of one side (not the other) that touched lines [start, end) of `path` (a file of `size` lines),
+    newest first."""
     mine, other = (site.ours, site.theirs) if side == "ours" else (site.theirs, site.ours)
     start, end = span
-    first, last = max(1, start + 1 if end > start else start), max(1, end if end > start else start + 1)
+    # an empty span (the side deleted the lines) is looked up by the lines either side of the gap
+    first, last = (start + 1, end) if end > start else (max(1, start), max(1, start) + 1)
+    last = min(last, size) if size else last
     try:
         _, out = git_bytes(
             site.repo,

@@ -1,5 +1,5 @@
-"""What the LLM rung sends: the conflict hunks of related files with the code around them and why each side
-changed them; and, kept for files whose hunks cannot be isolated (and to measure against), the whole-file prompt."""
+"""What the LLM rung sends: the conflict hunks of related files with the code around them, and why each side
+changed them."""
 
 from __future__ import annotations
 
@@ -18,20 +18,12 @@ from plait.reconcile._intent import (
     where_defined,
     words,
 )
+from plait.reconcile._locate import Located, Piece, Section
 from plait.reconcile._mergefile import split_lines
-from plait.reconcile._splice import Located, Piece, Section
-from plait.reconcile.types import FileConflict, Finding, MergeContext, MergeSite
+from plait.reconcile._whole_prompt import fence as _fence
+from plait.reconcile.types import Finding, MergeContext, MergeSite
 
-__all__ = [
-    "RESOLVE",
-    "RESOLVE_CONFLICTS",
-    "SYSTEM",
-    "WHOLE_SYSTEM",
-    "Facts",
-    "gather",
-    "hunk_prompt",
-    "whole_file_prompt",
-]
+__all__ = ["RESOLVE_CONFLICTS", "SYSTEM", "Facts", "gather", "hunk_prompt", "relevant_findings"]
 
 SYSTEM = """You resolve git merge conflicts. Two sides changed the same code from a common base: "ours" is \
 already integrated, "theirs" is being merged in. Each conflict is shown where it sits, as a block
@@ -92,61 +84,9 @@ RESOLVE_CONFLICTS = ToolSpec(
     },
 )
 
-WHOLE_SYSTEM = """You resolve one git merge conflict. Two tasks changed the same file, each from the same base.
-Write the whole file as it must be once both changes are combined: keep what each side meant to do, and
-when they truly contradict, choose what fits the rest of the file and both tasks' goals.
-Answer by calling the `resolve` tool with the complete file in `content` (every line, not only the
-conflicted parts); set `delete` to true only when the file should no longer exist.
-Never leave conflict markers, and add no commentary inside the file."""
-
-RESOLVE = ToolSpec(
-    name="resolve",
-    description="Give the complete resolved file.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "content": {"type": "string", "description": "The whole file, as it must be after the merge."},
-            "delete": {"type": "boolean", "description": "True when the file should be deleted instead."},
-        },
-        "required": ["content"],
-    },
-)
-
 _LANG = {"py": "python", "pyi": "python", "md": "markdown", "rst": "rst", "yml": "yaml", "yaml": "yaml"}
 _LANG |= {"toml": "toml", "cfg": "ini", "ini": "ini", "js": "javascript", "ts": "typescript", "json": "json"}
 _TASK, _SUMMARY, _DIFF, _FINDINGS = 800, 400, 30, 10
-
-
-def _fence(text: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
-
-
-def _fenced(label: str, text: str | None) -> str:
-    if text is None:
-        return f"## {label}\n(the file does not exist on this side)\n"
-    fence = _fence(text)
-    return f"## {label}\n{fence}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}\n"
-
-
-def whole_file_prompt(conflict: FileConflict, context: MergeContext) -> str:
-    """The whole-file prompt: every side of the file in full, and git's marked attempt."""
-    parts = [f"# Conflict in `{conflict.path}`\n"]
-    for side, task, intent in (
-        ("ours", context.ours_task, context.ours_intent),
-        ("theirs", context.theirs_task, context.theirs_intent),
-    ):
-        if task or intent:
-            parts.append(f"## The task behind {side}\n{task.strip()}\n\nWhat it did: {intent.strip() or '?'}\n")
-    if context.notes:
-        parts.append("## Notes the agents posted\n" + "\n".join(f"- {n.strip()}" for n in context.notes) + "\n")
-    parts.append(_fenced("base (the common ancestor)", conflict.base))
-    parts.append(_fenced("ours (already integrated)", conflict.ours))
-    parts.append(_fenced("theirs (being merged in)", conflict.theirs))
-    if conflict.merged:
-        parts.append(_fenced("git's attempt, with conflict markers", conflict.merged))
-    parts.append("Call `resolve` with the whole resolved file.")
-    return "\n".join(parts)
 
 
 @dataclass
@@ -174,8 +114,22 @@ def _extent(view: Sequence[str], at: int, limit: int = 60) -> int:
     return end
 
 
+def _owner(lines: Sequence[str], at: int, indent: int) -> str:
+    """The class whose body holds line `at` (indented `indent`), or "" at the top level."""
+    for i in range(min(at, len(lines)) - 1, -1, -1):
+        line = lines[i]
+        if line.strip() and len(line) - len(line.lstrip()) < indent:
+            match = re.match(r"\s*class\s+(\w+)", line)
+            if match:
+                return match.group(1)
+            if not line.lstrip().startswith(("#", "@", ")", "]", "}")):
+                indent = len(line) - len(line.lstrip())
+    return ""
+
+
 def _moved(site: MergeSite | None, loc: Located, piece: Piece, facts: Facts) -> list[str]:
-    """Where a def or class went that one side removed from a hunk the other side edited."""
+    """Where a def or class went that one side removed from a hunk the other side edited: within the file (in
+    the same class, for a method), else, for a top-level one, elsewhere in that side's tree."""
     said = []
     hunk = piece.hunk
     inside = {i for p in loc.pieces for i in range(p.start, p.end)}
@@ -184,15 +138,24 @@ def _moved(site: MergeSite | None, loc: Located, piece: Piece, facts: Facts) -> 
         if list(getattr(hunk, other)) == list(hunk.base):
             continue
         for name in [n for n in defined_names(hunk.base) if n not in kept]:
-            header = re.compile(rf"\s*(async\s+def|def|class)\s+{name}\b")
+            header = re.compile(rf"(\s*)(async\s+def|def|class)\s+{name}\b")
+            depth = next(len(m.group(1)) for line in hunk.base if (m := header.match(line)))
+            base = split_lines(loc.conflict.base or "")
+            owner = _owner(base, piece.spans["base"][0], depth + 1) if depth else ""
             own = split_lines(getattr(loc.conflict, side) or "")
             a, b = piece.spans[side]
             has = any(header.match(line) for i, line in enumerate(own) if not a <= i < b)
-            here = [i for i, line in enumerate(loc.view) if has and i not in inside and header.match(line)]
+            here = [
+                i
+                for i, line in enumerate(loc.view)
+                if has and i not in inside and header.match(line) and _owner(loc.view, i, depth + 1) == owner
+            ]
             if here:
                 end = _extent(loc.view, here[0])
                 facts.places.setdefault(loc.conflict.path, []).append((here[0], end, name))
                 where = f"it is now at line {here[0] + 1} of this file (shown below; you may edit it)"
+            elif depth:
+                where = f"{side} has no `{name}` in class `{owner}` any more" if owner else f"{side} dropped it"
             else:
                 found = where_defined(site, side, [name]).get(name, []) if site else []
                 where = f"{side} defines it at {', '.join(found)}" if found else f"{side} defines it nowhere"
@@ -214,8 +177,9 @@ def gather(site: MergeSite | None, located: Sequence[Located]) -> Facts:
             )
             for side in ("ours", "theirs"):
                 found: dict[str, Commit] = {}
+                size = len(split_lines(getattr(loc.conflict, side) or ""))
                 for piece in section.pieces:
-                    for commit in region_commits(site, side, path, piece.spans[side], hunk_words):
+                    for commit in region_commits(site, side, path, piece.spans[side], hunk_words, size):
                         found.setdefault(commit.sha, commit)
                 facts.commits[(path, k, side)] = list(found.values())[:5]
     return facts

@@ -27,20 +27,12 @@ from plait.events.store import EventStore, redaction
 from plait.models.base import Message, Model, ModelRequest, ModelResponse, ToolResultMessage, ToolSpec, UserMessage
 from plait.models.pricing import PriceTable
 from plait.reconcile._deleted import RESOLVE_DELETED, deleted_prompt, sides
+from plait.reconcile._locate import Located, NotIsolated, locate
 from plait.reconcile._related import group_of
-from plait.reconcile._resolver_prompt import (
-    RESOLVE,
-    RESOLVE_CONFLICTS,
-    SYSTEM,
-    WHOLE_SYSTEM,
-    Facts,
-    gather,
-    hunk_prompt,
-    relevant_findings,
-    whole_file_prompt,
-)
-from plait.reconcile._splice import Edit, Located, NotIsolated, Refused, blocks_from_whole, locate, splice
+from plait.reconcile._resolver_prompt import RESOLVE_CONFLICTS, SYSTEM, Facts, gather, hunk_prompt, relevant_findings
+from plait.reconcile._splice import Edit, Refused, blocks_from_whole, splice
 from plait.reconcile._syntax import conflict_markers, syntax_error
+from plait.reconcile._whole_prompt import RESOLVE, WHOLE_SYSTEM, whole_file_prompt
 from plait.reconcile.types import FileConflict, MergeContext, Resolution, Rung
 from plait.redact import scrub_strings
 

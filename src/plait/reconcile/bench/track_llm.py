@@ -20,8 +20,8 @@ from typing import Literal
 from plait.models.base import ModelRequest, ModelResponse
 from plait.reconcile._gitio import decode, git_bytes
 from plait.reconcile._mergefile import Hunk, diff3_regions, has_conflict_markers
-from plait.reconcile._resolver_prompt import RESOLVE, WHOLE_SYSTEM, whole_file_prompt
 from plait.reconcile._trees import read_blobs
+from plait.reconcile._whole_prompt import RESOLVE, WHOLE_SYSTEM, whole_file_prompt
 from plait.reconcile.ladder import default_resolvers, merge_commits
 from plait.reconcile.llm_resolver import LLMResolver
 from plait.reconcile.textmerge import merge_tree
