@@ -31,11 +31,13 @@ from plait.events.types import Decision, GateChecked, ModelCallFinished, RunFini
 from plait.models.base import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import tracked_files
+from plait.reconcile.verdict import gate_why
 from plait.run._lead import (
     LEAD,
     ExpertMaker,
     LeadAskTools,
     ReadOnly,
+    Said,
     Transcript,
     close_checkout,
     lead_agent,
@@ -52,7 +54,7 @@ from plait.run.parallel import RunnerFactory
 from plait.run.single import record_start
 from plait.run.state import load_state, recharge
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import GitError, LocalRunner, Repo
 
 __all__ = ["Helper", "Reply", "Runners", "Session", "SessionConfig", "latest_session", "run_kind"]
 
@@ -87,6 +89,8 @@ class Reply:
     turn: int
     text: str
     ok: bool
+    since: int = 0
+    """The sequence number of the user's message in the log: what came after it is this turn's."""
 
 
 @dataclass(frozen=True)
@@ -108,9 +112,10 @@ class _SpawnArgs(BaseModel):
 
 
 class _DispatchArgs(BaseModel):
-    """Make a change to the code as a plait run of its own: planned into parallel tasks, each agent in
-    its own worktree, merged and tested. Returns the run id, its integration branch, the result and the
-    test status; the user's checkout is not touched. It takes minutes: dispatch when the user asks for a change."""
+    """Make a change to the code as a plait run of its own: planned (one agent, or parallel tasks when it
+    splits), each agent in its own worktree, merged and tested. Returns the run id, its branch, the files it
+    changed (with the diff when short) and the test status; the user's checkout is not touched. It takes
+    minutes: dispatch when the user asks for a change."""
 
     model_config = ConfigDict(extra="ignore")
     task: str = Field(min_length=1, description="The change to make, as complete as a task for `plait run`.")
@@ -135,8 +140,11 @@ Each of their messages is one turn; end every turn by calling `answer` with your
   area, working at the same time; combine their findings and say where they disagree.
 - `spawn_helper` makes a helper that owns an area and keeps its context for the whole session; consult
   helpers and investigators with `ask_expert` instead of reading the same code again.
-- For a change to the code, `dispatch` runs it as a plait run of its own (planned, in parallel worktrees,
-  merged and tested) and tells you its integration branch, result and test status. Tell the user.
+- For a change to the code, `dispatch` runs it as a plait run of its own (planned, run by one agent or by
+  parallel agents in worktrees of their own, merged and tested) and tells you its branch, the files it changed
+  and the test status. Tell the user.
+You, your investigators and your helpers read the code as of the commit the session started from: a change
+you dispatch is on a branch of its own, not in what you read, until the user applies it.
 Every reply must call a tool.
 """
 
@@ -209,17 +217,17 @@ class Session:
         asking = LeadAskTools(InvestigateTools(readonly, investigation), LEAD, self.experts, "session")
         tools = _SessionTools(asking, self)
         self._lead = lead_agent(maker, tools, _SYSTEM, files)
-        return [self._reply(said.turn, result) for said, result in await self.transcript.replay(self._lead)]
+        return [self._reply(said, result) for said, result in await self.transcript.replay(self._lead)]
 
     async def say(self, text: str) -> Reply:
         """One turn: the user's message is logged, the lead works on it, its reply is logged and returned."""
         assert self._lead is not None, "open the session first"
         said = self.transcript.said(text)
-        return self._reply(said.turn, await self._lead.turn(text))
+        return self._reply(said, await self._lead.turn(text))
 
-    def _reply(self, turn: int, result: AgentResult) -> Reply:
-        data = self.transcript.replied(turn, result)
-        return Reply(turn, str(data["text"]), result.ok)
+    def _reply(self, said: Said, result: AgentResult) -> Reply:
+        data = self.transcript.replied(said.turn, result)
+        return Reply(said.turn, str(data["text"]), result.ok, said.seq)
 
     @property
     def turns(self) -> int:
@@ -236,11 +244,11 @@ class Session:
                 found.setdefault(str(event.data["key"]), str(event.data["run"]))
         return found
 
-    def cost(self) -> tuple[float, int]:
-        """Dollars and model calls of the session and of every run it dispatched."""
+    def cost(self, after: int = 0) -> tuple[float, int]:
+        """Dollars and model calls of the session and the runs it dispatched, logged after sequence number `after`."""
         usd, calls = 0.0, 0
         for run_id in (self.run_id, *self.dispatched().values()):
-            for event in self.store.events(run_id, kinds=["model_response"]):
+            for event in self.store.events(run_id, kinds=["model_response"], after=after):
                 if isinstance(event, ModelCallFinished):
                     usd, calls = usd + event.cost_usd, calls + 1
         return usd, calls
@@ -279,7 +287,7 @@ class Session:
         run_id = self.dispatched().get(key)
         state = load_state(self.store, run_id) if run_id else None
         if state is not None and state.finished is not None and not state.unfinished:
-            return ToolOutcome(describe_run(self.store, state.run_id))
+            return ToolOutcome(describe_run(self.store, cfg.repo, state.run_id))
         plan = (cfg.repo.root / plan_file) if plan_file else None
         if plan is not None and not plan.is_file():
             return ToolOutcome(f"there is no plan file {plan_file} in the repository.", is_error=True)
@@ -315,36 +323,68 @@ class Session:
                 await orchestrate(work)
         except PlaitError as exc:
             return ToolOutcome(f"run {run_id} failed: {exc}", is_error=True)
-        return ToolOutcome(describe_run(self.store, run_id))
+        return ToolOutcome(describe_run(self.store, cfg.repo, run_id))
 
 
-def describe_run(store: EventStore, run_id: str) -> str:
-    """A dispatched run's result for the lead: status, branch, tasks and the test status."""
+_DIFF_CHARS = 6000
+"""The longest diff a dispatched run's result shows the lead in full; a longer one is shown as its files."""
+
+
+def describe_run(store: EventStore, repo: Repo, run_id: str) -> str:
+    """A dispatched run's result for the lead: status, tasks, the files it changed (and its diff, when short), tests."""
     begun = started(store, run_id)
     finished: RunFinished | None = None
-    tasks: dict[str, str] = {}
+    tasks: dict[str, TaskFinished] = {}
     checks: dict[str, GateChecked] = {}
     for event in store.events(run_id, kinds=["run_finished", "task_finished", "gate"]):
         if isinstance(event, RunFinished):
             finished = event
         elif isinstance(event, TaskFinished):
-            tasks[event.agent] = event.status
+            tasks[event.agent] = event
         elif isinstance(event, GateChecked) and event.stage == "verify":
             checks[event.commit] = event
     if finished is None:
         return f"run {run_id} did not finish"
     lines = [f"run {run_id}: {finished.status}" + (f" ({finished.reason})" if finished.reason else "")]
-    if tasks:
-        lines.append("tasks: " + ", ".join(f"{t} {status}" for t, status in tasks.items()))
+    for task, done in tasks.items():
+        said = (done.summary or done.reason).strip().replace("\n", " ")
+        lines.append(f"task {task}: {done.status}" + (f": {said}" if said else ""))
     if finished.commit and begun is not None and finished.commit != begun.base_commit:
         lines.append(f"result: branch {finished.branch} @ {finished.commit[:10]}")
-        lines.append(f"the change: git diff {begun.base_commit[:10]} {finished.branch}")
+        lines.extend(_change(repo, begun.base_commit, finished.commit))
     verify = checks.get(finished.commit)
     if verify is None or verify.output.startswith("skipped"):
         lines.append("tests: not run by plait (no test command was configured or found)")
     else:
         head = verify.output.strip().splitlines()
         command = head[0].removeprefix("$ ") if head else ""
-        lines.append(f"tests: {'passed' if verify.passed else 'failed'} ({command})")
+        why = gate_why("verify", verify.output, passed=verify.passed)
+        lines.append(f"tests: {'passed' if verify.passed else 'failed'}: {command}" + (f" ({why})" if why else ""))
+    lines.append(
+        "Your read tools and your helpers still read the code as of the session's start: this change is not in it "
+        "until the user applies it."
+    )
     lines.append(f"details: plait show {run_id}; into the user's branch: plait apply {run_id}")
     return "\n".join(lines)
+
+
+def _change(repo: Repo, base: str, commit: str) -> list[str]:
+    """The files a run changed, with lines added and removed, and its diff when it is short."""
+    try:
+        numstat = repo.git("diff", "--numstat", base, commit)
+        diff = repo.git("diff", base, commit)
+    except GitError as exc:
+        return [f"the change: git diff {base[:10]} {commit[:10]} ({exc})"]
+    files = []
+    for row in numstat.splitlines():
+        added, removed, path = row.split("\t", 2)
+        files.append(f"{path} (+{added} -{removed})" if added != "-" else f"{path} (binary)")
+    lines = ["files changed: " + (", ".join(files) or "none")]
+    if len(diff) <= _DIFF_CHARS:
+        lines.append(f"the diff:\n{diff.rstrip()}")
+    else:
+        lines.append(
+            f"the diff is {len(diff.splitlines())} lines, too long to show: the user sees it with "
+            f"`git diff {base[:10]} {commit[:10]}`"
+        )
+    return lines

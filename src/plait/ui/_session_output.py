@@ -45,15 +45,16 @@ class Progress:
         who = f"[cyan]{escape(event.agent.removeprefix(EXPERT_PREFIX))}[/]"
         if isinstance(event, ToolCalled) and event.call.name not in ("answer", "ask_expert"):
             args = short_args(event.call.arguments, event.call.raw_arguments)
-            self.console.print(f"{who} [dim]{escape(event.call.name)} {escape(args)}[/]")
+            self.console.print(f"{who} [dim]{escape(event.call.name)} {escape(args)}[/]", soft_wrap=True)
         elif isinstance(event, QuestionAsked):
             first = event.question.strip().splitlines()[0] if event.question.strip() else ""
-            self.console.print(f"{who} [dim]asked by {escape(event.asker)}: {escape(first[:100])}[/]")
+            self.console.print(f"{who} [dim]asked by {escape(event.asker)}: {escape(first[:100])}[/]", soft_wrap=True)
         elif isinstance(event, QuestionAnswered):
             memory = "from memory" if event.reads == 0 else f"after {event.reads} read/search call(s)"
-            self.console.print(f"{who} [dim]answered {memory}[/]")
+            self.console.print(f"{who} [dim]answered {memory}[/]", soft_wrap=True)
         elif isinstance(event, NotePosted) and event.topic == "finding":
-            self.console.print(f"{who} [dim]posted a finding about {escape(', '.join(event.paths) or 'its area')}[/]")
+            paths = escape(", ".join(event.paths) or "its area")
+            self.console.print(f"{who} [dim]posted a finding about {paths}[/]", soft_wrap=True)
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,12 @@ def _print_text(text: str) -> None:
         out.print(visible(text), markup=False, highlight=False)
 
 
-def show_reply(reply: Reply) -> None:
+def show_reply(reply: Reply, turn: Spent | None = None, total: Spent | None = None) -> None:
+    """The lead's reply, and what the message cost (`turn`), with the session so far (`total`) after the first."""
     _print_text(reply.text)
     if not reply.ok:
         err.print("[yellow]the lead did not finish its turn; say how to go on[/]")
+    if turn is not None:
+        so_far = f" (the session so far: {total.text()})" if total is not None and reply.turn > 1 else ""
+        out.print(f"[dim]{escaped(turn.text() + so_far)}[/]", highlight=False)
     out.file.flush()

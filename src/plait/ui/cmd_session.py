@@ -26,7 +26,7 @@ from plait.models.registry import make_model
 from plait.run.base import Base, choose_base, new_run_id
 from plait.run.investigate import Inquiry, ask
 from plait.run.parallel import RunnerFactory
-from plait.run.session import Session, SessionConfig, latest_session, run_kind
+from plait.run.session import Reply, Session, SessionConfig, latest_session, run_kind
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store
@@ -125,7 +125,7 @@ def _command(line: str, sess: Session) -> bool:
     if name == "/helpers":
         table = Table("name", "kind", "area", "questions")
         for h in sess.helpers():
-            kind = "helper" if h.origin == "session" else h.origin
+            kind = {"session": "helper", "investigation": "investigator"}.get(h.origin, h.origin)
             table.add_row(escaped(h.name), escaped(kind), escaped(", ".join(h.area) or "all"), str(h.questions))
         out.print(table if table.row_count else "no helpers or investigators yet")
     elif name == "/runs":
@@ -156,7 +156,14 @@ def _converse(loop: asyncio.AbstractEventLoop, sess: Session) -> None:
             if not _command(text, sess):
                 return
             continue
-        show_reply(_until_done(loop, sess.say(text)))
+        _shown(sess, _until_done(loop, sess.say(text)))
+
+
+def _shown(sess: Session, reply: Reply) -> None:
+    """Print the lead's reply with what the message cost, dispatched runs included."""
+    has_price = priced(sess.cfg.settings, sess.cfg.model)
+    spent = [Spent(calls, usd if has_price else None) for usd, calls in (sess.cost(reply.since), sess.cost())]
+    show_reply(reply, *spent)
 
 
 def _find(store: EventStore, ref: str | None, kind: str) -> str:
@@ -326,15 +333,16 @@ def session_command(
         with _held(store, run_id, "session"):
             try:
                 for reply in _until_done(loop, sess.open()):
-                    show_reply(reply)
+                    _shown(sess, reply)
                 helpers = len(sess.helpers())
                 what = f"resumed at message {sess.turns + 1}, {helpers} helper(s)" if resume else "started"
-                err.print(f"session {run_id} {what}; /help lists the commands, /quit leaves")
+                err.print(f"session {run_id} {what}; /help lists the commands, /quit leaves", soft_wrap=True)
                 _converse(loop, sess)
                 status = "done"
             except KeyboardInterrupt:
                 status = "interrupted"
-                err.print(f"[yellow]interrupted[/]: nothing is lost; `plait session --resume {run_id}` goes on")
+                gone_on = f"`plait session --resume {run_id}` goes on"
+                err.print(f"[yellow]interrupted[/]: nothing is lost; {gone_on}", soft_wrap=True)
             finally:
                 loop.run_until_complete(sess.close(status))
     finally:
@@ -342,7 +350,7 @@ def session_command(
         store.close()
     if status == "interrupted":
         raise typer.Exit(130)
-    err.print(f"session {run_id} saved: `plait session --resume {run_id}` continues it")
+    err.print(f"session {run_id} saved: `plait session --resume {run_id}` continues it", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
