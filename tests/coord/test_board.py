@@ -105,6 +105,6 @@ def test_the_planner_tells_the_tasks_an_overlap_decision_changed(store: SQLiteEv
     board = Board(store, RUN, plan)
     told = {t.id: _texts(board.take(t.id)) for t in plan.tasks}
     assert told["c"] == ""
-    changed = [t for t in told.values() if "The planner changed the plan:" in t]
+    changed = [t for t in told.values() if "plait changed the planner's plan:" in t]
     assert changed and all("src/cli.py" in t for t in changed)
     assert all("[plan] from planner" in t for t in changed)
