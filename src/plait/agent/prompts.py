@@ -29,7 +29,11 @@ def system_prompt(extra: str = "") -> str:
 
 
 def task_prompt(task: str) -> str:
-    return f"Your task:\n\n{task.strip()}\n"
+    """The first message of an agent: the task, under a heading unless it is a brief that has its own."""
+    text = task.strip()
+    if text.startswith(("Your task", "Make a plan")):
+        return text + "\n"
+    return f"Your task:\n\n{text}\n"
 
 
 _PARALLEL = """\

@@ -28,7 +28,7 @@ from plait.run._nested import noticing
 from plait.run.integrate import QueueIntegrator
 from plait.run.parallel import ParallelOutcome, RunContext, RunnerFactory, run_plan
 from plait.run.preflight import preflight
-from plait.run.single import Base, RunOutcome, one_task_plan, record_start, run_single
+from plait.run.single import Base, RunOutcome, one_task_plan, planned_single, record_start, run_single
 from plait.run.state import RunState, recharge
 from plait.settings import Settings
 from plait.workspace import CommandResult, Repo
@@ -117,7 +117,7 @@ async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | N
         o.store.append(
             Decision(run_id=o.run_id, topic="mode", decision="one agent, no parallel overhead", reason=plan.reason)
         )
-        return await _one_agent(o, gate)
+        return await _one_agent(o, gate, plan)
     source = "file" if o.plan_file is not None else "planner"
     o.store.append(PlanMade(run_id=o.run_id, agent="planner", plan=plan.model_dump(mode="json"), source=source))
     _post_decisions(o.store, o.run_id, plan, decisions)
@@ -180,10 +180,12 @@ async def _parallel(
     return await run_plan(ctx, plan, QueueIntegrator(queue))
 
 
-async def _one_agent(o: Orchestration, gate: Gate) -> RunOutcome:
+async def _one_agent(o: Orchestration, gate: Gate, planned: Plan | None = None) -> RunOutcome:
     if o.state is None or o.state.plan is None:
-        plan = one_task_plan(o.task)
+        plan = one_task_plan(o.task) if planned is None else planned_single(o.task, planned)
         o.store.append(PlanMade(run_id=o.run_id, plan=plan.model_dump(mode="json"), source="single"))
+    else:
+        plan = o.state.plan
     return await run_single(
         o.repo,
         o.task,
@@ -196,4 +198,5 @@ async def _one_agent(o: Orchestration, gate: Gate) -> RunOutcome:
         started=True,
         state=o.state,
         gate=gate,
+        plan=plan,
     )

@@ -78,6 +78,20 @@ def one_task_plan(task: str, reason: str = "one agent was asked for") -> Plan:
     return Plan(mode="single", reason=reason, tasks=[PlanTask(id=TASK_ID, title=title, instructions=task)])
 
 
+def planned_single(task: str, plan: Plan) -> Plan:
+    """The one-task plan a planner's plan becomes when it runs as one agent: the task as given, then the
+    planner's instructions for each part (which name the files and functions it found), so none is lost."""
+    parts = [t for t in plan.tasks if t.instructions.strip() and t.instructions.strip() != task.strip()]
+    if not parts:
+        return one_task_plan(task, plan.reason or "one agent")
+    notes = "\n\n".join(
+        f"{t.title}: {t.instructions.strip()}" if len(parts) > 1 else t.instructions.strip() for t in parts
+    )
+    whole = one_task_plan(f"{task.strip()}\n\nThe planner's notes on how to do it:\n\n{notes}", plan.reason)
+    first = whole.tasks[0].model_copy(update={"title": one_task_plan(task).tasks[0].title})
+    return whole.model_copy(update={"tasks": [first]})
+
+
 def single_brief(verify: str) -> Callable[[PlanTask, Attempt | None], str]:
     """The agent's first message: the task as given, with the command its result must pass and, on a retry, why
     the last attempt was turned down."""
@@ -105,10 +119,12 @@ async def run_single(
     started: bool = False,
     state: RunState | None = None,
     gate: Gate | None = None,
+    plan: Plan | None = None,
 ) -> RunOutcome:
     """Run one agent on `task` from `base`; its work ends up committed on `plait/<run>/main`.
 
-    With a `gate` (the caller's to close), that branch moves only to a commit the gate passed.
+    With a `gate` (the caller's to close), that branch moves only to a commit the gate passed. `plan` is the
+    one-task plan to run (as logged), when it says more than the task as given (a planner's notes).
     """
     run_id = run_id or new_run_id()
     if not started:
@@ -140,7 +156,7 @@ async def run_single(
         verify=verify,
         brief=single_brief(verify),
     )
-    done = await run_plan(ctx, one_task_plan(task), integrator)
+    done = await run_plan(ctx, plan or one_task_plan(task), integrator)
     outcome = RunOutcome(run_id=run_id, status=done.status, branch=branch, base=base)
     outcome.summary = done.summaries.get(TASK_ID, "")
     outcome.reason = done.dropped.get(TASK_ID, "")

@@ -1,0 +1,39 @@
+"""A planner's plan that runs as one agent keeps the planner's instructions; a brief is not headed twice."""
+
+from __future__ import annotations
+
+from plait.agent.prompts import task_prompt
+from plait.plan.model import Plan, PlanTask
+from plait.run.single import one_task_plan, planned_single
+
+TASK = "Add is_sorted to itertoolz and export it"
+
+
+def test_the_planners_notes_reach_the_one_agent() -> None:
+    plan = Plan(
+        mode="single",
+        reason="one module",
+        tasks=[
+            PlanTask(
+                id="sorted",
+                title="is_sorted",
+                instructions="In toolz/itertoolz.py add is_sorted(seq, key=None); list it in __all__.",
+            )
+        ],
+    )
+    single = planned_single(TASK, plan)
+    (task,) = single.tasks
+    assert task.id == "main" and task.instructions.startswith(TASK)
+    assert "The planner's notes on how to do it" in task.instructions and "toolz/itertoolz.py" in task.instructions
+    assert single.mode == "single" and single.reason == "one module"
+
+
+def test_a_plan_with_nothing_beyond_the_task_is_the_task_as_given() -> None:
+    plan = Plan(mode="single", reason="small", tasks=[PlanTask(id="main", title="t", instructions=TASK)])
+    assert planned_single(TASK, plan).tasks[0].instructions == one_task_plan(TASK).tasks[0].instructions
+
+
+def test_a_brief_is_not_headed_twice() -> None:
+    assert task_prompt("Your task is `main`: fix it").startswith("Your task is `main`")
+    assert task_prompt("Make a plan for this task:\n\nx").startswith("Make a plan")
+    assert task_prompt("fix the bug") == "Your task:\n\nfix the bug\n"
