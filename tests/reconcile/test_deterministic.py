@@ -155,3 +155,38 @@ def test_the_resolver_runs_off_the_event_loop() -> None:
     conflict = FileConflict("r.txt", "a==1.0\n", "a==2.0\n", "a==3.0\n")
     found = asyncio.run(DeterministicResolver().resolve(conflict, MergeContext()))
     assert found is not None and found.text == "a==3.0\n" and found.rung == "deterministic"
+
+
+REGISTRY = 'from .a import fa\n\n__all__ = [\n    "fa",\n]\nHANDLERS = {\n    "a": fa,\n}\n'
+
+
+def _registry(name: str) -> str:
+    text = REGISTRY.replace("from .a import fa\n", f"from .a import fa\nfrom .{name} import f{name}\n")
+    text = text.replace('    "fa",\n', f'    "fa",\n    "f{name}",\n')
+    return text.replace('    "a": fa,\n', f'    "a": fa,\n    "{name}": f{name},\n')
+
+
+def test_items_both_sides_added_to_one_registry_are_all_kept() -> None:
+    """Parallel tasks each register their function in the same list and dict: nothing to judge, keep both."""
+    resolved = _resolve("pkg/__init__.py", REGISTRY, _registry("x"), _registry("y"))
+    assert resolved is not None and "both added items to one collection" in resolved.reason
+    assert resolved.text is not None
+    values = {
+        node.targets[0].id: ast.literal_eval(node.value) if isinstance(node.value, ast.List) else None
+        for node in ast.parse(resolved.text).body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+    }
+    assert values["__all__"] == ["fa", "fx", "fy"]
+    assert "from .x import fx\nfrom .y import fy\n" in resolved.text
+    assert resolved.text.count('"x": fx,') == 1 and resolved.text.count('"y": fy,') == 1
+
+
+def test_added_statements_or_lines_outside_a_collection_are_not_taken_for_items() -> None:
+    base = "def f():\n    a = 1\n    return a\n"
+    ours = "def f():\n    a = 1\n    b = 2,\n    return a\n"
+    theirs = "def f():\n    a = 1\n    c = 3,\n    return a\n"
+    assert _resolve("m.py", base, ours, theirs) is None  # assignments, not items of a literal
+    base = "x = g(\n    1,\n)\nprint(x)\n"
+    ours = "x = g(\n    1,\n)\nprint(x)\nfoo(1),\n"
+    theirs = "x = g(\n    1,\n)\nprint(x)\nbar(2),\n"
+    assert _resolve("m.py", base, ours, theirs) is None  # not just after an opening bracket or another item

@@ -188,3 +188,25 @@ def appended_both(ours: Lines, base: Lines, theirs: Lines) -> list[str] | None:
     if n and list(ours[len(ours) - n :]) == list(base) == list(theirs[len(theirs) - n :]):
         return [*ours[: len(ours) - n], *theirs[: len(theirs) - n], *base]
     return None
+
+
+_KEYWORDS = "return|yield|raise|assert|del|pass|import|from|def|class|if|elif|else|for|while|with|try|except|finally"
+_ITEM = re.compile(rf"^\s*(?![#/])(?!(?:{_KEYWORDS}|lambda)\b)[^=;{{}}]*?(?::[^=;{{}}]+)?,\s*(?:#.*|//.*)?$")
+"""One item of a collection literal on its own line, ending in a comma: `"name",`, `key: value,`, `f(x),`."""
+_OPENS = re.compile(r"[\[({,]\s*(?:#.*|//.*)?$")
+
+
+def items_added_both(ours: Lines, base: Lines, theirs: Lines, before: Lines) -> list[str] | None:
+    """Both sides only added items to the same collection literal (a registry's list, an `__all__`, a dict of
+    handlers): every added line one item ending in a comma, just after an opening bracket or another item.
+    Ours first, then theirs' items that ours does not hold already."""
+    if base or not ours or not theirs:
+        return None
+    above = next((line for line in reversed(before) if line.strip()), "")
+    if not _OPENS.search(above):
+        return None
+    added = [line for line in (*ours, *theirs) if line.strip()]
+    if not added or not all(_ITEM.match(line) for line in added):
+        return None
+    mine = {line.strip() for line in ours}
+    return [*ours, *(line for line in theirs if line.strip() not in mine)]

@@ -107,10 +107,18 @@ class _File:
             if all(_hunks.is_import_block(x, self.language, in_paren_import=in_paren) for x in (o, b, t)):
                 united = _hunks.import_union(o, b, t, python=self.language == "python")
                 return None if united is None else (united, "import union")
+        return self._both_added(index, o, b, t)
+
+    def _both_added(self, index: int, o: list[str], b: list[str], t: list[str]) -> tuple[list[str], str] | None:
+        """Both sides only added: entries at the end of a list-like file, or items to one collection literal."""
         if self.has_base and _list_like(self.path):
             both = _hunks.appended_both(o, b, t)
             if both is not None:
                 return both, "both appended (ours first)"
+        if self.language:
+            items = _hunks.items_added_both(o, b, t, self._before(index))
+            if items is not None:
+                return items, "both added items to one collection (ours first)"
         return None
 
 
