@@ -180,7 +180,8 @@ def run(args: argparse.Namespace) -> int:
     task = load_task(args.task)
     plait = shlex.split(args.plait)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = Path(args.work).expanduser() / f"{task['name']}-{args.mode}-{args.wire}-{stamp}"
+    label = args.mode if args.split == "auto" else f"{args.mode}-split-{args.split}"
+    base = Path(args.work).expanduser() / f"{task['name']}-{label}-{args.wire}-{stamp}"
     repo, play, log = base / "repo", base / "play", base / "calls.jsonl"
     base.mkdir(parents=True)
     prepare_repo(task, fetch_sdist(task, Path(args.cache).expanduser(), args.python), repo, args.python)
@@ -193,6 +194,8 @@ def run(args: argparse.Namespace) -> int:
     cmd = [*plait, "run", "--no-tui", "--json", "--yes", "--model", MODELS[args.wire], "--repo", str(repo)]
     if args.mode == "single":
         cmd.append("--single")
+    elif args.split != "auto":
+        cmd += ["--split", args.split]
     cmd.append(task["task"].strip())
     print(f"run dir:  {base}\nserver:   http://127.0.0.1:{port} (files mode, log {log})")
     print(f"play:     python3 {args.server} next {play} --timeout 600")
@@ -221,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
     row = {
         "task": task["name"],
         "mode": args.mode,
+        "split": args.split,
         "wire": args.wire,
         "when": stamp,
         "plait": args.plait,
@@ -268,7 +272,8 @@ def table(results: Path) -> int:
     rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     latest: dict[tuple[str, str, str], dict[str, Any]] = {}
     for r in rows:
-        latest[(r["task"], r["wire"], r["mode"])] = r
+        mode = r["mode"] if r.get("split", "auto") == "auto" else f"{r['mode']} (split {r['split']})"
+        latest[(r["task"], r["wire"], mode)] = r
     head = (
         "| task | wire | mode | calls | in | out | cached (plait / server) | billed in | wall s | gate (verify ✓/✗) "
         "| acceptance |"
@@ -285,9 +290,9 @@ def table(results: Path) -> int:
             f"{'pass' if r['acceptance'] else 'FAIL'} |"
         )
         single = latest.get((name, wire, "single"))
-        if mode == "parallel" and single:
+        if mode.startswith("parallel") and single:
             print(
-                f"| {name} | {wire} | parallel ÷ single | {_ratio(r, single, 'model_calls')} | "
+                f"| {name} | {wire} | {mode} ÷ single | {_ratio(r, single, 'model_calls')} | "
                 f"{_ratio(r, single, 'tokens_in')} | {_ratio(r, single, 'tokens_out')} | | "
                 f"{_ratio(r, single, 'billed_in')} | {_ratio(r, single, 'wall_s')} | | |"
             )
@@ -317,6 +322,13 @@ def main() -> int:
     )
     p.add_argument("--wire", choices=sorted(MODELS), default="openai", help="the provider wire format")
     p.add_argument("--server", help="bridge.py of a local model server that has a files mode")
+    p.add_argument(
+        "--split",
+        choices=["auto", "always"],
+        default="auto",
+        help="parallel mode: plait run --split; auto (the default, measure it first): plait's estimate decides "
+        "whether the plan runs as one agent; always: the planner's split runs as proposed",
+    )
     p.add_argument(
         "--plait",
         default=f"{shlex.quote(sys.executable)} -m plait",
