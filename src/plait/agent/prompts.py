@@ -82,7 +82,7 @@ def task_brief(
     integrated work its worktree already holds, `verify` the command the merge gate runs on the result,
     `experts` the roster of the run's experts (one line each), whom the agent can ask instead of reading.
     `built_on_by` are the tasks planned to build on this one, `owed` lines on the tests integrated work left
-    failing for it, `shared` the files it shares with other tasks through claims, and `retry` (from
+    failing for it, `shared` the files it adds to alongside other tasks, and `retry` (from
     `retry_note`) what the worktree holds of the last attempt, replacing `last_failure` and `detail`.
     """
     lines = [f"Your task is `{task_id}`: {title}", "", instructions.strip(), ""]
@@ -91,10 +91,9 @@ def task_brief(
         lines.append("Your write-set (files you own): " + ", ".join(owned))
     if shared:
         lines.append(
-            f"Files you share with other tasks: {', '.join(shared)}. Claim one before you edit it (an edit claims it "
-            "for you); while another task holds it, your claim waits, then brings that task's integrated work into "
-            "your worktree: read the file again and add your part to what is there. Edit them last, just before you "
-            "finish: the others wait while you hold one."
+            f"Files you share with other tasks: {', '.join(shared)}. Edit them without a claim, at the same time as "
+            "the others: add your own lines (an import, an entry in a list or a dict, each on a line of its own) and "
+            "change none of the lines already there; the merge keeps every task's additions side by side."
         )
     for line in interfaces or []:
         lines.append(line)

@@ -7,7 +7,8 @@ every wait of the run, and a claim whose wait would close a cycle (A waits for B
 is refused at once, naming the cycle, so that its agent works around it. Files matched by `shared`
 (a changelog, where each task adds its own entry) need no claim: the merge keeps every task's lines.
 Files the plan declares shared (`Plan.shared`: a registry each task adds to) are held by no task's
-write-set: every task claims one to edit it, so that the additions are made in turn.
+write-set; a run passes them as `shared` too, so that tasks add their lines at the same time and the merge
+keeps them side by side (without that, every task claims one to edit it and the additions are made in turn).
 Claims end when their task ends (`release_all`) or after a timeout. Every claim, wait, refusal,
 broken cycle and release is a `Decision(topic="lease")` in the log, which rebuilds the claims.
 """

@@ -37,7 +37,8 @@ How to cut the tasks (parallel mode):
   ('src/app/models.py', 'src/app/api/**', 'tests/test_api.py'). Two tasks that run at the same time must not
   write the same file, with one exception: a file several tasks must each add to (a registry, a package
   __init__ that re-exports, a list of commands) is listed in shared, and in the writes of every task that adds to
-  it; those tasks still run at the same time and take turns on the file (each claims it while it edits it).
+  it; those tasks still run at the same time, each adding its own lines (an import, a list or dict entry), which
+  the merge keeps side by side.
   Any other file two tasks would write goes to one task only, or order the tasks with depends_on. Each task
   writes its own test files.
 - depends_on names the tasks whose finished work a task needs. Use it only when needed: every dependency

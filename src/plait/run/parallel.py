@@ -131,7 +131,7 @@ class _TaskRunner:
                 plan,
                 timeout=s.task_wall_time or 24 * 3600.0,  # a claim lasts as long as its attempt may
                 wait=s.lease_wait,
-                shared=s.shared_files,
+                shared=[*s.shared_files, *plan.shared],  # each task adds its own lines: the merge keeps them all
                 tracked=True,
             )
             if use_leases
