@@ -94,3 +94,9 @@ def test_the_check_at_the_base_is_one_line_and_model_text_is_shown_not_obeyed() 
         "run verify command `make test` passes at the base",
         "gate failed main @ a1b2c3d4e5: the verify check: FAILED t.py::t - ␛[2J[link=https://evil.example]x[/link]",
     ]
+
+
+def test_a_plan_run_as_one_agent_says_why_with_the_estimate() -> None:
+    reason = "one agent: in parallel this plan would cost ~1.3× the tokens of one agent, ~2.0× faster; ..."
+    lines = _lines(Decision(run_id="r1", topic="mode", decision="one agent, no parallel overhead", reason=reason))
+    assert lines == [f"run one agent, no parallel overhead: {reason}"]

@@ -174,6 +174,8 @@ class ProgressPrinter:
     def _decision(self, event: Decision, who: str) -> str | None:
         if event.topic == "notes" or (event.topic == "verify" and event.data.get("state") == "cannot-run"):
             return None  # a verify command that cannot run stops the run with this line as its error
+        if event.topic == "mode" and event.reason:  # why the plan runs as one agent: the estimate's figures
+            return f"{who} [yellow]{escape(event.decision)}[/]: {_first(event.reason, 300)}"
         return f"{who} [yellow]{escape(event.decision)}[/]"
 
     def _run_finished(self, event: RunFinished, who: str) -> str:
