@@ -63,6 +63,7 @@ def make_runner(
     tmp = Path(tempfile.mkdtemp(prefix=f"plait-{re.sub(r'[^A-Za-z0-9_.-]', '_', agent)[:40]}-"))
     base = dict(os.environ if env is None else env)
     home = Path.home()
+    hidden_regions = regions(home=home, common_dir=common_dir.absolute())
     confinement = Confinement(
         worktree=worktree.absolute(),
         common_dir=common_dir.absolute(),
@@ -70,15 +71,17 @@ def make_runner(
         home=home,
         writable=tuple(policy.writable(worktree)),
         hidden=tuple(policy.hidden(worktree)),
-        regions=tuple(regions(home=home, common_dir=common_dir.absolute())),
+        regions=tuple(hidden_regions),
         visible=tuple(
-            visible(
+            path  # only what a region hides needs showing again: every mount costs bubblewrap time
+            for path in visible(
                 worktree=worktree.absolute(),
                 common_dir=common_dir.absolute(),
                 home=home,
                 env=base,
                 allowed=policy.readable(worktree),
             )
+            if any(path.is_relative_to(region) for region in hidden_regions)
         ),
     )
     confinement.home_dir.mkdir(mode=0o700)
