@@ -1,8 +1,7 @@
-"""A planner's plan that runs as one agent keeps the planner's instructions; a brief is not headed twice."""
+"""A planner's plan that runs as one agent keeps the planner's instructions."""
 
 from __future__ import annotations
 
-from plait.agent.prompts import task_prompt
 from plait.plan.model import Plan, PlanTask
 from plait.run.single import one_task_plan, planned_single
 
@@ -31,9 +30,3 @@ def test_the_planners_notes_reach_the_one_agent() -> None:
 def test_a_plan_with_nothing_beyond_the_task_is_the_task_as_given() -> None:
     plan = Plan(mode="single", reason="small", tasks=[PlanTask(id="main", title="t", instructions=TASK)])
     assert planned_single(TASK, plan).tasks[0].instructions == one_task_plan(TASK).tasks[0].instructions
-
-
-def test_a_brief_is_not_headed_twice() -> None:
-    assert task_prompt("Your task is `main`: fix it").startswith("Your task is `main`")
-    assert task_prompt("Make a plan for this task:\n\nx").startswith("Make a plan")
-    assert task_prompt("fix the bug") == "Your task:\n\nfix the bug\n"

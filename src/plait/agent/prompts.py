@@ -29,11 +29,7 @@ def system_prompt(extra: str = "") -> str:
 
 
 def task_prompt(task: str) -> str:
-    """The first message of an agent: the task, under a heading unless it is a brief that has its own."""
-    text = task.strip()
-    if text.startswith(("Your task", "Make a plan")):
-        return text + "\n"
-    return f"Your task:\n\n{text}\n"
+    return f"Your task:\n\n{task.strip()}\n"
 
 
 _PARALLEL = """\
