@@ -30,3 +30,15 @@ def test_the_planners_notes_reach_the_one_agent() -> None:
 def test_a_plan_with_nothing_beyond_the_task_is_the_task_as_given() -> None:
     plan = Plan(mode="single", reason="small", tasks=[PlanTask(id="main", title="t", instructions=TASK)])
     assert planned_single(TASK, plan).tasks[0].instructions == one_task_plan(TASK).tasks[0].instructions
+
+
+def test_a_retry_is_told_why_once() -> None:
+    from plait.agent.prompts import retry_note
+
+    held = "held against it: tests/test_a.py::test_b (a test in a test file it added or changed)"
+    why = f"the verify check failed once it was merged: {held}"
+    detail = f"{held}\n$ python -m pytest -q\n[exit 1]\nFAILED tests/test_a.py::test_b - assert 1 == 2\n"
+    note = retry_note(1, why, detail, head="a" * 40, files=["a.py"], conflicts=[], put_back=[])
+    assert note.count("held against it") == 1
+    assert "What failed:" in note and "FAILED tests/test_a.py::test_b - assert 1 == 2" in note
+    assert "What failed" not in retry_note(1, why, held, head="a" * 40, files=[], conflicts=[], put_back=[])

@@ -181,6 +181,9 @@ def retry_note(
         lines.append(
             f"{path} is as the integration branch has it: task `{holder}` holds it now; claim it to change it."
         )
-    if detail:
-        lines += ["What failed:", detail[-4000:]]
+    body = detail.strip().splitlines()
+    head_lines = [line for line in body[:3] if len(line.strip()) > 20 and line.strip().rstrip(".:") in why]
+    body = [line for line in body if line not in head_lines]  # the reason above, said again by the gate's output
+    if "\n".join(body).strip():
+        lines += ["What failed:", "\n".join(body)[-4000:]]
     return "\n".join(lines)
