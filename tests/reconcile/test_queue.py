@@ -350,3 +350,13 @@ def test_a_rejection_names_the_failed_test_not_the_command() -> None:
     assert "FAILED tests/test_a.py::test_b" in ejection.reason and "$ python" not in ejection.reason
     said = "tests it was to make pass still fail: tests/test_a.py::test_b\n" + output
     assert "tests it was to make pass still fail" in _gate_ejection("t1", GateResult(False, "verify", said)).reason
+
+
+def test_long_text_is_cut_at_a_word() -> None:
+    from plait.reconcile.verdict import shorten
+
+    text = "Whole toolz/tests suite passes, and the new function keeps laziness on an infinite iterator"
+    cut = shorten(text, 60)
+    assert len(cut) <= 60 and cut.endswith("…") and text.startswith(cut[:-1])
+    assert cut[:-1].split()[-1] in text.split()  # the last word is whole
+    assert shorten("short", 60) == "short"

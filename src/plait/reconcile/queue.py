@@ -30,7 +30,7 @@ from plait.reconcile._trees import changed_paths
 from plait.reconcile.gate import Gate, GateResult
 from plait.reconcile.ladder import merge_commits
 from plait.reconcile.types import MergeContext, MergeOutcome, Resolution, Resolver, Rung
-from plait.reconcile.verdict import gate_why
+from plait.reconcile.verdict import gate_why, shorten
 from plait.workspace import GitError, Repo, cap_output
 
 __all__ = ["Debt", "Ejection", "MergeQueue", "QueueReport", "TaskBranch", "integration_branch"]
@@ -321,7 +321,7 @@ class MergeQueue:
         if not files:
             return
         shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
-        summary = task.summary.strip().splitlines()[0][:300] if task.summary.strip() else ""
+        summary = shorten(task.summary.strip().splitlines()[0], 300) if task.summary.strip() else ""
         text = f"Task {task.task_id} is integrated (commit {commit[:10]}); it changed {shown}."
         if summary:
             text += f" Its summary: {summary}"
@@ -354,6 +354,6 @@ def _conflict_ejection(task_id: str, outcome: MergeOutcome) -> Ejection:
 def _gate_ejection(task_id: str, failure: GateResult) -> Ejection:
     first = next((line.strip() for line in failure.output.splitlines() if line.strip()), "")
     why = gate_why(failure.stage, failure.output) if first.startswith("$ ") else first  # the gate's own verdict
-    reason = f"the {failure.stage} check failed once it was merged: {why}"[:300]
+    reason = shorten(f"the {failure.stage} check failed once it was merged: {why}", 300)
     output = cap_output(failure.output, _OUTPUT_LIMIT)
     return Ejection(task_id, reason, output, (), failure.stage, failure.failing)

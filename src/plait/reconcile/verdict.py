@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["gate_why", "last_line"]
+__all__ = ["gate_why", "last_line", "shorten"]
 
 _STATUS = re.compile(r"\[(exit -?\d+|exit None|timed out)\]")
 _FAILED = ("FAILED ", "ERROR ")
@@ -41,3 +41,12 @@ def gate_why(stage: str, output: str, *, passed: bool = False) -> str:
         return _short(failed)
     picked = failed or (body[-1] if body else "")
     return _short("; ".join(part for part in (said.rstrip(":"), picked) if part))
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` in at most `width` characters, cut at a word with an ellipsis when it is longer."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > width // 2 else cut).rstrip(" ,;:") + "…"
