@@ -100,3 +100,16 @@ def test_a_plan_run_as_one_agent_says_why_with_the_estimate() -> None:
     reason = "one agent: in parallel this plan would cost ~1.3× the tokens of one agent, ~2.0× faster; ..."
     lines = _lines(Decision(run_id="r1", topic="mode", decision="one agent, no parallel overhead", reason=reason))
     assert lines == [f"run one agent, no parallel overhead: {reason}"]
+
+
+def test_the_gate_line_names_the_failure_held_against_the_work_not_a_deferred_one() -> None:
+    from plait.reconcile.verdict import gate_why
+
+    output = (
+        "held against it: tests in test files it added or changed fail: t/test_new.py::test_b\n"
+        "$ pytest -q\n[exit 1]\n"
+        "FAILED t/test_registry.py::test_all_registered - AssertionError: deferred to the registry task\n"
+        "FAILED t/test_new.py::test_b - assert 1 == 2\n"
+    )
+    why = gate_why("verify", output)
+    assert "t/test_new.py::test_b - assert 1 == 2" in why and "test_all_registered" not in why

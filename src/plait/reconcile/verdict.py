@@ -36,9 +36,14 @@ def gate_why(stage: str, output: str, *, passed: bool = False) -> str:
         return _short(lines[0])
     said = lines[0] if not lines[0].startswith("$ ") else ""
     body = [line for line in lines[1 if said else 0 :] if not line.startswith("$ ") and not _STATUS.fullmatch(line)]
-    failed = next((line for line in body if line.startswith(_FAILED)), "")
+    failures = [line for line in body if line.startswith(_FAILED)]
+    failed = failures[0] if failures else ""
     if failed and not passed:
-        return _short(failed)
+        if not said:
+            return _short(failed)
+        # the gate's own line names the tests held against the work: the failure of one of those, not another's
+        held = next((line for line in failures if line.split()[1] in said), "")
+        return _short("; ".join(part for part in (said.rstrip(":"), held) if part))
     picked = failed or (body[-1] if body else "")
     return _short("; ".join(part for part in (said.rstrip(":"), picked) if part))
 
