@@ -27,7 +27,8 @@ def gate_why(stage: str, output: str, *, passed: bool = False) -> str:
 
     Parse and semantic stages start with the reason. The verify stage's output is `$ command`, `[exit N]`, then
     what the command printed, perhaps after a line of the gate's own (its verdict, or that nothing ran): a failure
-    is the first failed test a pytest summary names; else that line of the gate's, then the command's last line.
+    is that line of the gate's with the failure of a test it names, else the first failed test a pytest summary
+    names; a pass is the gate's line and the command's last line.
     """
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     if not lines:
