@@ -322,25 +322,23 @@ class Policy:
             instead="" if self.network == "allow" else "work offline with what is installed and in the repository",
         )
 
-    def writable(self, worktree: Path) -> list[Path]:
-        """Existing directories made writable by `write` + `allow` rules (literal paths, not globs)."""
+    def _allowed(self, access: Literal["read", "write"], worktree: Path) -> list[Path]:
+        """Existing paths that `access` + `allow` rules name (literal paths, not globs)."""
         out = []
         for rule in self.paths:
-            if rule.access == "write" and rule.verdict == "allow" and not any(c in rule.path for c in "*?["):
+            if rule.access == access and rule.verdict == "allow" and not any(c in rule.path for c in "*?["):
                 path = Path(rule.expand(worktree))
                 if path.exists():
                     out.append(path)
         return out
 
+    def writable(self, worktree: Path) -> list[Path]:
+        """Existing directories made writable by `write` + `allow` rules (literal paths, not globs)."""
+        return self._allowed("write", worktree)
+
     def readable(self, worktree: Path) -> list[Path]:
         """Existing paths that `read` + `allow` rules show to commands inside the hidden regions (literal paths)."""
-        out = []
-        for rule in self.paths:
-            if rule.access == "read" and rule.verdict == "allow" and not any(c in rule.path for c in "*?["):
-                path = Path(rule.expand(worktree))
-                if path.exists():
-                    out.append(path)
-        return out
+        return self._allowed("read", worktree)
 
     def hidden(self, worktree: Path) -> list[Path]:
         """Existing paths that `read` + `deny` rules hide from commands (globs expanded now)."""
