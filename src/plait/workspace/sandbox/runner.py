@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shutil
 import subprocess
@@ -161,7 +162,9 @@ class SandboxedRunner:
         reason = f"{why}; the user {'approved' if approved else 'refused'}"
         return decision.model_copy(update={"verdict": "allow" if approved else "deny", "reason": reason})
 
-    def _env(self, marker: str) -> dict[str, str]:
+    @functools.cached_property
+    def _fixed_env(self) -> dict[str, str]:
+        """What every command of this agent starts from: the allow-list is read once, not per command."""
         tmpdir = self.layer.tmpdir
         home = f"{tmpdir}/{self.confinement.home_dir.name}"
         env = command_env(
@@ -169,8 +172,10 @@ class SandboxedRunner:
         )
         for name in _GIT_VARS:
             env.pop(name, None)
-        env[_MARKER] = marker
         return env
+
+    def _env(self, marker: str) -> dict[str, str]:
+        return {**self._fixed_env, _MARKER: marker}
 
     async def _execute(
         self, command: str, *, cwd: Path, seconds: float, limit: int, network: bool
