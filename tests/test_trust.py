@@ -44,6 +44,7 @@ WIDENING: list[tuple[str, str, Get, object]] = [
     ),
     ("[sandbox.limits]\ncgroup = false\n", "sandbox.limits.cgroup", lambda s: s.sandbox.limits.cgroup, False),
     ("max_steps = 500\n", "max_steps", lambda s: s.max_steps, 500),
+    ('split = "always"\n', "split", lambda s: s.split, "always"),
     ("max_tokens = 90000000\n", "max_tokens", lambda s: s.max_tokens, 90_000_000),
     ("max_attempts = 9\n", "max_attempts", lambda s: s.max_attempts, 9),
     ("command_timeout = 86400\n", "command_timeout", lambda s: s.command_timeout, 86400.0),

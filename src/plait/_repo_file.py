@@ -11,6 +11,7 @@ Widening, compared with the settings below the repository file (defaults and the
 - `model` naming an `openai-compatible` server other than this machine: it would be sent OPENAI_API_KEY
   and the prompts;
 - `include_uncommitted = true`: agents would see the user's uncommitted work;
+- `split = "always"`: a split runs even where the estimate says it costs more than the bound;
 - `store`: the event log on a server the repository chose, which would receive every prompt, reply and output;
 - `worktree_include` globs that are absolute or climb out with `..`.
 
@@ -106,6 +107,12 @@ def _model(value: Any, base: Settings) -> tuple[Any, list[str]]:
 def _uncommitted(value: Any, base: Settings) -> tuple[Any, list[str]]:
     new = _coerce(base, "include_uncommitted", value)
     return (_DROP, ["include_uncommitted"]) if _raised(new, base.include_uncommitted) else (value, [])
+
+
+def _split(value: Any, base: Settings) -> tuple[Any, list[str]]:
+    """`split = "always"` spends past the bound the estimate keeps a split to: a budget the user raises, not the
+    repository."""
+    return (_DROP, ["split"]) if value == "always" and base.split != "always" else (value, [])
 
 
 def _includes(value: Any, base: Settings) -> tuple[Any, list[str]]:
@@ -205,6 +212,7 @@ _CHECKS: dict[str, Check] = {
     "store": _never("store"),
     "model": _model,
     "include_uncommitted": _uncommitted,
+    "split": _split,
     "worktree_include": _includes,
     "prices": _prices,
     "sandbox": _sandbox,
