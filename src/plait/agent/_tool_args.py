@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -109,7 +110,16 @@ def _clean(node: Any) -> Any:
 
 
 def tool_spec(name: str, args: type[BaseModel], description: str | None = None) -> ToolSpec:
-    """The spec of a tool whose arguments are `args`; the description defaults to the model's docstring."""
+    """The spec of a tool whose arguments are `args`; the description defaults to the model's docstring.
+
+    Built once per name, model and description and shared afterwards (a `ToolSpec` is frozen): agents ask
+    for their tools on every model call, and building a JSON schema costs milliseconds each time.
+    """
+    return _built_spec(name, args, description)
+
+
+@functools.lru_cache(maxsize=512)
+def _built_spec(name: str, args: type[BaseModel], description: str | None) -> ToolSpec:
     schema = _clean(args.model_json_schema())
     schema.pop("description", None)
     doc = description or " ".join((args.__doc__ or "").split())

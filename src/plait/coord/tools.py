@@ -96,12 +96,14 @@ class CoordTools:
         root = root if root is not None else (worktree.path if worktree is not None else None)
         self.root = root.absolute() if root is not None else None
         self.worktree, self.head = worktree, head
+        mine: tuple[ToolSpec, ...] = (tool_spec("post_note", PostNoteArgs, _POST_DOC),)
+        if leases is not None:
+            mine += (tool_spec("claim", ClaimArgs, _CLAIM_DOC),)
+        self._mine = mine
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """The inner tools, with post_note and claim before finish."""
-        mine: tuple[ToolSpec, ...] = (tool_spec("post_note", PostNoteArgs, _POST_DOC),)
-        if self.leases is not None:
-            mine += (tool_spec("claim", ClaimArgs, _CLAIM_DOC),)
+        mine = self._mine
         inner = self.inner.specs()
         rest = tuple(s for s in inner if s.name != "finish")
         return rest + mine + tuple(s for s in inner if s.name == "finish")
