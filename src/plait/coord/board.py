@@ -6,13 +6,17 @@ notes new to it that concern it (addressed to it, touching its files, naming its
 `all`), newest and addressed first, within a character budget; the rest wait for its next turn. Its
 files are its write-set, its read-set, its contracts' files and the files it holds a claim on (the
 log's lease decisions).
+
+Delivery is linear in the notes: each agent judges a note once, the first turn after it is posted, and
+keeps the ones for it until they are given. A claim is the only thing that turns an older note into one
+for the agent, so a new claim looks its path up in the board's index of notes by path.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from plait.events.store import EventStore
 from plait.events.types import Decision, NotePosted
@@ -51,6 +55,17 @@ def _interest(plan: Plan, task: PlanTask) -> list[str]:
     return [*task.writes, *task.reads, *contract_paths]
 
 
+@dataclass
+class _Inbox:
+    """What the board knows of one agent: the notes judged so far and, of those, the ones waiting for it."""
+
+    seen: int = 0
+    """How many of the board's notes have been judged for the agent."""
+    claims: set[str] = field(default_factory=set)
+    """The claims whose notes have been looked up for it."""
+    waiting: dict[int, Note] = field(default_factory=dict)
+
+
 def _touches(patterns: list[str], paths: Iterable[str]) -> bool:
     literals = [p for p in patterns if not p.startswith("!") and not is_glob(p)]
     for path in paths:
@@ -67,6 +82,9 @@ class Board:
         self.notes: list[Note] = []
         self._claimed: dict[str, set[str]] = {}
         self._given: dict[str, set[int]] = {}
+        self._inboxes: dict[str, _Inbox] = {}
+        self._by_path: dict[str, list[Note]] = {}
+        """The notes a claim can make someone's, by path: those with paths, addressed to nobody, not for `all`."""
         self._cursor = 0
         self._lock = threading.Lock()
 
@@ -126,7 +144,9 @@ class Board:
         self._sync()
         with self._lock:
             given = self._given.setdefault(task_id, set())
-            waiting = [n for n in self.notes if n.seq not in given and self.concerns(n, task_id)]
+            inbox = self._inbox(task_id, given)
+            # a claim let go since a note was judged may have taken it away; a new one was looked up
+            waiting = [n for n in inbox.waiting.values() if self.concerns(n, task_id)]
             waiting.sort(key=lambda n: (task_id not in n.to, -n.seq))
             out: list[str] = []
             used = 0
@@ -139,6 +159,7 @@ class Board:
                 out.append(text)
                 used += len(text)
                 given.add(note.seq)
+                del inbox.waiting[note.seq]
             left = len(waiting) - len(out)
         if left:
             out.append(
@@ -146,11 +167,33 @@ class Board:
             )
         return out
 
+    def _inbox(self, task_id: str, given: set[int]) -> _Inbox:
+        """`task_id`'s inbox, brought up to date with the notes posted and the claims it made since its last turn."""
+        inbox = self._inboxes.setdefault(task_id, _Inbox())
+        claims = self._claimed.get(task_id, set())
+        for claim in claims - inbox.claims:
+            for path, notes in self._by_path.items():
+                if _touches([claim], [path]):
+                    self._judge(inbox, notes, task_id, given)
+        inbox.claims = set(claims)
+        self._judge(inbox, self.notes[inbox.seen :], task_id, given)
+        inbox.seen = len(self.notes)
+        return inbox
+
+    def _judge(self, inbox: _Inbox, notes: list[Note], task_id: str, given: set[int]) -> None:
+        for note in notes:
+            if note.seq not in given and note.seq not in inbox.waiting and self.concerns(note, task_id):
+                inbox.waiting[note.seq] = note
+
     def _sync(self) -> None:
         with self._lock:
             for event in self.store.events(self.run_id, kinds=["note", "decision"], after=self._cursor):
                 if isinstance(event, NotePosted):
-                    self.notes.append(self._note(event))
+                    note = self._note(event)
+                    self.notes.append(note)
+                    if note.paths and not note.to and note.topic != EVERYONE:
+                        for path in dict.fromkeys(note.paths):
+                            self._by_path.setdefault(path, []).append(note)
                 elif isinstance(event, Decision) and event.topic == "lease":
                     self._lease(event.data)
                 self._cursor = max(self._cursor, event.seq)
