@@ -9,7 +9,9 @@ from plait.events.types import (
     Event,
     ModelCallFinished,
     ModelCallStarted,
+    NotePosted,
     PlanMade,
+    PolicyDecided,
     RunFinished,
     RunStarted,
     TaskFinished,
@@ -97,3 +99,19 @@ def test_phases() -> None:
         "work",
         "run",
     ]
+
+
+def test_the_gate_the_radar_and_the_merge_queue_are_not_agents_and_nothing_runs_after_the_run_ends() -> None:
+    events: list[Event] = [
+        *_run()[:-1],
+        NotePosted(**R, agent="merge-queue", ts=18.5, topic="integrated", text="a is in", paths=["x.py"]),
+        NotePosted(**R, agent="radar", ts=18.6, topic="conflict", text="b overlaps a", to=["b"]),
+        PolicyDecided(**R, agent="gate", ts=18.7, action="command", subject="pytest", verdict="allow"),
+        *_call("resolver-b", 18.8, 19.0, "x:big", (10, 1, 0), 0.0),
+        RunFinished(**R, ts=20.0, status="done"),
+    ]
+    view = RunView.of("r", events)
+    assert not {"merge-queue", "radar", "gate"} & set(view.agents)
+    running = {a.id: a.state for a in view.agents.values() if a.state in ("running", "ready")}
+    assert running == {}, running
+    assert view.agents["resolver-b"].spans[-1].end == 19.0, "busy until its last step, not the run's end"

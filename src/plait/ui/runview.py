@@ -19,8 +19,10 @@ from plait.events.types import (
     ModelCallFinished,
     ModelCallRetried,
     ModelCallStarted,
+    NotePosted,
     PlanMade,
     PlanRejected,
+    PolicyDecided,
     QuestionAnswered,
     QuestionAsked,
     RunFinished,
@@ -206,11 +208,13 @@ class RunView:
         elif isinstance(event, RunFinished):
             self.status, self.reason, self.ended = event.status, event.reason, event.ts
             self.branch, self.commit = event.branch or self.branch, event.commit or self.commit
-            for view in self.agents.values():
-                if phase_of(view.id) == "experts" and view.state in ("ready", "running"):
+            for view in self.agents.values():  # what is not a task's attempt ends with the run
+                phase = phase_of(view.id)
+                if phase != "work" and view.state in ("ready", "running"):
                     view.state, view.now = ("interrupted" if event.status == "interrupted" else "done"), ""
-                    if view.spans and view.spans[-1].end is None:
-                        view.spans[-1].end, view.spans[-1].status = event.ts, view.state
+                    if view.spans and view.spans[-1].end is None:  # a resolver was busy until its last step
+                        end = event.ts if phase == "experts" else view.last_ts
+                        view.spans[-1].end, view.spans[-1].status = end, view.state
         elif isinstance(event, PlanMade):
             self._agent(event)
             self._apply_plan(event.plan)
@@ -279,6 +283,13 @@ class RunView:
                 view.spans[-1].end, view.spans[-1].status = event.ts, "done"
 
     def _apply_step(self, event: Event) -> None:
+        if isinstance(event, NotePosted | PolicyDecided):
+            # the gate, the radar and the merge queue post notes and ask the sandbox's policy: they are not agents,
+            # and an agent's note or policy decision comes inside a step it already opened
+            known = self.agents.get(event.agent)
+            if known is not None:
+                known.last_ts = max(known.last_ts, event.ts)
+            return
         view = self._agent(event, busy=True)
         if view is None:
             return
