@@ -14,6 +14,7 @@ Each reply is a neutral dict, rendered in the format of the endpoint that was ca
      "stop_reason": optional}
     {"status": 429, "message": "slow down", "headers": {"retry-after-ms": "10"}, "type": opt, "code": opt}
     {"raw": {...any JSON...}, "status": 200, "headers": {...}}     sent as is, for malformed replies
+    {"body": b"<html>502</html>", "status": 200, "headers": {"content-type": "text/html"}}   bytes, not JSON
 
 `input_tokens` counts every prompt token, cached or not, as plait's `Usage` does; the
 Anthropic rendering splits it into fresh, cache-read and cache-write tokens. With a `PromptCache`
@@ -224,14 +225,20 @@ class _Handler(BaseHTTPRequestHandler):
                 reply = {"status": 418, "message": f"wire server reply function failed: {exc!r}"}
         if reply is None:
             reply = {"status": 418, "message": f"wire server has no reply queued for request {number}"}
-        if state.cache is not None and not {"usage", "raw", "status"} & set(reply):
+        if state.cache is not None and not {"usage", "raw", "status", "body"} & set(reply):
             reply = _cached(state.cache, fmt, body, reply)
-        self._send(*_render(fmt, reply, str(body.get("model", "")), number), reply.get("headers", {}))
+        if "body" in reply:
+            data = reply["body"]
+            self._send(int(reply.get("status", 200)), data if isinstance(data, bytes) else str(data).encode(), reply)
+            return
+        status, payload = _render(fmt, reply, str(body.get("model", "")), number)
+        self._send(status, json.dumps(payload).encode(), reply)
 
-    def _send(self, status: int, payload: dict[str, Any], headers: Mapping[str, str]) -> None:
-        data = json.dumps(payload).encode()
+    def _send(self, status: int, data: bytes, reply: Reply) -> None:
+        headers: Mapping[str, str] = reply.get("headers", {})
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        if not any(name.lower() == "content-type" for name in headers):
+            self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         for name, value in headers.items():
             self.send_header(name, value)
