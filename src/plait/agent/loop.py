@@ -246,6 +246,7 @@ class Agent:
                     name=call.name,
                     output=outcome.output,
                     is_error=failed,
+                    format_error=outcome.format_error,
                     duration_s=took,
                     checkpoint=saved,
                     **at,
