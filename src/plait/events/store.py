@@ -12,10 +12,12 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from plait.errors import StateError
+from plait.events._wal import wal_damage
 from plait.events.types import SCHEMA_VERSION, Event, EventAdapter
 from plait.redact import scrub_strings
 
 __all__ = [
+    "DURABLE_KINDS",
     "IDENTITY",
     "EventStore",
     "ObservedStore",
@@ -23,6 +25,7 @@ __all__ = [
     "SQLiteEventStore",
     "redaction",
     "rewrite_strings",
+    "wal_damage",
 ]
 
 _SCHEMA = """
@@ -59,18 +62,37 @@ class EventStore(Protocol):
     def close(self) -> None: ...
 
 
+DURABLE_KINDS = frozenset({"model_response", "plan", "answer", "commit", "merge", "integrated"})
+"""Events that must survive a power cut once appended: what a model or a person answered (paid for, or not to be
+asked again) and what changed the repository. Appending one syncs the log to disk, and with it every event before."""
+
+_SYNC_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+
 class SQLiteEventStore:
-    """Events in one SQLite file (WAL). Safe to share between threads and between processes."""
+    """Events in one SQLite file (WAL). Safe to share between threads and between processes.
+
+    Every append survives a crash of plait. An event of `DURABLE_KINDS` also survives a crash of the machine: its
+    commit is synced to disk (synchronous=FULL) before `append` returns, and `synced` is then its sequence
+    number. The others are committed with `synchronous` (NORMAL: written, synced at the next sync), a power cut
+    losing at most those after the last synced one.
+    """
 
     def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        if synchronous.upper() not in _SYNC_MODES:
+            raise ValueError(f"synchronous is one of {', '.join(_SYNC_MODES)}, not {synchronous!r}")
+        self._synchronous = synchronous.upper()
+        self._always_synced = _SYNC_MODES.index(self._synchronous) >= _SYNC_MODES.index("FULL")
+        self.synced = 0
+        """The last event known synced to disk: it and every event before it survive a power cut."""
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.execute(f"PRAGMA synchronous={self._synchronous}")
             self._db.executescript(_SCHEMA)
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as exc:
@@ -80,16 +102,25 @@ class SQLiteEventStore:
 
     def append(self, event: Event) -> Event:
         payload = event.model_dump_json(exclude={"seq"})
+        sync = event.kind in DURABLE_KINDS and not self._always_synced
         with self._lock:
             try:
-                cur = self._db.execute(
-                    "INSERT INTO events (run_id, agent, kind, ts, payload) VALUES (?, ?, ?, ?, ?)",
-                    (event.run_id, event.agent, event.kind, event.ts, payload),
-                )
+                if sync:
+                    self._db.execute("PRAGMA synchronous=FULL")
+                try:
+                    cur = self._db.execute(
+                        "INSERT INTO events (run_id, agent, kind, ts, payload) VALUES (?, ?, ?, ?, ?)",
+                        (event.run_id, event.agent, event.kind, event.ts, payload),
+                    )
+                finally:
+                    if sync:
+                        self._db.execute(f"PRAGMA synchronous={self._synchronous}")
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot write the event log {self.path}: {exc}") from exc
-        seq = cur.lastrowid
-        assert seq is not None
+            seq = cur.lastrowid
+            assert seq is not None
+            if sync or self._always_synced:
+                self.synced = seq
         return event.model_copy(update={"seq": seq})
 
     def events(

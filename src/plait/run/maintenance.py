@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from plait.errors import PlaitError, StateError
 from plait.events.backends import open_event_store, store_scope
-from plait.events.store import EventStore, SQLiteEventStore
+from plait.events.store import EventStore, SQLiteEventStore, wal_damage
 from plait.run.state import RunState, load_state
 from plait.settings import load_settings
 from plait.workspace import Repo
@@ -83,6 +83,7 @@ def salvage_log(path: Path) -> str:
 
 
 def _log_findings(path: Path) -> tuple[list[Finding], SQLiteEventStore | None]:
+    cut = wal_damage(path)  # before SQLite opens the log, which drops such a tail without a word
     try:
         store = SQLiteEventStore(path)
         check = store.integrity()
@@ -95,7 +96,7 @@ def _log_findings(path: Path) -> tuple[list[Finding], SQLiteEventStore | None]:
         return [
             Finding("log", f"the event log fails its integrity check: {check}", "error", lambda: salvage_log(path))
         ], None
-    return [], store
+    return [Finding("log", cut)] if cut else [], store
 
 
 @runtime_checkable
