@@ -251,7 +251,7 @@ def _turns() -> list[dict[str, Any]]:
     return [{**t, "usage": {"input_tokens": n, "output_tokens": 50}} for t, n in zip(turns, used, strict=True)]
 
 
-class Crash(Exception):
+class Crash(BaseException):
     """Stands for the process dying during a model call."""
 
 

@@ -21,7 +21,7 @@ TOKEN = "Zq8mN3xW7pL2vK9tR4yB6cJ1"
 """Known to the redactor as a value (an environment variable, a configured key)."""
 
 
-class Crash(Exception):
+class Crash(BaseException):
     """Stands for the process dying."""
 
 

@@ -25,7 +25,7 @@ STEPS = [
 ]
 
 
-class Crash(Exception):
+class Crash(BaseException):
     """Stands for the process dying: nothing after it runs."""
 
 

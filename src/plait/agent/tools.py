@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ from plait.agent._tool_args import (
     WriteFileArgs,
     tool_spec,
 )
+from plait.events.journal import ARGUMENT_DEPTH
 from plait.models.base import ToolCall, ToolSpec
 from plait.redact import Redactor
 from plait.workspace.command import CommandRunner
@@ -42,6 +45,8 @@ _WRITE_TOOLS: dict[str, type[BaseModel]] = {
     "run": RunArgs,
 }
 _RAW_SHOWN = 200
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_UNPAIRED = re.compile("[\ud800-\udfff]")
 _TYPICAL_LINE = 45
 """Characters of a typical numbered line of code, to say in lines what read_file's limit shows."""
 
@@ -74,14 +79,47 @@ def argument_problems(name: str, exc: ValidationError) -> str:
     return f"invalid call of {name}: " + "; ".join(problems) + ". Call it again with valid arguments."
 
 
+def _depth(raw: str) -> int:
+    """How deep the brackets of JSON text nest, strings left out; counted without recursion."""
+    deepest = depth = 0
+    for token in _JSON_TOKEN.findall(raw):
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in "]}":
+            depth -= 1
+    return deepest
+
+
+def _unpaired(raw: str) -> str | None:
+    """What is wrong with the strings of JSON text `raw` that the log set aside for an unpaired surrogate."""
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    for key, item in value.items() if isinstance(value, dict) else ():
+        for text in (key, json.dumps(item, ensure_ascii=False)):
+            if (found := _UNPAIRED.search(text)) is not None:
+                what = "an argument name" if text is key else f"the {_shorten(key, 40)}"
+                return f"{what} contains an unpaired surrogate \\u{ord(found.group()):04x}; use valid UTF-8"
+    return None
+
+
+def _not_an_object(call: ToolCall) -> ToolOutcome:
+    raw, name = call.raw_arguments, _shorten(call.name, 80)
+    if _depth(raw) > ARGUMENT_DEPTH:
+        why = f"the arguments are nested more than {ARGUMENT_DEPTH} levels deep; send flat arguments"
+    elif (problem := _unpaired(raw)) is not None:
+        why = problem
+    else:
+        why = f"the arguments are not a JSON object: {_shorten(raw)!r}. Send the arguments as one valid JSON object"
+    return ToolOutcome(f"invalid call of {name}: {why}.", format_error=True)
+
+
 def parse_arguments(call: ToolCall, args_type: type[A]) -> A | ToolOutcome:
     """The call's arguments as `args_type`, or the format-error observation that says what is wrong with them."""
     if call.arguments is None:
-        return ToolOutcome(
-            f"the arguments of {call.name} are not a JSON object: {_shorten(call.raw_arguments)!r}. "
-            "Send the arguments as one valid JSON object.",
-            format_error=True,
-        )
+        return _not_an_object(call)
     try:
         return args_type.model_validate(call.arguments)
     except ValidationError as exc:
@@ -131,7 +169,8 @@ class Toolbox:
         if args_type is None:
             valid = ", ".join(self._args)
             note = " (this agent is read-only)" if call.name in _WRITE_TOOLS else ""
-            return ToolOutcome(f"unknown tool {call.name!r}{note}: the tools are {valid}.", format_error=True)
+            name = _shorten(call.name, 80)
+            return ToolOutcome(f"unknown tool {name!r}{note}: the tools are {valid}.", format_error=True)
         args = parse_arguments(call, args_type)
         if isinstance(args, ToolOutcome):
             return args

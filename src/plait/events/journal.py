@@ -2,19 +2,37 @@
 
 On a replay (a resumed agent) an answered call is read back from the log instead of being
 paid for again; a request that no longer matches the logged one is reported, never mixed in.
+
+Whatever a model answers can be logged: an unpaired surrogate in its text becomes U+FFFD, and a tool call
+whose arguments hold one, nest deeper than `ARGUMENT_DEPTH` or hold what JSON cannot, keeps them only as
+escaped JSON text (`arguments` None), which the tool reports to the model as a malformed call. A model that
+raises anything but a `ModelError` is reported as one, so the agent stops with a reason, not a traceback.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import time
+from typing import Any
 
-from plait.errors import StateError
+from plait.errors import ModelError, StateError
 from plait.events.store import EventStore
 from plait.events.types import ModelCallFailed, ModelCallFinished, ModelCallRetried, ModelCallStarted
-from plait.models.base import MessageChain, Model, ModelRequest, ModelResponse
+from plait.models.base import MessageChain, Model, ModelRequest, ModelResponse, ToolCall
 from plait.models.pricing import PriceTable
 
-__all__ = ["Journal"]
+__all__ = ["ARGUMENT_DEPTH", "Journal", "loggable", "valid_text"]
+
+ARGUMENT_DEPTH = 32
+"""Levels of nesting a tool call's arguments may have: tools take flat arguments, and the log's encoder stops at a
+few hundred levels."""
+_RAW_KEPT = 65_536
+"""Characters of the raw arguments kept of a call whose arguments were set aside..."""
+_STRING_KEPT = 4096
+"""...and of each string in them (and the first unpaired surrogate, if the rest has one)."""
+_UNPAIRED = re.compile("[\ud800-\udfff]")
+_SCALARS = (str, int, float, bool, type(None))
 
 
 class Journal:
@@ -68,10 +86,14 @@ class Journal:
 
         started = time.monotonic()
         try:
-            response = await model.complete(request, on_retry=on_retry)
-        except Exception as exc:
-            self._store.append(ModelCallFailed(**base, error=str(exc)))
+            response = loggable(await model.complete(request, on_retry=on_retry))
+        except ModelError as exc:
+            self._store.append(ModelCallFailed(**base, error=valid_text(str(exc))))
             raise
+        except Exception as exc:  # a Model is any object: what it raises is not known here
+            error = valid_text(" ".join(f"{type(exc).__name__}: {exc}".split()))[:2000]
+            self._store.append(ModelCallFailed(**base, error=error))
+            raise ModelError(f"the model {model.name} failed at call {call}: {error}") from exc
         cost = self._prices.cost(model.name, response.usage)
         self._store.append(
             ModelCallFinished(
@@ -79,3 +101,65 @@ class Journal:
             )
         )
         return response, cost
+
+
+def valid_text(text: str) -> str:
+    """`text` with every unpaired surrogate (which UTF-8 cannot encode) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _writable(arguments: dict[str, Any]) -> bool:
+    """Whether arguments are JSON the log can hold: shallow enough, valid strings, nothing but JSON values."""
+    stack: list[tuple[Any, int]] = [(arguments, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            if depth > ARGUMENT_DEPTH:
+                return False
+            if isinstance(node, dict):
+                if not all(isinstance(k, str) and valid_text(k) is k for k in node):
+                    return False
+                stack.extend((v, depth + 1) for v in node.values())
+            else:
+                stack.extend((v, depth + 1) for v in node)
+        elif not isinstance(node, _SCALARS) or (isinstance(node, str) and valid_text(node) is not node):
+            return False
+    return True
+
+
+def _pruned(node: Any, depth: int = 1) -> Any:
+    """`node` cut below `ARGUMENT_DEPTH` + 1 levels, with anything JSON cannot hold replaced by its type's name."""
+    if isinstance(node, dict | list | tuple) and depth > ARGUMENT_DEPTH + 1:
+        return "..."
+    if isinstance(node, dict):
+        return {str(k): _pruned(v, depth + 1) for k, v in node.items()}
+    if isinstance(node, list | tuple):
+        return [_pruned(v, depth + 1) for v in node]
+    if isinstance(node, str) and len(node) > _STRING_KEPT:
+        unpaired = _UNPAIRED.search(node, _STRING_KEPT)
+        return node[:_STRING_KEPT] + "..." + (unpaired.group() if unpaired else "")
+    return node if isinstance(node, _SCALARS) else f"<{type(node).__name__}>"
+
+
+def _loggable_call(call: ToolCall) -> ToolCall:
+    name, call_id, raw = valid_text(call.name), valid_text(call.id), valid_text(call.raw_arguments)
+    arguments = call.arguments
+    if arguments is not None and not (isinstance(arguments, dict) and _writable(arguments)):
+        raw, arguments = json.dumps(_pruned(arguments), ensure_ascii=True)[:_RAW_KEPT], None
+    if name is call.name and call_id is call.id and raw is call.raw_arguments and arguments is call.arguments:
+        return call  # compared by identity: arguments nested deep enough would exhaust the stack of ==
+    return ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments=raw)
+
+
+def loggable(response: ModelResponse) -> ModelResponse:
+    """The reply with nothing in it that the log cannot write (see the module's docstring)."""
+    calls = tuple(_loggable_call(c) for c in response.tool_calls)
+    text, model, stop = valid_text(response.text), valid_text(response.model), valid_text(response.stop_reason)
+    same = all(a is b for a, b in zip(calls, response.tool_calls, strict=True))
+    if same and text is response.text and model is response.model and stop is response.stop_reason:
+        return response
+    return response.model_copy(update={"text": text, "tool_calls": calls, "model": model, "stop_reason": stop})
