@@ -13,6 +13,7 @@ from plait.plan.globs import expand
 
 __all__ = [
     "NAME",
+    "PLANNING_FAILED",
     "TASK_ID",
     "Contract",
     "ExpertSpec",
@@ -30,6 +31,10 @@ TASK_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 """What the name of an expert (or an investigation's area) may be: letters, digits, '_', '.' and '-'."""
 """A task id: a short slug, usable as a git branch name component."""
+
+
+PLANNING_FAILED = "planning failed"
+"""How the reason of a run that ended before it had a plan to run begins (`plait resume` does not plan again)."""
 
 
 class PlanError(PlaitError):

@@ -14,12 +14,16 @@ from typing import Protocol, runtime_checkable
 from plait.errors import PlaitError, StateError
 from plait.events.backends import open_event_store, store_scope
 from plait.events.store import EventStore, SQLiteEventStore, wal_damage
+from plait.plan.model import PLANNING_FAILED
 from plait.run.state import RunState, load_state
 from plait.settings import load_settings
 from plait.workspace import Repo
 from plait.workspace.git import worktree_lock
 
-__all__ = ["Finding", "diagnose", "disk_usage", "salvage_log"]
+__all__ = ["Finding", "diagnose", "disk_usage", "ended_note", "salvage_log", "tidy_run"]
+
+_STALE_LOCK_S = 60.0
+"""Age past which a `.lock` under plait's refs is a killed git's: git holds one only while it updates the ref."""
 
 
 @dataclass
@@ -122,6 +126,52 @@ def _server_findings(location: str, scope: str) -> tuple[list[Finding], EventSto
     return [], store
 
 
+def _remove_tree(repo: Repo, tree: Path, registered: set[Path]) -> None:
+    """Delete a worktree's directory and git's record of it, whether git still knows it or not."""
+    if tree.absolute() in registered:
+        with worktree_lock(repo.common_dir):
+            repo.git("worktree", "remove", "--force", "--force", str(tree), check=False)
+    if tree.is_dir() and not tree.is_symlink():
+        shutil.rmtree(tree, ignore_errors=True)
+    else:
+        tree.unlink(missing_ok=True)
+
+
+def tidy_run(repo: Repo, run_id: str) -> list[str]:
+    """Finish the clean-up of an ended run: its worktrees (the gate's too) and checkpoint refs; what was removed.
+
+    Its branches stay: they are the work.
+    """
+    done: list[str] = []
+    root = repo.common_dir / "plait" / "worktrees" / run_id
+    if root.is_dir():
+        registered = set(repo.worktrees())
+        for tree in sorted(root.iterdir()):
+            _remove_tree(repo, tree, registered)
+            done.append(f"worktree {tree.name}")
+        shutil.rmtree(root, ignore_errors=True)
+        repo.prune_worktrees()
+    refs = repo.git("for-each-ref", "--format=%(refname)", f"refs/plait/checkpoints/{run_id}/").split()
+    for ref in refs:
+        repo.git("update-ref", "-d", ref, check=False)
+    if refs:
+        done.append(f"{len(refs)} checkpoint ref(s)")
+    return done
+
+
+def ended_note(repo: Repo, state: RunState) -> str:
+    """What `plait resume` says of a run that has ended, once it has finished the clean-up a kill cut short."""
+    finished = state.finished
+    assert finished is not None
+    tidied = tidy_run(repo, state.run_id)
+    if finished.reason.startswith(PLANNING_FAILED):
+        detail = finished.reason.removeprefix(PLANNING_FAILED).lstrip(": ")
+        said = f"run {state.run_id} ended in planning failure ({detail}): nothing to resume; `plait run` starts afresh"
+    else:
+        said = f"run {state.run_id} already ended ({finished.status}): nothing to resume"
+    return f"{said}; finished its clean-up, removed {', '.join(tidied)}" if tidied else said
+
+
 def _worktree_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]:
     findings: list[Finding] = []
     root = repo.plait_dir() / "worktrees"
@@ -129,17 +179,11 @@ def _worktree_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]
     for run_dir in sorted(root.glob("*")) if root.exists() else []:
         state = states.get(run_dir.name)
         ended = state is None or not state.unfinished
-        for tree in sorted(run_dir.iterdir()):
-            if not ended:
-                continue
+        for tree in sorted(run_dir.iterdir()) if ended and run_dir.is_dir() else []:
             size = disk_usage(tree)
 
             def remove(tree: Path = tree) -> str:
-                if tree.absolute() in registered:
-                    with worktree_lock(repo.common_dir):
-                        repo.git("worktree", "remove", "--force", "--force", str(tree))
-                elif tree.exists():
-                    shutil.rmtree(tree)
+                _remove_tree(repo, tree, registered)
                 return f"removed {tree.relative_to(root)}"
 
             why = "registered with git" if tree.absolute() in registered else "not known to git"
@@ -159,6 +203,29 @@ def _worktree_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]
             return "pruned git's record of them"
 
         findings.append(Finding("worktree", f"{len(missing)} worktree(s) git knows are gone from disk", repair=prune))
+    return findings
+
+
+def _lock_findings(repo: Repo) -> list[Finding]:
+    """Lock files a killed git left under plait's refs: each keeps its ref from ever being updated again."""
+    findings: list[Finding] = []
+    now = time.time()
+    for top in (repo.common_dir / "refs" / "heads" / "plait", repo.common_dir / "refs" / "plait"):
+        for lock in sorted(top.rglob("*.lock")) if top.is_dir() else []:
+            try:
+                stale = lock.is_file() and now - lock.stat().st_mtime > _STALE_LOCK_S
+            except OSError:
+                continue
+            if not stale:
+                continue
+            name = lock.relative_to(repo.common_dir).as_posix()
+
+            def unlock(lock: Path = lock, name: str = name) -> str:
+                lock.unlink(missing_ok=True)
+                return f"removed {name}"
+
+            message = f"stale lock {name} left by a killed git: {name.removesuffix('.lock')} cannot be updated"
+            findings.append(Finding("lock", message, repair=unlock))
     return findings
 
 
@@ -209,7 +276,8 @@ def diagnose(repo: Repo) -> list[Finding]:
     elif path.exists():
         findings, store = _log_findings(path)
     else:
-        return []
+        return _lock_findings(repo)
+    findings += _lock_findings(repo)
     if store is None:
         return findings
     states = {run_id: load_state(store, run_id) for run_id in store.run_ids()}

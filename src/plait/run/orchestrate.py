@@ -26,6 +26,7 @@ from plait.reconcile.queue import MergeQueue
 from plait.reconcile.types import Resolver
 from plait.run._nested import noticing
 from plait.run.integrate import QueueIntegrator
+from plait.run.maintenance import tidy_run
 from plait.run.parallel import ParallelOutcome, RunContext, RunnerFactory, run_plan
 from plait.run.preflight import preflight
 from plait.run.single import Base, RunOutcome, one_task_plan, planned_single, record_start, run_single
@@ -86,6 +87,14 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
         return await _run(o, gate)
     finally:
         gate.close()
+        if _ended(o.store, o.run_id):  # a resumed run also takes away what its killed process left
+            tidy_run(o.repo, o.run_id)
+
+
+def _ended(store: EventStore, run_id: str) -> bool:
+    """Whether the run has ended for good: not running, not stopped by the user."""
+    finished = store.events(run_id, kinds=["run_finished"])
+    return bool(finished) and isinstance(finished[-1], RunFinished) and finished[-1].status != "interrupted"
 
 
 async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | None:

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
         as_json: JsonOpt = False,
     ) -> None:
-        """Check this repository's plait state: the event log, worktrees, branches, checkpoints."""
+        """Check this repository's plait state: the event log, worktrees, branches, checkpoints, ref locks."""
         repo = Repo.discover(repo_path)
         findings = diagnose(repo)
         repaired = _apply(findings) if fix else []
@@ -68,9 +68,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def gc(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
-        """Remove what ended or crashed runs left behind (worktrees, checkpoint refs) and say how much disk it freed."""
+        """Remove what ended or crashed runs left behind (worktrees, checkpoint refs, stale locks) and the disk freed."""
         repo = Repo.discover(repo_path)
-        garbage = [f for f in diagnose(repo) if f.kind in ("worktree", "refs") and f.repair is not None]
+        garbage = [f for f in diagnose(repo) if f.kind in ("worktree", "refs", "lock") and f.repair is not None]
         freed = sum(f.freed for f in garbage)
         done = _apply(garbage)
         if as_json:

@@ -22,6 +22,7 @@ from plait.plan.model import Plan
 from plait.plan.overlap import OverlapDecision
 from plait.plan.render import render_plan
 from plait.redact import scrub_strings
+from plait.run.maintenance import ended_note
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome, RunnerFactory
 from plait.run.session import run_kind
@@ -308,8 +309,7 @@ def register(app: typer.Typer) -> None:
         if state.started is None:
             raise StateError(f"run {run_id} has no start in the log: it cannot be resumed")
         if not state.unfinished:
-            assert state.finished is not None
-            out.print(f"run {run_id} already ended ({state.finished.status}): nothing to resume")
+            out.print(escaped(ended_note(repo, state)))
             raise typer.Exit(0)
         started = state.started
         settings = run_settings(repo.root, started.settings)
