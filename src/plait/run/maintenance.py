@@ -15,6 +15,7 @@ from plait.errors import PlaitError, StateError
 from plait.events.backends import open_event_store, store_scope
 from plait.events.store import EventStore, SQLiteEventStore, wal_damage
 from plait.plan.model import PLANNING_FAILED
+from plait.run._salvage import salvage_rows
 from plait.run.state import RunState, load_state
 from plait.settings import load_settings
 from plait.workspace import Repo
@@ -49,41 +50,26 @@ def disk_usage(path: Path) -> int:
 
 
 def salvage_log(path: Path) -> str:
-    """Copy every readable event of a damaged log into a fresh one; the damaged file is kept beside it."""
+    """Copy every event of a damaged log that still reads into a fresh one; the damaged file is kept beside it."""
     aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
     path.rename(aside)
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)
         if side.exists():
             side.rename(aside.with_name(aside.name + suffix))
-    kept = lost = 0
     fresh = SQLiteEventStore(path)
     fresh.close()
     target = sqlite3.connect(path)
     try:
-        source = sqlite3.connect(f"file:{aside}?mode=ro", uri=True)
-        rows = source.execute("SELECT seq, run_id, agent, kind, ts, payload FROM events ORDER BY seq")
-        while True:
-            try:
-                row = rows.fetchone()
-            except sqlite3.DatabaseError:
-                lost += 1
-                break
-            if row is None:
-                break
-            try:
-                SQLiteEventStore.decode(row[5])
-            except StateError:
-                lost += 1
-                continue
-            target.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", row)
-            kept += 1
+        kept, total = salvage_rows(
+            aside, lambda row: target.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", row)
+        )
         target.commit()
-    except sqlite3.DatabaseError:
-        lost += 1
     finally:
         target.close()
-    return f"kept {kept} event(s) in a fresh log, {lost} unreadable; the damaged file is {aside.name}"
+    return (
+        f"kept {kept} event(s) of {total} in a fresh log, {total - kept} unreadable; the damaged file is {aside.name}"
+    )
 
 
 def _log_findings(path: Path) -> tuple[list[Finding], SQLiteEventStore | None]:
