@@ -10,12 +10,13 @@ from pathlib import Path
 
 from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
+from plait.errors import PlaitError
 from plait.events.store import EventStore
 from plait.events.types import Decision, NotePosted, PlanMade, RunFinished
 from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.load import load_plan
-from plait.plan.model import Plan
+from plait.plan.model import PLANNING_FAILED, Plan
 from plait.plan.overlap import OverlapDecision, resolve_overlaps
 from plait.plan.planner import make_plan
 from plait.plan.repomap import repo_map, tracked_files
@@ -70,7 +71,8 @@ class Orchestration:
 async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
     """Run the task, or continue it from `o.state`; None when the user declined the plan at review.
 
-    Raises `ConfigError` before anything is spent when the verify command cannot run in the sandbox.
+    Raises `ConfigError` before anything is spent when the verify command cannot run in the sandbox, and the
+    planner's error (`PlanError`, `ModelError`) once the run is logged as ended in planning failure.
     """
     if o.state is None:
         record_start(o.store, o.run_id, o.repo, o.task, o.base, o.model.name, o.settings)
@@ -112,8 +114,11 @@ async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | N
         return await _parallel(o, state.plan, shared_map, budget, prices, gate)
     try:
         plan = await _plan(o, shared_map, budget, prices, gate.command_for(o.base.commit) or "")
-    except asyncio.CancelledError:
+    except asyncio.CancelledError:  # stopped by the user: resumable, so `plait resume` plans again
         o.store.append(RunFinished(run_id=o.run_id, status="interrupted", reason="stopped by the user while planning"))
+        raise
+    except PlaitError as exc:  # no plan (the model failed, plans rejected, the budget spent): the run ends here
+        o.store.append(RunFinished(run_id=o.run_id, status="failed", reason=f"{PLANNING_FAILED}: {exc}"))
         raise
     plan, decisions = resolve_overlaps(plan, files)
     for d in decisions:
