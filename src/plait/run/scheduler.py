@@ -3,11 +3,17 @@
 The scheduler knows nothing of agents: it calls `attempt(task, number, last_failure)` and reads
 the `Attempt` it returns. A task that keeps failing is dropped, and so are the tasks that
 depend on it; every other task goes on.
+
+A free slot goes to the waiting attempt on the longest chain of tasks still to run after it (its
+critical path), ties in plan order: starting the short branches first lets the long chain wait for a
+slot, and the run ends later than it must. The slots are handed out by the run's own loop, after the
+tasks a finished one made ready have joined the queue, so that a freed slot can go to them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -60,7 +66,12 @@ class Scheduler:
             raise ValueError(f"unknown dependencies: {sorted(unknown)}")
         self.deps = {task: tuple(ds) for task, ds in deps.items()}
         self.attempt = attempt
-        self.slots = asyncio.Semaphore(max(concurrency, 1))
+        self.concurrency = max(concurrency, 1)
+        chain = _chains(self.deps)
+        self.priority = {task: (-chain[task], i) for i, task in enumerate(self.deps)}
+        self._free = self.concurrency
+        self._queue: list[tuple[tuple[int, int], int, asyncio.Future[None]]] = []
+        self._asked = 0
         self.max_attempts = max(max_attempts, 1)
         self.wall_s = wall_s
         self.on_state = on_state or (lambda task, state, reason: None)
@@ -83,24 +94,50 @@ class Scheduler:
                         continue
                     if all(d in self.results and self.results[d].status == "done" for d in ds):
                         started.add(task)
-                        group.create_task(self._run_task(task, wake), name=f"task {task}")
+                        group.create_task(self._run_task(task, self._ask(task), wake), name=f"task {task}")
 
             while len(self.results) < len(self.deps):
                 launch_ready()
                 if len(self.results) == len(self.deps):
                     break
+                self._hand_out()
                 await wake.wait()
                 wake.clear()
         return self.results
 
-    async def _run_task(self, task: str, wake: asyncio.Event) -> None:
+    def _ask(self, task: str) -> asyncio.Future[None]:
+        """Queue `task` for a slot; the future is done when the run's loop gives it one."""
+        slot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._asked += 1
+        heapq.heappush(self._queue, (self.priority[task], self._asked, slot))
+        return slot
+
+    def _hand_out(self) -> None:
+        while self._free and self._queue:
+            slot = heapq.heappop(self._queue)[2]
+            if not slot.done():  # a cancelled waiter's slot stays free
+                self._free -= 1
+                slot.set_result(None)
+
+    async def _run_task(self, task: str, slot: asyncio.Future[None], wake: asyncio.Event) -> None:
         first, last = self.resume.get(task, (1, None))
         failures: list[str] = [last.reason] * (first - 1) if last else []
         try:
             for number in range(first, self.max_attempts + 1):
-                async with self.slots:
+                if number > first:
+                    slot = self._ask(task)
+                    wake.set()
+                try:
+                    await slot
+                except asyncio.CancelledError:
+                    if not slot.cancelled():  # given a slot as the run was being stopped
+                        self._free += 1
+                    raise
+                try:
                     self.on_state(task, "running", f"attempt {number}")
                     last = await self._one(task, number, last)
+                finally:
+                    self._free += 1
                 if last.ok:
                     self._finish(task, TaskResult("done", number, failures=failures))
                     return
@@ -125,3 +162,22 @@ class Scheduler:
     def _finish(self, task: str, result: TaskResult) -> None:
         self.results[task] = result
         self.on_state(task, result.status, result.reason)
+
+
+def _chains(deps: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
+    """Each task's critical path: the most tasks on a chain from it through its dependants, itself included."""
+    dependants: dict[str, list[str]] = {task: [] for task in deps}
+    for task, ds in deps.items():
+        for d in ds:
+            dependants[d].append(task)
+    left = {task: len(dependants[task]) for task in deps}
+    chain = {task: 1 for task in deps}
+    ready = [task for task, n in left.items() if n == 0]
+    while ready:  # from the tasks nothing depends on, back to the roots
+        task = ready.pop()
+        for d in deps[task]:
+            chain[d] = max(chain[d], chain[task] + 1)
+            left[d] -= 1
+            if left[d] == 0:
+                ready.append(d)
+    return chain
