@@ -146,7 +146,8 @@ def test_views_of_the_real_demo_run(plait: Plait, tmp_path: Path) -> None:
     events = SQLiteEventStore(where / ".git" / "plait" / "events.db").events(run_id)
     status = plait("status", "--json", cwd=where).json()
     assert status["run_id"] == run_id and status["model_calls"] == sum(isinstance(e, ModelCallFinished) for e in events)
-    assert {a["id"] for a in status["agents"]} == {e.agent for e in events if e.agent}
+    acting = {e.agent for e in events if e.agent and e.kind not in ("note", "policy")}  # not the gate, the queue
+    assert {a["id"] for a in status["agents"]} == acting and {"gate", "merge-queue"} <= {e.agent for e in events}
     cost = plait("cost", "--json", "last", cwd=where).json()
     assert cost["total"]["calls"] == status["model_calls"]
     report = plait("report", "last", "--html", cwd=where)

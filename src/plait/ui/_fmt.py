@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plait.ui.runview import RunView
+from plait.ui.runview import RunView, dollars
 
 __all__ = ["STATE_STYLE", "bar", "duration", "gate_line", "integration_line", "one_line", "plan_line", "tokens", "usd"]
 
@@ -25,8 +25,10 @@ def tokens(n: int) -> str:
     return f"{n / 1_000_000:.2f}M"
 
 
-def usd(x: float) -> str:
-    return f"${x:.4f}" if x < 10 else f"${x:.2f}"
+def usd(x: float, *, calls: int = 0, unpriced: int = 0) -> str:
+    """Dollars; of `calls` model calls, `unpriced` were of a model with no price: all of them reads `unpriced`,
+    some of them `$0.0123 + unpriced`, never a `$0.0000` that looks like a free run."""
+    return dollars(x, calls, unpriced)
 
 
 def duration(seconds: float) -> str:

@@ -58,7 +58,7 @@ def agents_section(view: RunView, costs: CostBreakdown) -> str:
                 str(a.tool_calls),
                 str(a.retries),
                 _fmt.tokens(a.usage.total_tokens),
-                _fmt.usd(a.cost_usd),
+                a.cost_text,
                 _fmt.duration(costs.busy_s.get(a.id, 0.0)),
                 escape(a.merge),
                 escape(_fmt.one_line(a.summary or a.reason, 120)),
@@ -141,7 +141,8 @@ def _cost_rows(lines: Iterable[CostLine], busy: dict[str, float] | None = None) 
     for line in lines:
         u = line.usage
         row = [escape(line.name), str(line.calls), str(u.input_tokens), str(u.cached_tokens), str(u.output_tokens)]
-        row += [f"{line.cost_usd:.6f}", f"{line.saved_usd:.6f}"]
+        unpriced = line.unpriced_calls and line.unpriced_calls >= line.calls
+        row += ["unpriced" if unpriced else f"{line.cost_usd:.6f}", f"{line.saved_usd:.6f}"]
         if busy is not None:
             row.append(_fmt.duration(busy.get(line.name, 0.0)))
         rows.append(row)
@@ -152,12 +153,13 @@ def cost_section(costs: CostBreakdown) -> str:
     head = ["calls", "input tokens", "cached", "output tokens", "cost $", "cache saved $"]
     t = costs.total
     total = _cost_rows([t])[0]
+    spent = _fmt.usd(t.cost_usd, calls=t.calls, unpriced=t.unpriced_calls)
     return "".join(
         [
             table(["agent", *head, "busy"], [*_cost_rows(costs.by_agent.values(), costs.busy_s), [*total, ""]], "num"),
             table(["model", *head], [*_cost_rows(costs.by_model.values()), total], "num"),
             table(["phase", *head], [*_cost_rows(costs.by_phase.values()), total], "num"),
-            f'<p class="total" data-total-usd="{t.cost_usd:.6f}">Total <b>{_fmt.usd(t.cost_usd)}</b> for {t.calls} '
+            f'<p class="total" data-total-usd="{t.cost_usd:.6f}">Total <b>{spent}</b> for {t.calls} '
             f"model calls; cached input saved {_fmt.usd(t.saved_usd)}.</p>",
             f"<p>Wall time {_fmt.duration(costs.wall_s)}; the same agents one after another: "
             f"{_fmt.duration(costs.sequential_s)} (<b>{costs.speedup:.2f}×</b> speed-up). No agent was busy for "
@@ -272,7 +274,7 @@ def transcripts_section(view: RunView, events: list[Event]) -> str:
     for agent in view.agents:
         steps = [s for e in events if e.agent == agent and (s := _step(e)) is not None]
         a = view.agents[agent]
-        summary = f"{escape(agent)} — {a.tool_calls} tool calls, {a.steps} model calls, {_fmt.usd(a.cost_usd)}"
+        summary = f"{escape(agent)} — {a.tool_calls} tool calls, {a.steps} model calls, {a.cost_text}"
         out.append(
             f'<details class="agent" id="agent-{escape(agent)}" open><summary>{summary}</summary>'
             + "".join(steps)

@@ -78,7 +78,7 @@ def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     for s in summaries:
         status = s.status if s.status != "running" else "unfinished"
         task = s.task.strip().splitlines()[0] if s.task.strip() else ""
-        table.add_row(s.run_id, status, escaped(s.model), str(s.model_calls), f"${s.cost_usd:.4f}", escaped(task[:120]))
+        table.add_row(s.run_id, status, escaped(s.model), str(s.model_calls), s.cost_text, escaped(task[:120]))
     out.print(table)
 
 

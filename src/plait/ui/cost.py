@@ -26,9 +26,12 @@ class CostLine:
     """What prompt caching saved: the cached tokens' discount, less the premium paid on cache writes."""
     billed_tokens: float = 0.0
     """The tokens as the providers bill them: cached and cache-written input weighed by their price."""
+    unpriced_calls: int = 0
+    """Calls of a model with no price: their dollars are unknown, not zero."""
 
-    def add(self, usage: Usage, cost: float, saved: float, billed: float) -> None:
+    def add(self, usage: Usage, cost: float, saved: float, billed: float, *, priced: bool = True) -> None:
         self.calls += 1
+        self.unpriced_calls += 0 if priced else 1
         self.usage, self.cost_usd, self.saved_usd = self.usage + usage, self.cost_usd + cost, self.saved_usd + saved
         self.billed_tokens += billed
 
@@ -40,6 +43,7 @@ class CostLine:
             "billed_tokens": round(self.billed_tokens),
             "cost_usd": round(self.cost_usd, 6),
             "cache_saved_usd": round(self.saved_usd, 6),
+            "unpriced_calls": self.unpriced_calls,
         }
 
 
@@ -157,11 +161,11 @@ def cost_breakdown(events: list[Event], prices: PriceTable | None = None) -> Cos
         elif isinstance(event, ModelCallFinished):
             model = pending.pop(event.agent, "") or event.response.model or view.model or "?"
             usage, saved = event.response.usage, _saved(prices, model, event.response.usage)
-            billed = prices.billed_tokens(model, usage)
+            billed, priced = prices.billed_tokens(model, usage), prices.price(model) is not None
             who = event.agent or "(run)"
             for table, key in ((by_agent, who), (by_model, model), (by_phase, phase_of(event.agent))):
-                table.setdefault(key, CostLine(key)).add(usage, event.cost_usd, saved, billed)
-            total.add(usage, event.cost_usd, saved, billed)
+                table.setdefault(key, CostLine(key)).add(usage, event.cost_usd, saved, billed, priced=priced)
+            total.add(usage, event.cost_usd, saved, billed, priced=priced)
     end = view.ended or view.last_ts
     spans: list[tuple[float, float]] = []
     busy: dict[str, float] = {}

@@ -43,7 +43,7 @@ def _cells(agent: AgentView) -> list[Text]:
         Text(_fmt.one_line(agent.now, 44)),
         Text(str(agent.steps), justify="right"),
         Text(_fmt.tokens(agent.usage.total_tokens), justify="right"),
-        Text(_fmt.usd(agent.cost_usd), justify="right"),
+        Text(agent.cost_text, justify="right"),
         Text(agent.merge),
     ]
 
@@ -175,7 +175,7 @@ class Dashboard(App[None]):
             (f"run {view.run_id}", "bold"),
             f" · {view.status_text(now)} · {_fmt.duration(view.elapsed_s(now))} · {len(view.agents)} agents · ",
             f"{view.model_calls} model calls · {view.tool_calls} tool calls · ",
-            f"{_fmt.tokens(view.usage.total_tokens)} tokens · {_fmt.usd(view.cost_usd)}",
+            f"{_fmt.tokens(view.usage.total_tokens)} tokens · {view.cost_text}",
         )
         task = Text("task: ", style="bold") + Text(_fmt.one_line(view.task, 150))
         plan = Text(_fmt.plan_line(view))

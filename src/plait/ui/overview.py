@@ -30,7 +30,7 @@ def agents_table(view: RunView) -> Table:
             escape(_fmt.one_line(agent.now, 40)),
             str(agent.steps),
             _fmt.tokens(agent.usage.total_tokens),
-            _fmt.usd(agent.cost_usd),
+            agent.cost_text,
             escape(agent.merge),
         )
     return table
@@ -40,7 +40,7 @@ def _head(view: RunView, now: float) -> str:
     status, took = escape(view.status_text(now)), _fmt.duration(view.elapsed_s(now))
     return (
         f"[bold]run {escape(view.run_id)}[/] · {status} · {took} · {len(view.agents)} agents · "
-        f"{_fmt.tokens(view.usage.total_tokens)} tokens · {_fmt.usd(view.cost_usd)}"
+        f"{_fmt.tokens(view.usage.total_tokens)} tokens · {view.cost_text}"
     )
 
 
@@ -72,7 +72,8 @@ def _cost_table(title: str, lines: dict[str, CostLine], busy: dict[str, float] |
     for line in lines.values():
         u = line.usage
         row = [escape(line.name), str(line.calls), _fmt.tokens(u.input_tokens), _fmt.tokens(u.cached_tokens)]
-        row += [_fmt.tokens(u.output_tokens), _fmt.usd(line.cost_usd), _fmt.usd(line.saved_usd)]
+        row += [_fmt.tokens(u.output_tokens), _fmt.usd(line.cost_usd, calls=line.calls, unpriced=line.unpriced_calls)]
+        row.append(_fmt.usd(line.saved_usd))
         if busy is not None:
             row.append(_fmt.duration(busy.get(line.name, 0.0)))
         table.add_row(*row)
@@ -85,8 +86,9 @@ def render_cost(console: Console, costs: CostBreakdown) -> None:
     console.print(_cost_table("by model", costs.by_model))
     console.print(_cost_table("by phase", costs.by_phase))
     t = costs.total
+    spent = _fmt.usd(t.cost_usd, calls=t.calls, unpriced=t.unpriced_calls)
     console.print(
-        f"[bold]total[/] {_fmt.usd(t.cost_usd)} for {t.calls} model calls: {t.usage.input_tokens} tokens in "
+        f"[bold]total[/] {spent} for {t.calls} model calls: {t.usage.input_tokens} tokens in "
         f"({t.usage.cached_tokens} cached, saving {_fmt.usd(t.saved_usd)}), {t.usage.output_tokens} out",
         highlight=False,
     )

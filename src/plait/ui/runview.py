@@ -33,9 +33,10 @@ from plait.events.types import (
     ToolReturned,
 )
 from plait.models.base import Usage
+from plait.models.pricing import PriceTable, logged_prices
 from plait.ui.progress import short_args
 
-__all__ = ["AgentView", "RunView", "Span", "phase_of"]
+__all__ = ["AgentView", "RunView", "Span", "dollars", "phase_of"]
 
 _FINAL = ("done", "failed", "dropped", "interrupted")
 
@@ -78,6 +79,8 @@ class AgentView:
     retries: int = 0
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    """Model calls of a model with no price: their dollars are unknown, not zero."""
     merge: str = ""
     """Where its branch is in the merge queue: queued, merged (rung), conflict, integrated, ejected."""
     summary: str = ""
@@ -94,6 +97,11 @@ class AgentView:
     @property
     def finished(self) -> bool:
         return self.state in _FINAL
+
+    @property
+    def cost_text(self) -> str:
+        """Its dollars, or `unpriced` when its model has no price."""
+        return dollars(self.cost_usd, self.steps, self.unpriced_calls)
 
     def busy_s(self) -> float:
         """Seconds spent working, over every attempt; an open span counts up to the agent's last event."""
@@ -131,6 +139,16 @@ class RunView:
     tool_calls: int = 0
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    """Model calls of a model with no price: their dollars are unknown, not zero."""
+    _prices: PriceTable = field(default_factory=PriceTable, repr=False)
+    _calling: dict[str, str] = field(default_factory=dict, repr=False)
+    """The model each agent's call in flight was sent to."""
+
+    @property
+    def cost_text(self) -> str:
+        """The run's dollars, or `unpriced` when its model has no price."""
+        return dollars(self.cost_usd, self.model_calls, self.unpriced_calls)
 
     @classmethod
     def of(cls, run_id: str, events: list[Event]) -> RunView:
@@ -203,6 +221,7 @@ class RunView:
         if isinstance(event, RunStarted):
             self.task, self.model, self.repo = event.task, event.model, event.repo
             self.base_commit, self.base_ref, self.settings = event.base_commit, event.base_ref, event.settings
+            self._prices = logged_prices(event.settings)
             self.started = min(self.started or event.ts, event.ts)
             self.status, self.ended = "running", None
         elif isinstance(event, RunFinished):
@@ -295,6 +314,7 @@ class RunView:
             return
         if isinstance(event, ModelCallStarted):
             view.now = "thinking…"
+            self._calling[view.id] = event.model
         elif isinstance(event, ModelCallRetried):
             view.retries += 1
             view.now = f"retry {event.attempt} in {event.wait_s:.0f}s: {event.reason}"
@@ -303,6 +323,9 @@ class RunView:
             view.usage, view.cost_usd, view.now = view.usage + event.response.usage, view.cost_usd + event.cost_usd, ""
             self.model_calls += 1
             self.usage, self.cost_usd = self.usage + event.response.usage, self.cost_usd + event.cost_usd
+            model = self._calling.pop(view.id, "") or event.response.model or self.model
+            if self._prices.price(model) is None:
+                view.unpriced_calls, self.unpriced_calls = view.unpriced_calls + 1, self.unpriced_calls + 1
         elif isinstance(event, ModelCallFailed):
             view.now = f"model failed: {event.error}"
         elif isinstance(event, ToolCalled):
@@ -348,3 +371,11 @@ def _apply_lease(view: AgentView, data: dict[str, Any]) -> None:
         view.claims.append(path)
     elif action in ("release", "expire") and path in view.claims:
         view.claims.remove(path)
+
+
+def dollars(x: float, calls: int, unpriced: int) -> str:
+    """Dollars; all calls of an unpriced model read `unpriced`, some of them `$0.0123 + unpriced`."""
+    money = f"${x:.4f}" if x < 10 else f"${x:.2f}"
+    if unpriced and unpriced >= calls:
+        return "unpriced"
+    return f"{money} + unpriced" if unpriced else money

@@ -18,6 +18,7 @@ from plait.events.types import (
 from plait.models.base import Usage
 from plait.models.pricing import PriceTable, logged_prices
 from plait.trust import REPO_FILE
+from plait.ui._fmt import usd as usd_text
 
 __all__ = ["RunSummary", "config_note", "summarize"]
 
@@ -50,6 +51,8 @@ class RunSummary:
     billed_tokens: float = 0.0
     """The tokens as the providers bill them, cached and cache-written input weighed by their price."""
     cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    """Model calls of a model with no price: their dollars are unknown, not zero."""
     tasks: dict[str, str] = field(default_factory=dict)
     experts: dict[str, int] = field(default_factory=dict)
     """Questions each expert answered (by its agent id); experts are not tasks."""
@@ -78,10 +81,16 @@ class RunSummary:
             "usage": self.usage.model_dump(),
             "billed_tokens": round(self.billed_tokens),
             "cost_usd": round(self.cost_usd, 6),
+            "unpriced_calls": self.unpriced_calls,
             "tasks": self.tasks,
             "experts": self.experts,
             "config_changes": self.config_changes,
         }
+
+    @property
+    def cost_text(self) -> str:
+        """The dollars, or `unpriced` when the model has no price."""
+        return usd_text(self.cost_usd, calls=self.model_calls, unpriced=self.unpriced_calls)
 
     def notes(self) -> list[str]:
         """Lines a person must read before taking the result: a changed `.plait.toml` first of all."""
@@ -107,8 +116,10 @@ def summarize(run_id: str, events: list[Event]) -> RunSummary:
         elif isinstance(event, ModelCallFinished):
             s.model_calls += 1
             s.usage = s.usage + event.response.usage
-            s.billed_tokens += prices.billed_tokens(event.response.model or s.model, event.response.usage)
+            model = event.response.model or s.model
+            s.billed_tokens += prices.billed_tokens(model, event.response.usage)
             s.cost_usd += event.cost_usd
+            s.unpriced_calls += int(prices.price(model) is None)
         elif isinstance(event, ToolCalled):
             s.tool_calls += 1
         elif isinstance(event, TaskFinished):

@@ -165,7 +165,7 @@ def render_transcript(
     console.rule()
     console.print(
         f"{s.model_calls} model calls, {s.tool_calls} tool calls, {s.usage.input_tokens} tokens in "
-        f"({s.usage.cached_tokens} cached), {s.usage.output_tokens} out, ${s.cost_usd:.4f}"
+        f"({s.usage.cached_tokens} cached), {s.usage.output_tokens} out, {s.cost_text}"
     )
     if diff:
         console.print(Syntax(visible(diff), "diff", theme="ansi_dark", word_wrap=True))
