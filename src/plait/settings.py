@@ -67,6 +67,9 @@ class Settings(BaseModel):
     proposed it."""
     max_attempts: int = Field(2, ge=1)
     """Attempts at a task (a failure, or a branch that cannot be integrated) before it is dropped."""
+    max_tasks: int = Field(24, ge=1)
+    """Tasks a plan may have: a larger plan goes back to the planner, told this maximum, and a plan file with more
+    is refused (each task is an agent, a worktree and a branch)."""
     task_wall_time: float | None = Field(1800.0, gt=0)
     """Seconds one attempt at a task may take."""
     task_max_usd: float | None = Field(None, gt=0)

@@ -45,3 +45,18 @@ def test_a_planner_out_of_attempts_ends_the_run_and_resume_does_not_plan_again(p
     listed = plait("runs", "--json", cwd=project).json()
     assert [r["status"] for r in listed] == ["failed"]
     assert git(project, "worktree", "list").count("\n") == 0
+
+
+def test_a_plan_of_a_thousand_tasks_starts_no_agent_and_the_run_fails_cleanly(plait: Plait, project: Path) -> None:
+    tasks = [{"id": f"t{i}", "title": f"Part {i}", "instructions": "Do it.", "writes": f"f{i}.py"} for i in range(1000)]
+    huge = {"name": "submit_plan", "arguments": {"mode": "parallel", "reason": "one file each", "tasks": tasks}}
+    turns = [{"tool_calls": [huge]}] * 3
+    script = project.parent / "planner.json"
+    script.write_text(json.dumps({"conversations": [{"match": "You are the planner", "turns": turns}]}))
+    model = f"scripted:{script}"
+    failed = plait("run", "Split greet", "--model", model, "--yes", "-q", "--split", "always", cwd=project)
+    assert failed.code == 1, failed.err
+    assert failed.err.strip().count("\n") == 0 and "the plan has 1000 tasks, more than the 24" in failed.err
+    kinds = [e["kind"] for e in _events(project)]
+    assert kinds.count("plan_rejected") == 3 and "task_started" not in kinds and kinds[-1] == "run_finished"
+    assert git(project, "branch", "--list", "plait/*") == ""

@@ -87,8 +87,9 @@ def _with_defaults(data: Any, path: Path) -> dict[str, Any]:
     return plan
 
 
-def load_plan(path: Path | str) -> Plan:
-    """The plan in the YAML file at `path`; `UsageError` naming the file and the field when it is not valid."""
+def load_plan(path: Path | str, max_tasks: int | None = None) -> Plan:
+    """The plan in the YAML file at `path`; `UsageError` naming the file and the field when it is not valid, or
+    when it has more than `max_tasks` tasks."""
     path = Path(path)
     data = _with_defaults(_read(path), path)
     try:
@@ -96,7 +97,7 @@ def load_plan(path: Path | str) -> Plan:
     except ValidationError as exc:
         problems = describe_validation_error(exc)
     else:
-        problems = validate_plan(plan)
+        problems = validate_plan(plan, max_tasks=max_tasks)
         if not problems:
             return plan
     more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""

@@ -280,14 +280,20 @@ def _expert_problems(plan: Plan, files: Sequence[str] | None) -> list[str]:
     return problems
 
 
-def validate_plan(plan: Plan, files: Sequence[str] | None = None) -> list[str]:
+def validate_plan(plan: Plan, files: Sequence[str] | None = None, max_tasks: int | None = None) -> list[str]:
     """Every problem that keeps `plan` from running, one sentence each; empty when it is valid.
 
-    With `files` (the repository's tracked files), an expert's area must match some of them.
+    With `files` (the repository's tracked files), an expert's area must match some of them; with `max_tasks`,
+    a plan of more tasks has that one problem, which calls for another plan rather than fixes to this one.
     """
     problems: list[str] = []
     if not plan.tasks:
         return ["the plan has no tasks"]
+    if max_tasks is not None and len(plan.tasks) > max_tasks:
+        return [
+            f"the plan has {len(plan.tasks)} tasks, more than the {max_tasks} a plan may have (setting max_tasks): "
+            "merge related tasks into fewer, larger ones"
+        ]
     if plan.mode == "single" and len(plan.tasks) > 1:
         problems.append(f"a single-mode plan has exactly one task, this one has {len(plan.tasks)}")
     if not plan.reason.strip():
@@ -323,13 +329,15 @@ def describe_validation_error(exc: ValidationError) -> list[str]:
     return problems
 
 
-def parse_plan(data: Any, files: Sequence[str] | None = None) -> tuple[Plan | None, list[str]]:
+def parse_plan(
+    data: Any, files: Sequence[str] | None = None, max_tasks: int | None = None
+) -> tuple[Plan | None, list[str]]:
     """Build and validate a plan from JSON-like data: the plan, or None and every problem found."""
     try:
         plan = Plan.model_validate(data)
     except ValidationError as exc:
         return None, describe_validation_error(exc)
-    problems = validate_plan(plan, files)
+    problems = validate_plan(plan, files, max_tasks)
     return (None, problems) if problems else (plan, [])
 
 

@@ -80,9 +80,11 @@ def _has_experts(data: Any) -> bool:
 class PlannerTools:
     """The planner's `ToolSet`: the read-only tools of a `Toolbox`, plus submit_plan."""
 
-    def __init__(self, toolbox: Toolbox, *, store: EventStore, run_id: str, max_attempts: int = 3) -> None:
+    def __init__(
+        self, toolbox: Toolbox, *, store: EventStore, run_id: str, max_attempts: int = 3, max_tasks: int | None = None
+    ) -> None:
         self.toolbox, self.store, self.run_id = toolbox, store, run_id
-        self.max_attempts = max_attempts
+        self.max_attempts, self.max_tasks = max_attempts, max_tasks
         self.attempts = 0
         self.plan: Plan | None = None
         self.last_error = ""
@@ -120,7 +122,7 @@ class PlannerTools:
         if data is None:
             problems = [f"the arguments are not a JSON object: {call.raw_arguments[:120]!r}"]
         else:
-            plan, problems = parse_plan(data, self._tracked() if _has_experts(data) else None)
+            plan, problems = parse_plan(data, self._tracked() if _has_experts(data) else None, self.max_tasks)
             if plan is not None:
                 self.plan = plan
                 self.store.append(
@@ -158,6 +160,7 @@ async def make_plan(
     context: ContextBudget | None = None,
     verify: str | None = None,
     split: str = "auto",
+    max_tasks: int | None = None,
 ) -> Plan:
     """Run the planner agent on `task` over the repository at `repo_root`; its validated plan, split only if that pays.
 
@@ -173,13 +176,18 @@ async def make_plan(
         context: The context budget its conversation is compacted against (default: the model's built-in one).
         verify: The command the merge gate will run ('' for none), told to the planner; None when not known.
         split: "auto" runs a split only when its estimate says it pays; "always" runs the plan as proposed.
+        max_tasks: The most tasks a plan may have; a larger one is rejected, with the maximum, like any invalid plan.
 
     Raises:
         PlanError: no valid plan after `max_attempts` submissions, or the planner stopped without one.
         ModelError: the model failed for good.
     """
     tools = PlannerTools(
-        Toolbox(repo_root, runner, read_only=True), store=store, run_id=run_id, max_attempts=max_attempts
+        Toolbox(repo_root, runner, read_only=True),
+        store=store,
+        run_id=run_id,
+        max_attempts=max_attempts,
+        max_tasks=max_tasks,
     )
     if repo_map is None:
         repo_map = await asyncio.to_thread(build_repo_map, repo_root)

@@ -152,7 +152,7 @@ def _post_decisions(store: EventStore, run_id: str, plan: Plan, decisions: list[
 
 async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: PriceTable, verify: str) -> Plan:
     if o.plan_file is not None:
-        return load_plan(o.plan_file)
+        return load_plan(o.plan_file, o.settings.max_tasks)
     return await make_plan(
         o.task,
         repo_root=o.repo.root,
@@ -166,6 +166,7 @@ async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: Price
         context=context_budget(o.model.name, o.settings.context_tokens),
         verify=verify,
         split=o.settings.split,
+        max_tasks=o.settings.max_tasks,
     )
 
 
