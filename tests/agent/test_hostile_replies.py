@@ -40,6 +40,11 @@ def _calls(*calls: tuple[str, dict[str, Any] | str]) -> ModelResponse:
     return ModelResponse(tool_calls=tuple(ToolCall.parse(f"c{i}", name, args) for i, (name, args) in enumerate(calls)))
 
 
+def _direct(*calls: tuple[str, dict[str, Any]]) -> ModelResponse:
+    """Calls as a model that builds them itself sends them, unchecked by any provider's parsing."""
+    return ModelResponse(tool_calls=tuple(ToolCall(id=f"c{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls)))
+
+
 def _finish(summary: str = "done") -> ModelResponse:
     return _calls(("finish", {"summary": summary}))
 
@@ -64,7 +69,9 @@ def test_unpaired_surrogates_become_a_clear_observation_and_the_log_stays_readab
 
     def reply(turn: int, request: ModelRequest) -> ModelResponse:
         if turn == 0:
-            response = _calls(("write_file", {"path": "\ud800.txt", "content": "x"}), ("run", {"command": "ls \udfff"}))
+            response = _direct(
+                ("write_file", {"path": "\ud800.txt", "content": "x"}), ("run", {"command": "ls \udfff"})
+            )
             return response.model_copy(update={"text": "Writing \ud800 now."})
         return _finish()
 
@@ -104,7 +111,7 @@ def test_a_huge_finish_summary_is_refused_with_the_cap_stated(repo: Repo, tmp_pa
     store = SQLiteEventStore(tmp_path / "e.db")
 
     def reply(turn: int, request: ModelRequest) -> ModelResponse:
-        return _finish("x" * 10_000_000) if turn == 0 else _finish("short")
+        return _direct(("finish", {"summary": "x" * 10_000_000})) if turn == 0 else _finish("short")
 
     agent, _ = _agent(repo.root, reply, store)
     result = _run(agent)
@@ -120,10 +127,10 @@ def test_a_huge_path_or_tool_name_is_refused_without_being_echoed(repo: Repo, tm
 
     def reply(turn: int, request: ModelRequest) -> ModelResponse:
         if turn == 0:
-            return _calls(("read_file", {"path": huge}), ("write_file", {"path": huge, "content": "x"}), (huge, {}))
+            return _direct(("read_file", {"path": huge}), ("write_file", {"path": huge, "content": "x"}), (huge, {}))
         return _finish()
 
-    agent, _ = _agent(repo.root, reply, store)
+    agent, _ = _agent(repo.root, reply, store, max_format_errors=4)
     assert _run(agent).ok
     results = _results(store)
     assert len(results) == 4 and all(r.format_error for r in results[:3])

@@ -306,8 +306,10 @@ def test_missing_or_invalid_arguments_are_format_errors_naming_them(root: Path) 
     assert "'command' is missing" in call(box(root), "run", cmd="ls").output
 
 
-def test_extra_arguments_are_ignored_and_numbers_coerced(root: Path) -> None:
-    assert ok(box(root), "read_file", path="README.md", start_line="2", reason="curious") == "   2| Total things."
+def test_extra_arguments_are_ignored_and_numbers_are_not_guessed_from_strings(root: Path) -> None:
+    assert ok(box(root), "read_file", path="README.md", start_line=2, reason="curious") == "   2| Total things."
+    outcome = call(box(root), "read_file", path="README.md", start_line="2")
+    assert outcome.format_error and "'start_line': Input should be a valid integer" in outcome.output
 
 
 @pytest.mark.parametrize(
@@ -339,6 +341,10 @@ def test_a_symlink_out_cannot_be_read_or_searched(root: Path) -> None:
     assert ok(toolbox, "search", pattern="hunter") == "no matches for 'hunter' in the repository."
 
 
-def test_text_that_cannot_be_encoded_is_an_error_observation(root: Path) -> None:
-    assert "UTF-8" in error(box(root), "write_file", path="bad.txt", content="lone \ud800 surrogate")
-    assert error(box(root), "read_file", path="bad\ud800.txt")
+def test_text_that_cannot_be_encoded_is_a_malformed_call(root: Path) -> None:
+    outcome = call(box(root), "write_file", path="bad.txt", content="lone \ud800 surrogate")
+    assert (
+        outcome.format_error and "the content contains an unpaired surrogate \\ud800; use valid UTF-8" in outcome.output
+    )
+    outcome = call(box(root), "read_file", path="bad\ud800.txt")
+    assert outcome.format_error and "the path contains an unpaired surrogate \\ud800" in outcome.output

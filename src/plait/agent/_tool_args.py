@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from plait.models.base import ToolSpec
 
 __all__ = [
+    "PATH_LIMIT",
+    "SUMMARY_LIMIT",
     "EditFileArgs",
     "FinishArgs",
     "ListFilesArgs",
@@ -21,15 +23,22 @@ __all__ = [
 ]
 
 
+PATH_LIMIT = 4096
+"""Characters of a path or pattern: a longer one is refused, never echoed back whole."""
+SUMMARY_LIMIT = 16_384
+"""Characters of a finish summary: a longer one is refused (not cut), so the model can say what matters in less."""
+
+
 class _Args(BaseModel):
     # Models often add arguments nobody asked for; ignoring them costs nothing, refusing them costs a turn.
-    model_config = ConfigDict(extra="ignore")
+    # Strict: "yes" is not a boolean, nor "3" a line number; the model is told so instead of being guessed at.
+    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 class ReadFileArgs(_Args):
     """Read a text file, with line numbers. Long files are cut; read further with start_line and end_line."""
 
-    path: str = Field(description="File path, relative to the repository root.")
+    path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
     start_line: int | None = Field(None, ge=1, description="First line to show (1-based). Default: 1.")
     end_line: int | None = Field(None, ge=1, description="Last line to show, inclusive. Default: the end.")
 
@@ -39,18 +48,26 @@ class ListFilesArgs(_Args):
 
     pattern: str = Field(
         "**/*",
+        max_length=PATH_LIMIT,
         description="Glob such as 'src/**/*.py'; '*' stays within a directory, '**' crosses them. "
         "A pattern without '/' matches file names at any depth, so '*.py' finds every Python file.",
     )
-    path: str = Field(".", description="Directory to list, relative to the repository root.")
+    path: str = Field(".", max_length=PATH_LIMIT, description="Directory to list, relative to the repository root.")
 
 
 class SearchArgs(_Args):
     """Search file contents for a regular expression; prints matching lines as `path:line: text`."""
 
-    pattern: str = Field(description="Regular expression, such as 'def \\w+_total\\(' (escape literal parentheses).")
-    path: str = Field(".", description="File or directory to search in, relative to the repository root.")
-    glob: str | None = Field(None, description="Only search files matching this glob, such as '*.py'.")
+    pattern: str = Field(
+        max_length=PATH_LIMIT,
+        description="Regular expression, such as 'def \\w+_total\\(' (escape literal parentheses).",
+    )
+    path: str = Field(
+        ".", max_length=PATH_LIMIT, description="File or directory to search in, relative to the repository root."
+    )
+    glob: str | None = Field(
+        None, max_length=PATH_LIMIT, description="Only search files matching this glob, such as '*.py'."
+    )
     ignore_case: bool = Field(False, description="Match regardless of case.")
 
 
@@ -61,7 +78,7 @@ class EditFileArgs(_Args):
     surrounding lines to make it unique), unless replace_all is true. Read the file first.
     """
 
-    path: str = Field(description="File path, relative to the repository root.")
+    path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
     old: str = Field(description="The exact text to replace.")
     new: str = Field(description="The text to put in its place.")
     replace_all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one.")
@@ -70,7 +87,7 @@ class EditFileArgs(_Args):
 class WriteFileArgs(_Args):
     """Create a file, or overwrite it completely, with the given content. Parent directories are created."""
 
-    path: str = Field(description="File path, relative to the repository root.")
+    path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
     content: str = Field(description="The complete new content of the file.")
 
 
@@ -88,7 +105,11 @@ class RunArgs(_Args):
 class FinishArgs(_Args):
     """Declare the task done, or impossible, and stop. Call it once, as your last action."""
 
-    summary: str = Field(min_length=1, description="What you changed and why, or why the task cannot be done.")
+    summary: str = Field(
+        min_length=1,
+        max_length=SUMMARY_LIMIT,
+        description="What you changed and why, or why the task cannot be done.",
+    )
 
 
 def _clean(node: Any) -> Any:

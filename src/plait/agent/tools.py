@@ -74,9 +74,22 @@ def argument_problems(name: str, exc: ValidationError) -> str:
         where = ".".join(str(part) for part in error["loc"]) or "arguments"
         if error["type"] == "missing":
             problems.append(f"the required argument '{where}' is missing")
+        elif error["type"] == "string_too_long" and isinstance(error["input"], str):
+            limit = (error.get("ctx") or {}).get("max_length", 0)
+            problems.append(
+                f"argument '{where}' is {len(error['input']):,} characters long, over the limit of {limit:,}: "
+                "send a shorter one"
+            )
         else:
             problems.append(f"argument '{where}': {error['msg']} (got {_shorten(repr(error['input']), 80)})")
-    return f"invalid call of {name}: " + "; ".join(problems) + ". Call it again with valid arguments."
+    return f"invalid call of {_shorten(name, 80)}: " + "; ".join(problems) + ". Call it again with valid arguments."
+
+
+def _unpaired(what: str, text: str) -> str | None:
+    """Says that `what` holds an unpaired surrogate, which no file or command can hold; None when it does not."""
+    if (found := _UNPAIRED.search(text)) is None:
+        return None
+    return f"{what} contains an unpaired surrogate \\u{ord(found.group()):04x}; use valid UTF-8"
 
 
 def _depth(raw: str) -> int:
@@ -91,25 +104,28 @@ def _depth(raw: str) -> int:
     return deepest
 
 
-def _unpaired(raw: str) -> str | None:
+def _unpaired_json(raw: str) -> str | None:
     """What is wrong with the strings of JSON text `raw` that the log set aside for an unpaired surrogate."""
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError):
         return None
     for key, item in value.items() if isinstance(value, dict) else ():
-        for text in (key, json.dumps(item, ensure_ascii=False)):
-            if (found := _UNPAIRED.search(text)) is not None:
-                what = "an argument name" if text is key else f"the {_shorten(key, 40)}"
-                return f"{what} contains an unpaired surrogate \\u{ord(found.group()):04x}; use valid UTF-8"
+        problem = _unpaired("an argument name", key) or _unpaired(
+            f"the {_shorten(key, 40)}", json.dumps(item, ensure_ascii=False)
+        )
+        if problem:
+            return problem
     return None
 
 
 def _not_an_object(call: ToolCall) -> ToolOutcome:
     raw, name = call.raw_arguments, _shorten(call.name, 80)
-    if _depth(raw) > ARGUMENT_DEPTH:
+    if raw.startswith("<the arguments") and raw.endswith(">"):  # not JSON: a provider's note of what was wrong
+        why = raw[1:-1] + ". Send the arguments as one valid JSON object, flat and within the cap"
+    elif _depth(raw) > ARGUMENT_DEPTH:
         why = f"the arguments are nested more than {ARGUMENT_DEPTH} levels deep; send flat arguments"
-    elif (problem := _unpaired(raw)) is not None:
+    elif (problem := _unpaired_json(raw)) is not None:
         why = problem
     else:
         why = f"the arguments are not a JSON object: {_shorten(raw)!r}. Send the arguments as one valid JSON object"
@@ -120,6 +136,9 @@ def parse_arguments(call: ToolCall, args_type: type[A]) -> A | ToolOutcome:
     """The call's arguments as `args_type`, or the format-error observation that says what is wrong with them."""
     if call.arguments is None:
         return _not_an_object(call)
+    for key, value in call.arguments.items():
+        if isinstance(value, str) and (why := _unpaired(f"the {_shorten(key, 40)}", value)):
+            return ToolOutcome(f"invalid call of {_shorten(call.name, 80)}: {why}.", format_error=True)
     try:
         return args_type.model_validate(call.arguments)
     except ValidationError as exc:

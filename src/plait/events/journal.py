@@ -24,9 +24,9 @@ from plait.models.pricing import PriceTable
 
 __all__ = ["ARGUMENT_DEPTH", "Journal", "loggable", "valid_text"]
 
-ARGUMENT_DEPTH = 32
+ARGUMENT_DEPTH = 64
 """Levels of nesting a tool call's arguments may have: tools take flat arguments, and the log's encoder stops at a
-few hundred levels."""
+few hundred levels. The providers' parsing of arguments stops at the same depth."""
 _RAW_KEPT = 65_536
 """Characters of the raw arguments kept of a call whose arguments were set aside..."""
 _STRING_KEPT = 4096
