@@ -66,3 +66,11 @@ def test_a_plan_file_past_the_maximum_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"plan.yaml: the plan has 25 tasks, more than the 24 a plan may have"):
         load_plan(path, max_tasks=24)
     assert len(load_plan(path).tasks) == 25  # no maximum given, none applied
+
+
+def test_an_untrusted_repository_may_lower_the_maximum_not_raise_it() -> None:
+    from plait._repo_file import narrow
+    from plait.settings import Settings
+
+    assert narrow({"max_tasks": 1000}, Settings()) == ({}, ["max_tasks"])
+    assert narrow({"max_tasks": 5}, Settings()) == ({"max_tasks": 5}, [])
