@@ -18,12 +18,13 @@ from plait.coord import Board, CoordTools, Leases
 from plait.coord.asking import ExpertTools
 from plait.errors import PlaitError
 from plait.events.store import EventStore
-from plait.events.types import Decision, RunFinished, TaskFinished, TaskStarted
+from plait.events.types import Decision, RunFinished, TaskFinished
 from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.globs import matches
 from plait.plan.model import Plan, PlanTask
 from plait.run._brief import interfaces, worker_systems
+from plait.run._opening import Opening, log_opening, log_started
 from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_carried, logged_carried
 from plait.run._wrapup import wrap_up
 from plait.run.base import Base
@@ -156,33 +157,28 @@ class _TaskRunner:
             # the agent finished and its work was committed before the process died: integrate it
             self.summaries[task_id] = state.agent_done[key]
             return await self._integrate(task, branch, state.commits[key], state.agent_done[key])
-        carried: Carried | None = None
+        opening = state.openings.get(key) if state is not None else None
+        last = opening.last if opening is not None else last  # the failure the brief tells of, as the log has it
         if state is not None and key in state.bases:
-            worktree = await asyncio.to_thread(ctx.repo.readd_worktree, path, branch, state.bases[key])
-            saved = Recorded(ctx.store, ctx.run_id, task_id, number).last_checkpoint
-            if saved:
-                await asyncio.to_thread(worktree.restore, saved)
-                carried = logged_carried(ctx.store, ctx.run_id, task_id, number)
-            elif number > 1:
-                carried = await self._carry(worktree, task_id, number)
+            opened: Opening | None = None
+            base, saved = state.bases[key], Recorded(ctx.store, ctx.run_id, task_id, number).last_checkpoint
         else:
-            # a retry (after a failure or an ejection) starts on the integration head, where it must fit, with the
-            # last attempt's work brought onto it
-            base = self.integrator.head if task.depends_on or number > 1 else ctx.base.commit
-            worktree = await asyncio.to_thread(ctx.repo.add_worktree, path, branch, base)
-            ctx.store.append(
-                TaskStarted(
-                    run_id=ctx.run_id,
-                    agent=task_id,
-                    title=task.title,
-                    branch=branch,
-                    worktree=str(path),
-                    base_commit=base,
-                    attempt=number,
-                )
-            )
-            if number > 1:
-                carried = await self._carry(worktree, task_id, number)
+            if opening is None:  # logged before the worktree is made: a resumed process makes the same one
+                # a retry (after a failure or an ejection) starts on the integration head, where it must fit, with
+                # the last attempt's work brought onto it
+                base = self.integrator.head if task.depends_on or number > 1 else ctx.base.commit
+                opening = Opening(number, branch, str(path), base, *((last.reason, last.detail) if last else ("", "")))
+                log_opening(ctx.store, ctx.run_id, task_id, opening)
+            base, saved, opened = opening.base, "", opening
+        worktree = await asyncio.to_thread(self._worktree, path, branch, base, fresh=state is None)
+        if opened is not None:
+            log_started(ctx.store, ctx.run_id, task_id, task.title, opened)
+        carried: Carried | None = None
+        if saved:
+            await asyncio.to_thread(worktree.restore, saved)
+            carried = logged_carried(ctx.store, ctx.run_id, task_id, number)
+        elif number > 1:
+            carried = await self._carry(worktree, task_id, number)
         result: AgentResult | None = None
         failure = ""
         try:
@@ -204,6 +200,12 @@ class _TaskRunner:
             return Attempt(False, f"the agent stopped ({result.reason}): {result.summary}", retry=retry)
         self.summaries[task_id] = result.summary
         return await self._integrate(task, branch, commit, result.summary)
+
+    def _worktree(self, path: Path, branch: str, base: str, *, fresh: bool) -> Worktree:
+        """The attempt's worktree; a resumed process makes it again, whatever a killed one left of it."""
+        if fresh:
+            return self.ctx.repo.add_worktree(path, branch, base)
+        return self.ctx.repo.readd_worktree(path, branch, base, owned=f"plait/{self.ctx.run_id}/")
 
     async def _carry(self, worktree: Worktree, task_id: str, number: int) -> Carried:
         """Bring the last attempt's work into the new attempt's worktree, and log what it was given."""

@@ -18,6 +18,7 @@ from plait.events.types import (
     TaskStarted,
 )
 from plait.plan.model import Plan
+from plait.run._opening import Opening, logged_openings
 from plait.run.scheduler import Attempt, TaskResult
 
 __all__ = ["RunState", "load_state", "recharge"]
@@ -36,6 +37,9 @@ class RunState:
     attempts: dict[str, int] = field(default_factory=dict)
     """The latest attempt started at each task."""
     bases: dict[Key, str] = field(default_factory=dict)
+    """Where each started attempt's worktree began (`task_started`)."""
+    openings: dict[Key, Opening] = field(default_factory=dict)
+    """Each attempt's start as logged before its worktree was made; one without a base was killed in between."""
     outcomes: dict[Key, str] = field(default_factory=dict)
     """How each attempt ended: done, failed or interrupted; absent when its process died first."""
     reasons: dict[Key, str] = field(default_factory=dict)
@@ -105,6 +109,9 @@ def load_state(store: EventStore, run_id: str) -> RunState:
             state.reasons[key] = event.reason
         elif isinstance(event, Integrated):
             state.integrated.update(event.tasks)
+    state.openings = logged_openings(store, run_id)
+    for task, number in state.openings:  # a process killed while it made the worktree: that attempt goes on
+        state.attempts[task] = max(number, state.attempts.get(task, 0))
     return state
 
 

@@ -5,22 +5,20 @@ See `_gitcall` for what every git plait starts is given, and `_gitstage` for sta
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import shlex
 import shutil
 import tempfile
-import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from plait.errors import EnvironmentProblem
 from plait.workspace import _gitstage
 from plait.workspace._gitcall import GitError, first_line, run
+from plait.workspace._worktrees import clear_ref_lock, drop, worktree_lock
 
-__all__ = ["PLAIT_IDENTITY", "GitError", "Repo", "Worktree"]
+__all__ = ["PLAIT_IDENTITY", "GitError", "Repo", "Worktree", "worktree_lock"]
 
 PLAIT_IDENTITY: Mapping[str, str] = {
     "GIT_AUTHOR_NAME": "plait",
@@ -29,25 +27,6 @@ PLAIT_IDENTITY: Mapping[str, str] = {
     "GIT_COMMITTER_EMAIL": "plait@localhost",
 }
 """The identity of every commit plait makes, so committing works where no git user is configured."""
-
-
-_THREADS = threading.Lock()
-
-
-@contextlib.contextmanager
-def worktree_lock(common_dir: Path) -> Iterator[None]:
-    """Serialise git's worktree bookkeeping: concurrent `worktree add` runs read each other's half-written state.
-
-    A thread lock for the agents of this process, a file lock for other plait processes on the repository.
-    """
-    path = common_dir / "plait" / "worktrees.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _THREADS, path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)
@@ -189,12 +168,18 @@ class Repo:
             self.git("worktree", "add", "--quiet", "-b", branch, str(path), sha)
         return Worktree(path=path, branch=branch, base=sha, repo=self)
 
-    def readd_worktree(self, path: Path, branch: str, base: str) -> Worktree:
-        """A worktree at `path` on `branch` reset to `base`, whatever a killed process left there."""
+    def readd_worktree(self, path: Path, branch: str, base: str, *, owned: str = "") -> Worktree:
+        """A worktree at `path` on `branch` reset to `base`, whatever a killed process left there.
+
+        With `owned` (a prefix of plait's own branches, `plait/<run>/`), a lock file a killed git left on the
+        branch is removed first; the branch must be under it.
+        """
         path = path.absolute()
         sha = self.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         with worktree_lock(self.common_dir):
             self.drop_worktree(path)
+            if owned:
+                clear_ref_lock(self.common_dir, branch, owned=owned)
             path.parent.mkdir(parents=True, exist_ok=True)
             self.git("worktree", "add", "--quiet", "--force", "-B", branch, str(path), sha)
         return Worktree(path=path, branch=branch, base=sha, repo=self)
@@ -205,15 +190,9 @@ class Repo:
         return [Path(line.removeprefix("worktree ")) for line in out.splitlines() if line.startswith("worktree ")]
 
     def drop_worktree(self, path: Path) -> None:
-        """Delete a worktree's directory and git's record of it (hold `worktree_lock`).
-
-        git refuses to remove a worktree holding a filled submodule; its directory is then deleted all the same.
-        """
-        if path.exists():
-            done = run(("worktree", "remove", "--force", "--force", str(path)), self.root)
-            if done.returncode != 0:
-                shutil.rmtree(path, ignore_errors=True)
-        self.git("worktree", "prune")
+        """Delete a worktree's directory and git's record of it, even one a killed `worktree add` left (hold
+        `worktree_lock`); see `_worktrees.drop`."""
+        drop(self.root, path)
 
     def prune_worktrees(self) -> None:
         """Forget worktrees whose directories are gone."""

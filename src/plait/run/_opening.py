@@ -1,0 +1,86 @@
+"""An attempt's start, logged before its worktree and branch are made: a resumed process makes the same ones.
+
+    decision `worktree` (intended: branch, path, base, the failure before it) ──► `git worktree add`
+    ──► `task_started` (done)
+
+A process killed between the two finds the intent in the log, makes the worktree again from the logged base
+(clearing what the killed `worktree add` left) and logs `task_started` then. The failure of the attempt
+before, which the brief tells of, is taken from the same event, so a resumed agent asks its model exactly
+what the first process asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plait.events.store import EventStore
+from plait.events.types import Decision, TaskStarted
+from plait.run.scheduler import Attempt
+
+__all__ = ["Opening", "log_opening", "log_started", "logged_openings"]
+
+TOPIC = "worktree"
+
+
+@dataclass(frozen=True)
+class Opening:
+    """Where attempt `attempt` of a task starts, and what it is told of the attempt before it."""
+
+    attempt: int
+    branch: str
+    path: str
+    base: str
+    why: str = ""
+    """Why the attempt before did not get in ('' for a first attempt)."""
+    detail: str = ""
+
+    @property
+    def last(self) -> Attempt | None:
+        """The failure before this attempt, as its brief tells of it."""
+        return Attempt(False, self.why, self.detail) if self.why or self.detail else None
+
+
+def log_opening(store: EventStore, run_id: str, task_id: str, opening: Opening) -> None:
+    """Log that attempt `opening.attempt`'s worktree is about to be made."""
+    data = {
+        "attempt": opening.attempt,
+        "branch": opening.branch,
+        "path": opening.path,
+        "base": opening.base,
+        "why": opening.why,
+        "detail": opening.detail,
+    }
+    what = f"making the worktree of attempt {opening.attempt} on {opening.base[:10]}"
+    store.append(Decision(run_id=run_id, agent=task_id, topic=TOPIC, decision=what, data=data))
+
+
+def log_started(store: EventStore, run_id: str, task_id: str, title: str, opening: Opening) -> None:
+    """Log that the attempt's worktree was made as `opening` says: the attempt has started."""
+    started = TaskStarted(
+        run_id=run_id,
+        agent=task_id,
+        title=title,
+        branch=opening.branch,
+        worktree=opening.path,
+        base_commit=opening.base,
+        attempt=opening.attempt,
+    )
+    store.append(started)
+
+
+def logged_openings(store: EventStore, run_id: str) -> dict[tuple[str, int], Opening]:
+    """Every attempt's logged start, by (task, attempt)."""
+    found: dict[tuple[str, int], Opening] = {}
+    for event in store.events(run_id, kinds=["decision"]):
+        if isinstance(event, Decision) and event.topic == TOPIC and "attempt" in event.data:
+            d = event.data
+            number = int(d["attempt"])
+            found[(event.agent, number)] = Opening(
+                number,
+                str(d.get("branch", "")),
+                str(d.get("path", "")),
+                str(d.get("base", "")),
+                str(d.get("why", "")),
+                str(d.get("detail", "")),
+            )
+    return found

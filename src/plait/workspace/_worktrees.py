@@ -1,0 +1,69 @@
+"""git's bookkeeping of worktrees, made safe to redo: whatever a killed `worktree add` left is cleared first.
+
+A process killed in the middle of `git worktree add` can leave a worktree git still lists (locked while it was
+being made, its directory half there or gone) and a `refs/heads/<branch>.lock` file that makes every later
+update of the branch fail with "cannot lock ref". `drop` and `clear_ref_lock` take those away, so that making
+the same worktree again works whatever the last process left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from plait.workspace._gitcall import run
+
+__all__ = ["clear_ref_lock", "drop", "worktree_lock"]
+
+_THREADS = threading.Lock()
+
+
+@contextlib.contextmanager
+def worktree_lock(common_dir: Path) -> Iterator[None]:
+    """Serialise git's worktree bookkeeping: concurrent `worktree add` runs read each other's half-written state.
+
+    A thread lock for the agents of this process, a file lock for other plait processes on the repository.
+    """
+    path = common_dir / "plait" / "worktrees.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _THREADS, path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def drop(root: Path, path: Path) -> None:
+    """Delete the worktree at `path` and git's record of it, even one a killed `worktree add` left locked.
+
+    git refuses to remove a worktree holding a filled submodule, or one whose `.git` file is missing; its
+    directory is then deleted all the same, and `prune` forgets it. Hold `worktree_lock`.
+    """
+    # unlocked, a worktree whose directory is gone is pruned; this fails, harmlessly, when it is not locked
+    run(("worktree", "unlock", str(path)), root)
+    if path.exists():
+        done = run(("worktree", "remove", "--force", "--force", str(path)), root)
+        if done.returncode != 0:
+            shutil.rmtree(path, ignore_errors=True)
+    run(("worktree", "prune"), root)
+
+
+def clear_ref_lock(common_dir: Path, branch: str, *, owned: str) -> bool:
+    """Remove the lock file a killed git left on `refs/heads/<branch>`; only for a branch under `owned`.
+
+    No other git touches plait's branches of a run while the process holding the run's lease makes its
+    worktrees, so a lock there is one a dead process left. Returns whether there was one.
+    """
+    if not owned.endswith("/") or not branch.startswith(owned) or ".." in branch.split("/"):
+        raise ValueError(f"branch {branch!r} is not under {owned!r}")
+    lock = common_dir / "refs" / "heads" / f"{branch}.lock"
+    try:
+        lock.unlink()
+    except FileNotFoundError:
+        return False
+    return True
