@@ -174,5 +174,5 @@ def test_connection_refused_names_the_url(anthropic_model: MakeModel, hello: Mod
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    with pytest.raises(ModelError, match=f"claude-test failed: cannot connect to {url}$"):
+    with pytest.raises(ModelError, match=f"claude-test: nothing is listening at {url}: is the server running\\?$"):
         asyncio.run(anthropic_model(base_url=url, max_retries=0).complete(hello))

@@ -196,9 +196,9 @@ def test_connection_refused_names_the_url(openai_model: MakeModel, hello: ModelR
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    with pytest.raises(ModelError, match=f"failed after 1 retry: cannot connect to {url}$"):
+    with pytest.raises(ModelError, match=f"nothing is listening at {url}: is the server running\\?$"):
         asyncio.run(openai_model(base_url=url, max_retries=1).complete(hello))
-    assert len(sleep.waits) == 1
+    assert sleep.waits == []
 
 
 def test_wire_server_answers_an_unscripted_request_clearly(

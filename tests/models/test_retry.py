@@ -11,9 +11,9 @@ from plait.errors import ModelError
 from plait.models._retry import (
     ABORT_STATUSES,
     MAX_DELAY,
-    MAX_RETRY_AFTER,
     Transient,
     backoff,
+    duration,
     retry_after,
     status_transient,
     with_retries,
@@ -29,10 +29,14 @@ class Fatal(Exception):
 
 
 def _classify(exc: Exception) -> Transient | None:
-    return Transient(str(exc), getattr(exc, "wait", None)) if isinstance(exc, Flaky) else None
+    if not isinstance(exc, Flaky):
+        return None
+    return Transient(str(exc), getattr(exc, "wait", None), getattr(exc, "limit", None))
 
 
-def _run(outcomes: list[Exception | str], max_retries: int = 3) -> tuple[str, list[float], list[int]]:
+def _run(
+    outcomes: list[Exception | str], max_retries: int = 3, budget: float = 600.0
+) -> tuple[str, list[float], list[int]]:
     """Run `with_retries` over scripted outcomes; return the result, the waits and the attempts reported."""
     waits: list[float] = []
     attempts: list[int] = []
@@ -53,6 +57,7 @@ def _run(outcomes: list[Exception | str], max_retries: int = 3) -> tuple[str, li
             classify=_classify,
             max_retries=max_retries,
             label="test:model",
+            budget=budget,
             on_retry=lambda attempt, wait, reason: attempts.append(attempt),
             sleep=sleep,
         )
@@ -112,11 +117,61 @@ def test_retries_then_succeeds() -> None:
     assert 1.0 <= waits[1] <= 2.0
 
 
-def test_server_wait_is_honoured_and_capped() -> None:
-    short, long = Flaky("short"), Flaky("long")
-    short.wait, long.wait = 0.01, 10_000.0  # type: ignore[attr-defined]
-    _, waits, _ = _run([short, long, "ok"])
-    assert waits == [0.01, MAX_RETRY_AFTER]
+def _flaky(reason: str, wait: float | None = None, limit: int | None = None) -> Flaky:
+    flaky = Flaky(reason)
+    flaky.wait, flaky.limit = wait, limit  # type: ignore[attr-defined]
+    return flaky
+
+
+def test_server_wait_is_honoured_within_the_budget() -> None:
+    _, waits, _ = _run([_flaky("short", 0.01), _flaky("long", 500.0), "ok"])
+    assert waits == [0.01, 500.0]
+
+
+def test_a_server_wait_past_the_budget_stops_at_once() -> None:
+    with pytest.raises(ModelError, match=r"^test:model failed: long; the server asked to wait 2 h, longer than the "):
+        _run([_flaky("short", 100.0), _flaky("long", 7200.0), "ok"])
+
+
+def test_waits_stop_at_the_budget() -> None:
+    # The first backoff is at least half a second.
+    with pytest.raises(
+        ModelError, match=r"^test:model failed: a; gave up after 1 try in 0 s \(retry_budget is 0\.4 s\)$"
+    ):
+        _run([_flaky("a"), "ok"], budget=0.4)
+
+
+def test_a_failure_with_a_limit_is_retried_at_most_that_often() -> None:
+    with pytest.raises(ModelError, match=r"^test:model failed after 1 retry: b$"):
+        _run([_flaky("a", limit=1), _flaky("b", limit=1), "ok"], max_retries=6)
+
+
+def test_a_retry_that_outlasts_the_budget_is_cut_off() -> None:
+    async def call() -> str:
+        if not calls:
+            calls.append(1)
+            raise _flaky("busy", 0.0)
+        await asyncio.Event().wait()  # never answers
+        return "never"
+
+    calls: list[int] = []
+    with pytest.raises(ModelError, match=r"^t failed: no reply within the retry budget \(0\.1 s\) after 1 retry; "):
+        asyncio.run(with_retries(call, classify=_classify, max_retries=3, label="t", budget=0.1))
+
+
+@pytest.mark.parametrize(
+    ("status", "should", "retried"),
+    [(503, "false", False), (429, "False", False), (400, "true", True), (401, "true", True), (500, "maybe", True)],
+)
+def test_x_should_retry_overrides_the_status(status: int, should: str, retried: bool) -> None:
+    assert (status_transient(status, {"X-Should-Retry": should}, "m") is not None) is retried
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(0.25, "0.2 s"), (1.0, "1 s"), (45.2, "45 s"), (600, "10 min"), (100_000, "28 h")]
+)
+def test_duration(seconds: float, text: str) -> None:
+    assert duration(seconds) == text
 
 
 def test_abort_propagates_unchanged_without_waiting() -> None:

@@ -1,20 +1,61 @@
-"""What the two SDK-backed providers share: their settings, their name, and one TLS context per model."""
+"""What the two SDK-backed providers share: their settings, their name, one TLS context per model, and the
+transport faults every SDK reports alike.
+
+Timeouts: connecting gets `CONNECT_TIMEOUT` seconds (a server that is up accepts at once); the reply gets
+the request timeout, which must allow a long generation, since a call without streaming hears nothing until
+the whole reply is written. A refused connection to this machine means no server is running there: it fails
+at once; one to another host is retried `REFUSED_RETRIES` times at most (a server restarting).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import socket
 import ssl
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import httpx2
 
-from plait.models._retry import Sleep, Transient, with_retries
+from plait.errors import ModelError
+from plait.models._retry import RETRY_BUDGET, Sleep, Transient, with_retries
 from plait.models.base import RetryHook
 
 T = TypeVar("T")
 
-__all__ = ["ProviderBase"]
+__all__ = ["CONNECT_TIMEOUT", "REFUSED_RETRIES", "ProviderBase", "local_url"]
+
+CONNECT_TIMEOUT = 10.0
+REFUSED_RETRIES = 2
+
+
+def local_url(url: str) -> bool:
+    """Whether `url` names this machine: `localhost`, a loopback or unspecified address, or this host's name."""
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost") or host == socket.gethostname().lower():
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        try:  # the short forms the resolver accepts too, such as 127.1
+            address = ipaddress.ip_address(socket.inet_aton(host))
+        except OSError:
+            return False
+    return address.is_loopback or address.is_unspecified
+
+
+def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """The first exception of type `kind` in the chain of causes and contexts of `exc`."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 class ProviderBase:
@@ -29,6 +70,7 @@ class ProviderBase:
         base_url: str,
         timeout: float = 600.0,
         max_retries: int = 6,
+        retry_budget: float = RETRY_BUDGET,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         self._name = name
@@ -37,6 +79,7 @@ class ProviderBase:
         self._api_key = api_key
         self._timeout = timeout
         self._max_retries = max_retries
+        self._retry_budget = retry_budget
         self._sleep = sleep
         self._ssl: ssl.SSLContext | None = None
 
@@ -50,17 +93,37 @@ class ProviderBase:
             self._ssl = httpx2.create_ssl_context()
         return self._ssl
 
+    def _timeouts(self) -> httpx2.Timeout:
+        """The request timeout for the reply, at most `CONNECT_TIMEOUT` to connect."""
+        return httpx2.Timeout(self._timeout, connect=min(CONNECT_TIMEOUT, self._timeout))
+
     def _classify(self, exc: Exception) -> Transient | None:
         """Whether `exc` is worth another try (and how long to wait); each provider knows its SDK's errors."""
         raise NotImplementedError
 
+    def _transport(self, exc: Exception) -> Transient | None:
+        """`_classify`, after the faults of the connection itself, which every SDK wraps alike.
+
+        Raises:
+            ModelError: The connection was refused by this machine: no server is running there.
+        """
+        if _cause(exc, ConnectionRefusedError) is not None:
+            if local_url(self.base_url):
+                raise ModelError(f"{self._name}: nothing is listening at {self.base_url}: is the server running?")
+            return Transient(f"{self.base_url} refused the connection", limit=REFUSED_RETRIES)
+        if _cause(exc, httpx2.ConnectTimeout) is not None:
+            connect = min(CONNECT_TIMEOUT, self._timeout)
+            return Transient(f"cannot connect to {self.base_url} within {connect:g}s")
+        return self._classify(exc)
+
     async def _retrying(self, once: Callable[[], Awaitable[T]], on_retry: RetryHook | None) -> T:
-        """`once()`, retried on what `_classify` calls transient, as the settings allow."""
+        """`once()`, retried on what `_transport` calls transient, as the settings allow."""
         return await with_retries(
             once,
-            classify=self._classify,
+            classify=self._transport,
             max_retries=self._max_retries,
             label=self._name,
+            budget=self._retry_budget,
             on_retry=on_retry,
             sleep=self._sleep,
         )
