@@ -56,9 +56,13 @@ class Settings(BaseModel):
     output_limit: int = Field(16_000, ge=200)
     """Characters of tool output shown to the model; the head and tail are kept."""
     request_timeout: float = Field(600.0, gt=0)
-    """Seconds to wait for one model reply."""
+    """Seconds to wait for one model reply (connecting gets at most 10 of them). A reply is not streamed, so this
+    is the time to write the whole of it: allow for a long one from a slow server."""
     max_retries: int = Field(6, ge=0)
     """Retries of a model call on 429, 5xx, timeouts and connection errors."""
+    retry_budget: float = Field(600.0, gt=0)
+    """Seconds one model call may take, its attempts and waits together, before it stops retrying; a server asking
+    for a longer wait than is left stops it at once. The first attempt always gets its full `request_timeout`."""
     concurrency: int = Field(4, ge=1)
     """Agents that may work at the same time (most APIs rate-limit well before CPUs run out)."""
     split: Literal["auto", "always"] = "auto"
