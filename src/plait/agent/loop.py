@@ -24,13 +24,14 @@ from pydantic import BaseModel, Field
 from plait.agent._replay import Recorded, replayed
 from plait.agent.budget import BudgetExceeded
 from plait.agent.context import NOTES_HEADER, Compactor, ContextBudget
-from plait.agent.prompts import task_prompt
+from plait.agent.prompts import REFUSED, cut_reply, task_prompt
 from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
 from plait.events.journal import Journal
 from plait.events.store import EventStore, redaction
 from plait.events.types import AgentStopped, Decision, Event, PromptGiven, StopReason, ToolCalled, ToolReturned
 from plait.models.base import (
+    AssistantMessage,
     Message,
     Model,
     ModelRequest,
@@ -55,6 +56,8 @@ NoteSource = Callable[[], Sequence[str]]
 """Returns notes (from other agents, the planner, the merge queue) new since the last call."""
 
 _NO_TOOL = "Your reply called no tool. Call a tool to continue, or call finish with a summary when you are done."
+_MAX_REFUSALS = 2
+"""Refusals in a row that stop the agent: asked again, the model declined again."""
 
 
 class Spending(Protocol):
@@ -83,7 +86,7 @@ class AgentLimits(BaseModel):
 @dataclass(frozen=True)
 class AgentResult:
     reason: StopReason
-    """finished, step_limit, token_limit, format_errors, model_error or interrupted."""
+    """finished, step_limit, token_limit, format_errors, model_error, model_refused or interrupted."""
     summary: str
     steps: int
     usage: Usage
@@ -144,6 +147,7 @@ class Agent:
         self._turn_tokens = 0
         """Where the current turn started: the step and token limits count per turn of a lasting conversation."""
         self._format_errors = 0
+        self._refusals = 0
 
     async def run(self, task: str) -> AgentResult:
         """Work on `task` until the model finishes or a limit stops it."""
@@ -168,7 +172,7 @@ class Agent:
         self._prompt(text)
         self.messages.append(UserMessage(text=text))
         self._turn_start, self._turn_tokens = self.steps, self.usage.total_tokens
-        self._format_errors = 0
+        self._format_errors = self._refusals = 0
         try:
             return await self._until_finished()
         except _Stop as stop:
@@ -214,17 +218,31 @@ class Agent:
         self.usage, self.cost = self.usage + response.usage, self.cost + cost
         if self.budget is not None and not self.journal.last_replayed:
             self.budget.charge(response.usage, cost)  # a call read back from the log was charged when it was paid
+        if response.stop_reason == "refusal":
+            self._refused(response.text)
+            return
+        self._refusals = 0
         self.messages.append(response.as_message())
+        cut = response.stop_reason == "length"
         if not response.tool_calls:
-            self.messages.append(UserMessage(text=_NO_TOOL))
+            self.messages.append(UserMessage(text=cut_reply(self.limits.max_output_tokens) if cut else _NO_TOOL))
             self._count_format_error(True)
             return
         for call in response.tool_calls:
-            outcome = await self._execute(call)
+            outcome = await self._execute(call, cut=cut)
             if outcome.finished:
                 raise _Stop("finished", outcome.summary)
 
-    async def _execute(self, call: ToolCall) -> ToolOutcome:
+    def _refused(self, text: str) -> None:
+        """The model declined: its words stay in the conversation; asked again, declining again stops it."""
+        self._refusals += 1
+        said = text.strip() or "(it gave no reason)"
+        self.messages.append(AssistantMessage(text=said))
+        if self._refusals >= _MAX_REFUSALS:
+            raise _Stop("model_refused", f"the model refused {self._refusals} times in a row: {' '.join(said.split())}")
+        self.messages.append(UserMessage(text=REFUSED))
+
+    async def _execute(self, call: ToolCall, *, cut: bool = False) -> ToolOutcome:
         recorded = self._log.results.get((self.steps, call.id))
         if recorded is not None:
             outcome = replayed(recorded, call)
@@ -234,7 +252,10 @@ class Agent:
             if (self.steps, call.id) not in self._log.called:
                 self._record(ToolCalled(**self._ids, call=call, **at))
             started = time.monotonic()
-            outcome = await self.toolbox.execute(call)
+            if cut and call.arguments is None:  # the reply ended inside this call's arguments
+                outcome = ToolOutcome(cut_reply(self.limits.max_output_tokens), format_error=True)
+            else:
+                outcome = await self.toolbox.execute(call)
             outcome = dataclasses.replace(outcome, output=self._redact(outcome.output))
             failed = outcome.is_error or outcome.format_error
             took = time.monotonic() - started

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plait.models.base import SYSTEM_BREAK
 
-__all__ = ["system_prompt", "task_prompt"]
+__all__ = ["REFUSED", "cut_reply", "system_prompt", "task_prompt"]
 
 _SYSTEM = """\
 You are a careful software engineer working alone in a git worktree of a repository.
@@ -30,6 +30,21 @@ def system_prompt(extra: str = "") -> str:
 
 def task_prompt(task: str) -> str:
     return f"Your task:\n\n{task.strip()}\n"
+
+
+def cut_reply(limit: int) -> str:
+    """Tells the model its reply was cut at its output limit (its last tool call, if any, was not run)."""
+    return (
+        f"Your reply was cut off at the output limit of {limit:,} tokens: the tool call it ended in was not run. "
+        "Send a shorter reply: make smaller edits with edit_file, and write a large file in parts "
+        "(write_file a first part, then add the rest with edit_file)."
+    )
+
+
+REFUSED = (
+    "You refused the task in your last reply. If it cannot or should not be done, call finish and say why; "
+    "otherwise continue with a tool call."
+)
 
 
 _PARALLEL = """\

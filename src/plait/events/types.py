@@ -44,7 +44,15 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 StopReason = Literal[
-    "finished", "step_limit", "token_limit", "budget", "wall_time", "format_errors", "model_error", "interrupted"
+    "finished",
+    "step_limit",
+    "token_limit",
+    "budget",
+    "wall_time",
+    "format_errors",
+    "model_error",
+    "model_refused",
+    "interrupted",
 ]
 
 
