@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,7 +12,7 @@ import typer
 from rich.table import Table
 
 from plait import __version__
-from plait.errors import EnvironmentProblem, PlaitError
+from plait.errors import EnvironmentProblem, PlaitError, UsageError
 from plait.events.store import EventStore
 from plait.settings import load_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, has_log, open_store, out, resolve_run
@@ -29,6 +30,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -88,14 +90,22 @@ def show(
     task: Annotated[str | None, typer.Argument(help="Only this agent's part.")] = None,
     repo_path: RepoOpt = Path(),
     full: Annotated[bool, typer.Option("--full", help="Do not shorten long tool output.")] = False,
+    no_pager: Annotated[
+        bool, typer.Option("--no-pager", help="Print straight to the terminal, not through $PAGER.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show a run's transcript: messages, tool calls and results, and the diff of a run that changed code."""
+    """Show a run's transcript: messages, tool calls and results, and the diff of a run that changed code.
+
+    In a terminal it goes through your pager ($PAGER, else `less -R`); lines are never cut."""
     repo = Repo.discover(repo_path)
     store = open_store(repo, create=False)
     run_id = resolve_run(store, run_ref)
     redact = make_redactor(load_settings(repo.root).settings)
     events = [redact_event(e, redact) for e in store.events(run_id, agent=None)]
+    if task is not None and all(e.agent != task for e in events):
+        agents = sorted({e.agent for e in events if e.agent and e.kind not in ("note", "policy")})
+        raise UsageError(f"run {run_id} has no agent '{task}': its agents are {', '.join(agents) or 'none'}")
     if as_json:
         for event in events:
             if task is None or event.agent in ("", task):
@@ -105,7 +115,12 @@ def show(
     diff = ""
     if s.commit and s.base_commit:
         diff = redact(repo.git("diff", "--stat", "--patch", s.base_commit, s.commit, check=False))
-    render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
+    if no_pager or not out.is_terminal:
+        render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
+        return
+    os.environ.setdefault("LESS", "-R")  # the pager shows the colours instead of their escape codes
+    with out.pager(styles=True):
+        render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
 
 
 @app.command()

@@ -11,9 +11,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from plait.errors import EnvironmentProblem
+from plait.errors import EnvironmentProblem, UsageError
 from plait.events.backends import wait_for_news
-from plait.events.types import Event, RunFinished
+from plait.events.types import Event, PlanMade, RunFinished
 from plait.redact import Redactor
 from plait.settings import load_settings
 from plait.ui._common import JsonOpt, RepoOpt, open_store, resolve_run
@@ -124,8 +124,12 @@ def log(
     run = _Run(repo_path, run_ref)
     feed = run.feed()
     start: float | None = None
+    first = True
     while True:
         fresh = feed.poll()
+        if first and agent is not None:
+            _check_agent(run.run_id, fresh, agent, waits=follow)
+        first = False
         for event in fresh:
             start = event.ts if start is None else start
             if agent is None or event.agent == agent:
@@ -133,6 +137,18 @@ def log(
         if not follow or (fresh and isinstance(fresh[-1], RunFinished)):
             return
         wait_for_news(run.store, run.run_id, interval)
+
+
+def _check_agent(run_id: str, events: list[Event], agent: str, *, waits: bool) -> None:
+    """A usage error for an agent the run does not have, and will not have (a task not yet started may come)."""
+    if any(e.agent == agent for e in events):
+        return
+    ended = any(isinstance(e, RunFinished) for e in events)
+    planned = {str(t.get("id")) for e in events if isinstance(e, PlanMade) for t in e.plan.get("tasks", [])}
+    if waits and not ended and (not planned or agent in planned):
+        return
+    known = sorted({e.agent for e in events if e.agent and e.kind not in ("note", "policy")} | planned)
+    raise UsageError(f"run {run_id} has no agent '{agent}': its agents are {', '.join(known) or 'none'}")
 
 
 def cost(run_ref: RunArg, repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:

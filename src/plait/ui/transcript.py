@@ -168,4 +168,14 @@ def render_transcript(
         f"({s.usage.cached_tokens} cached), {s.usage.output_tokens} out, {s.cost_text}"
     )
     if diff:
-        console.print(Syntax(visible(diff), "diff", theme="ansi_dark", word_wrap=True))
+        print_diff(console, visible(diff))
+
+
+_DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("+", "green"), ("-", "red"), ("@@", "cyan"), ("diff ", "bold"))
+
+
+def print_diff(console: Console, diff: str) -> None:
+    """A diff line for line as git printed it, coloured by its first characters: never wrapped, never cut."""
+    for line in diff.splitlines():
+        style = next((s for head, s in _DIFF_STYLES if line.startswith(head)), "")
+        console.print(Text(line, style=style), soft_wrap=True, highlight=False)
