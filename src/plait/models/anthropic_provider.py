@@ -21,20 +21,23 @@ import asyncio
 from typing import Any, cast
 
 import anthropic
-from anthropic.types import Message, MessageParam, TextBlockParam, ToolUnionParam
+from anthropic.types import MessageParam, TextBlockParam, ToolUnionParam
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
 from plait.models._provider import ProviderBase
-from plait.models._retry import Sleep, Transient, status_transient
+from plait.models._reply import MAX_STOP, cap_text, count, field, read_json, reply_error, string, usage
+from plait.models._retry import RETRY_BUDGET, Sleep, Transient, status_transient
 from plait.models.base import (
+    STOP_LENGTH,
+    STOP_REFUSAL,
     SYSTEM_BREAK,
     AssistantMessage,
+    BadReplyBody,
     ModelRequest,
     ModelResponse,
     RetryHook,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
 
@@ -107,26 +110,37 @@ def to_tools(request: ModelRequest) -> list[ToolUnionParam]:
     return cast(list[ToolUnionParam], tools)
 
 
-def from_message(message: Message, name: str) -> ModelResponse:
-    """An Anthropic reply as a neutral response; `input_tokens` counts cached tokens too."""
+_STOPS = {"max_tokens": STOP_LENGTH, "model_context_window_exceeded": STOP_LENGTH, "refusal": STOP_REFUSAL}
+"""Anthropic's stop reasons that every provider names alike."""
+
+
+def from_message(message: dict[str, Any], name: str) -> ModelResponse:
+    """An Anthropic reply (JSON read by `read_json`) as a neutral response; `input_tokens` counts cached ones too.
+
+    Raises:
+        BadReplyBody: The body has no list of content blocks: an error in a 200, or not a message at all.
+    """
+    content = message.get("content")
+    if not isinstance(content, list):
+        raise reply_error(message, "content")
     texts: list[str] = []
     calls: list[ToolCall] = []
-    for block in message.content:
-        if block.type == "text":
-            texts.append(block.text)
-        elif block.type == "tool_use":
-            raw = block.input if isinstance(block.input, dict | str) else None
-            calls.append(ToolCall.parse(block.id, block.name, raw))
-    u = message.usage
-    read, written = u.cache_read_input_tokens or 0, u.cache_creation_input_tokens or 0
-    usage = Usage(
-        input_tokens=u.input_tokens + read + written,
-        output_tokens=u.output_tokens,
-        cached_tokens=read,
-        cache_write_tokens=written,
-    )
+    for i, block in enumerate(content):
+        kind = field(block, "type")
+        if kind == "text" and isinstance(text := field(block, "text"), str):
+            texts.append(text)
+        elif kind == "tool_use":
+            call_id = string(field(block, "id")) or f"toolu_{i + 1}"
+            calls.append(ToolCall.parse(call_id, string(field(block, "name")), field(block, "input")))
+    u = message.get("usage")
+    read, written = count(field(u, "cache_read_input_tokens")), count(field(u, "cache_creation_input_tokens"))
+    stop = string(message.get("stop_reason"), MAX_STOP)
     return ModelResponse(
-        text="".join(texts), tool_calls=tuple(calls), usage=usage, model=name, stop_reason=message.stop_reason or ""
+        text=cap_text("".join(texts)),
+        tool_calls=tuple(calls),
+        usage=usage(count(field(u, "input_tokens")) + read + written, field(u, "output_tokens"), read, written),
+        model=name,
+        stop_reason=_STOPS.get(stop, stop),
     )
 
 
@@ -147,6 +161,7 @@ class AnthropicModel(ProviderBase):
         base_url: str | None = None,
         timeout: float = 600.0,
         max_retries: int = 6,
+        retry_budget: float = RETRY_BUDGET,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         super().__init__(
@@ -156,6 +171,7 @@ class AnthropicModel(ProviderBase):
             base_url=base_url or "https://api.anthropic.com",
             timeout=timeout,
             max_retries=max_retries,
+            retry_budget=retry_budget,
             sleep=sleep,
         )
 
@@ -164,12 +180,14 @@ class AnthropicModel(ProviderBase):
         return anthropic.AsyncAnthropic(
             api_key=self._api_key,
             base_url=self.base_url,
-            timeout=self._timeout,
+            timeout=self._timeouts(),
             max_retries=0,
             http_client=anthropic.DefaultAsyncHttpxClient(verify=self._tls()),
         )
 
     def _classify(self, exc: Exception) -> Transient | None:
+        if isinstance(exc, BadReplyBody):
+            return Transient(f"unreadable reply body: {exc}")
         if isinstance(exc, anthropic.APIStatusError):
             return status_transient(exc.status_code, exc.response.headers, _server_message(exc))
         if isinstance(exc, anthropic.APITimeoutError):
@@ -188,9 +206,9 @@ class AnthropicModel(ProviderBase):
             return UnknownModel(f"anthropic at {self.base_url} does not know model '{self.model_id}': {message}")
         return ModelError(f"{self._name} rejected the request ({status}): {message}")
 
-    async def _once(self, request: ModelRequest) -> Message:
+    async def _once(self, request: ModelRequest) -> ModelResponse:
         async with self._client() as client:
-            return await client.messages.create(
+            raw = await client.messages.with_raw_response.create(
                 model=self.model_id,
                 max_tokens=request.max_output_tokens,
                 system=to_system(request) or anthropic.omit,
@@ -198,10 +216,11 @@ class AnthropicModel(ProviderBase):
                 tools=to_tools(request) if request.tools else anthropic.omit,
                 tool_choice={"type": "tool", "name": request.tool_choice} if request.tool_choice else anthropic.omit,
             )
+            body = read_json(await raw.read(), raw.headers.get("content-type", ""))
+        return from_message(body, self._name)
 
     async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
         try:
-            message = await self._retrying(lambda: self._once(request), on_retry)
+            return await self._retrying(lambda: self._once(request), on_retry)
         except anthropic.APIError as exc:
             raise self._error(exc) from exc
-        return from_message(message, self._name)

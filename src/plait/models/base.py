@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from plait.errors import ModelError
+
 __all__ = [
+    "MAX_ARGUMENT_BYTES",
+    "MAX_ARGUMENT_DEPTH",
+    "STOP_LENGTH",
+    "STOP_REFUSAL",
     "AssistantMessage",
+    "BadReplyBody",
     "Message",
     "MessageChain",
     "Model",
@@ -24,6 +33,78 @@ __all__ = [
     "Usage",
     "UserMessage",
 ]
+
+
+MAX_ARGUMENT_BYTES = 256 << 10
+"""A tool call's raw arguments longer than this (in UTF-8) make a malformed call, explained in `raw_arguments`."""
+MAX_ARGUMENT_DEPTH = 64
+"""Arguments nested deeper than this make a malformed call too: tools take flat arguments."""
+STOP_LENGTH = "length"
+"""`ModelResponse.stop_reason` of a reply cut by the output token limit, whatever the provider called it."""
+STOP_REFUSAL = "refusal"
+"""`ModelResponse.stop_reason` of a reply in which the model refused; its text says why, when it said."""
+_UNPAIRED = re.compile("[\ud800-\udfff]")
+_HEAD = 120
+"""Characters of oversized arguments quoted in the explanation that stands in for them."""
+
+
+class BadReplyBody(ModelError):
+    """A provider answered 200 with a body that cannot be read as its reply (not JSON, not an object...).
+
+    Proxies and overloaded servers send such bodies now and then, so the providers retry them."""
+
+
+def clean_text(text: str) -> str:
+    """`text` with every unpaired surrogate (which UTF-8 cannot encode) replaced by U+FFFD."""
+    return _UNPAIRED.sub("\ufffd", text) if _UNPAIRED.search(text) else text
+
+
+def _reject(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:40]} is out of range")
+    return number
+
+
+def strict_loads(text: str) -> Any:
+    """`json.loads` refusing what JSON does not allow and Python does: NaN, Infinity, 1e999.
+
+    Raises:
+        ValueError: `text` is not JSON.
+        RecursionError: `text` nests too deep for the parser.
+    """
+    return json.loads(text, parse_constant=_reject, parse_float=_finite)
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether `value` nests deeper than `MAX_ARGUMENT_DEPTH`; walked without recursion."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > MAX_ARGUMENT_DEPTH:
+                return True
+            stack.extend((item, depth + 1) for item in (node.values() if isinstance(node, dict) else node))
+    return False
+
+
+def _clean_arguments(node: Any) -> Any:
+    """Arguments (shallow: see `_too_deep`) with the unpaired surrogates of their strings replaced."""
+    if isinstance(node, str):
+        return clean_text(node)
+    if isinstance(node, dict):
+        return {clean_text(str(k)): _clean_arguments(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_clean_arguments(item) for item in node]
+    return node
+
+
+def _head(text: str) -> str:
+    return clean_text(" ".join(text[: _HEAD * 2].split())[:_HEAD])
 
 
 class _Frozen(BaseModel):
@@ -51,16 +132,56 @@ class ToolCall(_Frozen):
     raw_arguments: str = ""
 
     @classmethod
-    def parse(cls, id: str, name: str, raw: str | dict[str, Any] | None) -> ToolCall:
-        """Build a call from a provider's raw arguments, keeping malformed JSON for the error message."""
+    def parse(cls, id: str, name: str, raw: object) -> ToolCall:
+        """Build a call from a provider's raw arguments, keeping malformed JSON for the error message.
+
+        Arguments over `MAX_ARGUMENT_BYTES` or `MAX_ARGUMENT_DEPTH`, or not a JSON object, make a malformed
+        call (`arguments` None) whose `raw_arguments` say so; unpaired surrogates become U+FFFD.
+        """
+        id, name = clean_text(id), clean_text(name)
         if isinstance(raw, dict):
-            return cls(id=id, name=name, arguments=raw, raw_arguments=json.dumps(raw))
+            if _too_deep(raw):
+                return cls(id=id, name=name, arguments=None, raw_arguments=_deep_note(""))
+            value: Any = _clean_arguments(raw)
+            return cls._checked(id, name, value, json.dumps(value))
+        if raw is not None and not isinstance(raw, str):
+            what = f"a JSON {type(raw).__name__}" if isinstance(raw, list | int | float | bool) else "not JSON"
+            return cls(id=id, name=name, arguments=None, raw_arguments=f"<the arguments were {what}, not an object>")
         text = raw or "{}"
+        if problem := _size_note(text):
+            return cls(id=id, name=name, arguments=None, raw_arguments=problem)
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            return cls(id=id, name=name, arguments=None, raw_arguments=text)
-        return cls(id=id, name=name, arguments=value if isinstance(value, dict) else None, raw_arguments=text)
+            value = strict_loads(text)
+        except RecursionError:
+            return cls(id=id, name=name, arguments=None, raw_arguments=_deep_note(text))
+        except ValueError:  # JSONDecodeError, NaN, a number out of range
+            return cls(id=id, name=name, arguments=None, raw_arguments=clean_text(text))
+        if not isinstance(value, dict):
+            return cls(id=id, name=name, arguments=None, raw_arguments=clean_text(text))
+        if _too_deep(value):
+            return cls(id=id, name=name, arguments=None, raw_arguments=_deep_note(text))
+        return cls(id=id, name=name, arguments=_clean_arguments(value), raw_arguments=clean_text(text))
+
+    @classmethod
+    def _checked(cls, id: str, name: str, value: dict[str, Any], text: str) -> ToolCall:
+        if problem := _size_note(text):
+            return cls(id=id, name=name, arguments=None, raw_arguments=problem)
+        return cls(id=id, name=name, arguments=value, raw_arguments=text)
+
+
+def _size_note(text: str) -> str:
+    """What stands in for arguments over `MAX_ARGUMENT_BYTES`; "" for arguments within it."""
+    if len(text) * 4 <= MAX_ARGUMENT_BYTES:
+        return ""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= MAX_ARGUMENT_BYTES:
+        return ""
+    return f"<the arguments were {size:,} bytes, over the cap of {MAX_ARGUMENT_BYTES:,}; they began: {_head(text)}>"
+
+
+def _deep_note(text: str) -> str:
+    began = f"; they began: {_head(text)}" if text else ""
+    return f"<the arguments were nested deeper than {MAX_ARGUMENT_DEPTH} levels, the cap{began}>"
 
 
 class UserMessage(_Frozen):
@@ -178,6 +299,8 @@ class ModelResponse(_Frozen):
     usage: Usage = Usage()
     model: str = ""
     stop_reason: str = ""
+    """Why the model stopped, in the provider's words, except `STOP_LENGTH` and `STOP_REFUSAL`, which are
+    the same for every provider."""
 
     def as_message(self) -> AssistantMessage:
         return AssistantMessage(text=self.text, tool_calls=self.tool_calls)

@@ -15,20 +15,22 @@ import secrets
 from typing import Any, cast
 
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCompletionToolUnionParam
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnionParam
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
 from plait.models._provider import ProviderBase
-from plait.models._retry import Sleep, Transient, status_transient
+from plait.models._reply import MAX_STOP, cap_text, field, read_json, reply_error, string, usage
+from plait.models._retry import RETRY_BUDGET, Sleep, Transient, status_transient
 from plait.models.base import (
+    STOP_REFUSAL,
     SYSTEM_BREAK,
     AssistantMessage,
+    BadReplyBody,
     ModelRequest,
     ModelResponse,
     RetryHook,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
 
@@ -70,31 +72,56 @@ def to_tools(request: ModelRequest) -> list[ChatCompletionToolUnionParam]:
     ]
 
 
-def from_completion(completion: ChatCompletion, name: str) -> ModelResponse:
-    """The first choice of a completion as a neutral response."""
-    if not completion.choices:
-        raise ModelError(f"{name} returned no choices")
-    choice = completion.choices[0]
-    calls = tuple(
-        ToolCall.parse(call.id, call.function.name, call.function.arguments)
-        for call in choice.message.tool_calls or ()
-        if call.type == "function"
-    )
-    usage = Usage()
-    if completion.usage is not None:
-        details = completion.usage.prompt_tokens_details
-        usage = Usage(
-            input_tokens=completion.usage.prompt_tokens,
-            output_tokens=completion.usage.completion_tokens,
-            cached_tokens=(details.cached_tokens or 0) if details else 0,
-            cache_write_tokens=(details.cache_write_tokens or 0) if details else 0,
+def _content(value: Any) -> str:
+    """A message's content: a string, or (as some compatible servers send it) a list of text parts."""
+    if isinstance(value, list):
+        return "".join(text for part in value if isinstance(text := field(part, "text"), str))
+    return value if isinstance(value, str) else ""
+
+
+def _calls(message: Any) -> tuple[ToolCall, ...]:
+    calls = field(message, "tool_calls")
+    return tuple(
+        ToolCall.parse(
+            string(field(call, "id")) or f"call_{i + 1}",
+            string(field(call, "function", "name")),
+            field(call, "function", "arguments"),
         )
+        for i, call in enumerate(calls if isinstance(calls, list) else ())
+        if field(call, "type") in ("function", None) and isinstance(field(call, "function"), dict)
+    )
+
+
+def from_completion(completion: dict[str, Any], name: str) -> ModelResponse:
+    """The first choice of a completion (JSON read by `read_json`) as a neutral response.
+
+    Raises:
+        BadReplyBody: The body has no list of choices: an error in a 200, or not a completion at all.
+        ModelError: The list of choices is empty.
+    """
+    choices = completion.get("choices")
+    if not isinstance(choices, list):
+        raise reply_error(completion, "choices")
+    if not choices:
+        raise ModelError(f"{name} returned no choices")
+    message = field(choices, 0, "message")
+    text, refusal = _content(field(message, "content")), _content(field(message, "refusal"))
+    stop = string(field(choices, 0, "finish_reason"), MAX_STOP)
+    if refusal:
+        text, stop = text or refusal, STOP_REFUSAL
+    u = completion.get("usage")
+    details = field(u, "prompt_tokens_details")
     return ModelResponse(
-        text=choice.message.content or "",
-        tool_calls=calls,
-        usage=usage,
+        text=cap_text(text),
+        tool_calls=_calls(message),
+        usage=usage(
+            field(u, "prompt_tokens"),
+            field(u, "completion_tokens"),
+            field(details, "cached_tokens"),
+            field(details, "cache_write_tokens"),
+        ),
         model=name,
-        stop_reason=choice.finish_reason or "",
+        stop_reason=stop,
     )
 
 
@@ -117,6 +144,7 @@ class OpenAIModel(ProviderBase):
         base_url: str | None = None,
         timeout: float = 600.0,
         max_retries: int = 6,
+        retry_budget: float = RETRY_BUDGET,
         provider: str = "openai",
         sleep: Sleep = asyncio.sleep,
     ) -> None:
@@ -127,6 +155,7 @@ class OpenAIModel(ProviderBase):
             base_url=base_url or "https://api.openai.com/v1",
             timeout=timeout,
             max_retries=max_retries,
+            retry_budget=retry_budget,
             sleep=sleep,
         )
         self.provider = provider
@@ -138,12 +167,14 @@ class OpenAIModel(ProviderBase):
         return openai.AsyncOpenAI(
             api_key=self._api_key,
             base_url=self.base_url,
-            timeout=self._timeout,
+            timeout=self._timeouts(),
             max_retries=0,
             http_client=openai.DefaultAsyncHttpxClient(verify=self._tls()),
         )
 
     def _classify(self, exc: Exception) -> Transient | None:
+        if isinstance(exc, BadReplyBody):
+            return Transient(f"unreadable reply body: {exc}")
         if isinstance(exc, openai.APIStatusError):
             if exc.code == "insufficient_quota":  # a 429 that waiting cannot cure
                 return None
@@ -164,11 +195,11 @@ class OpenAIModel(ProviderBase):
             return UnknownModel(f"{self.provider} at {self.base_url} does not know model '{self.model_id}': {message}")
         return ModelError(f"{self._name} rejected the request ({status}): {message}")
 
-    async def _once(self, request: ModelRequest) -> ChatCompletion:
+    async def _once(self, request: ModelRequest) -> ModelResponse:
         # Many local servers know only the older `max_tokens`.
         openai_proper = self.provider == "openai"
         async with self._client() as client:
-            return await client.chat.completions.create(
+            raw = await client.chat.completions.with_raw_response.create(
                 model=self.model_id,
                 messages=to_messages(request),
                 tools=to_tools(request) if request.tools else openai.omit,
@@ -179,10 +210,11 @@ class OpenAIModel(ProviderBase):
                 max_tokens=openai.omit if openai_proper else request.max_output_tokens,
                 prompt_cache_key=self.cache_key if openai_proper else openai.omit,
             )
+            body = read_json(raw.content, raw.headers.get("content-type", ""))
+        return from_completion(body, self._name)
 
     async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
         try:
-            completion = await self._retrying(lambda: self._once(request), on_retry)
+            return await self._retrying(lambda: self._once(request), on_retry)
         except openai.APIError as exc:
             raise self._error(exc) from exc
-        return from_completion(completion, self._name)
