@@ -4,6 +4,7 @@ becomes an observation or a clear stop: logging the step never raises, and the l
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -220,3 +221,16 @@ def test_a_tool_result_paired_with_each_call_of_a_cut_reply(repo: Repo, tmp_path
     assert _run(agent).ok
     answered = [m for m in model.calls[1].messages if isinstance(m, ToolResultMessage)]
     assert [m.call_id for m in answered] == ["c0", "c1"] and not answered[0].is_error
+
+
+def test_a_file_name_that_is_not_utf8_cannot_break_the_log(repo: Repo, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "e.db")
+    (repo.root / os.fsdecode(b"bad\xff.txt")).write_bytes(b"x\n")
+
+    def reply(turn: int, request: ModelRequest) -> ModelResponse:
+        return _calls(("list_files", {})) if turn == 0 else _finish()
+
+    agent, model = _agent(repo.root, reply, store)
+    assert _run(agent).ok
+    (listed,) = _results(store)[:1]
+    assert "bad\ufffd.txt" in listed.output

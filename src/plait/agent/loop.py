@@ -27,7 +27,7 @@ from plait.agent.context import NOTES_HEADER, Compactor, ContextBudget
 from plait.agent.prompts import REFUSED, cut_reply, task_prompt
 from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
-from plait.events.journal import Journal
+from plait.events.journal import Journal, valid_text
 from plait.events.store import EventStore, redaction
 from plait.events.types import AgentStopped, Decision, Event, PromptGiven, StopReason, ToolCalled, ToolReturned
 from plait.models.base import (
@@ -256,7 +256,7 @@ class Agent:
                 outcome = ToolOutcome(cut_reply(self.limits.max_output_tokens), format_error=True)
             else:
                 outcome = await self.toolbox.execute(call)
-            outcome = dataclasses.replace(outcome, output=self._redact(outcome.output))
+            outcome = dataclasses.replace(outcome, output=valid_text(self._redact(outcome.output)))
             failed = outcome.is_error or outcome.format_error
             took = time.monotonic() - started
             saved = (await self.checkpoint() or "") if self.checkpoint and call.name in _CHANGES_FILES else ""
@@ -325,6 +325,7 @@ class Agent:
             self._record(Decision(**self._ids, topic="context", decision=done.decision, reason=why, data=data))
 
     def _stopped(self, reason: StopReason, summary: str) -> AgentResult:
+        summary = valid_text(summary)
         result = AgentResult(reason, summary, self.steps, self.usage, self.cost)
         if self._log.stopped:
             return result
