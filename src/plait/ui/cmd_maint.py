@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def gc(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
-        """Remove what ended or crashed runs left behind (worktrees, checkpoint refs, stale locks) and the disk freed."""
+        """Remove what ended or crashed runs left (worktrees, checkpoint refs, stale locks); say the disk freed."""
         repo = Repo.discover(repo_path)
         garbage = [f for f in diagnose(repo) if f.kind in ("worktree", "refs", "lock") and f.repair is not None]
         freed = sum(f.freed for f in garbage)
