@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from plait.coord import Board, Note
 from plait.events import Decision, SQLiteEventStore
 from plait.plan.model import Plan
@@ -40,8 +42,11 @@ def test_each_note_is_judged_once_per_agent_however_many_turns(store: SQLiteEven
     assert board.judged <= 52
 
 
-def test_claims_taken_and_let_go_between_turns_deliver_what_a_rescan_would(store: SQLiteEventStore, plan: Plan) -> None:
-    rng = random.Random(7)
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_claims_taken_and_let_go_between_turns_deliver_what_a_rescan_would(
+    store: SQLiteEventStore, plan: Plan, seed: int
+) -> None:
+    rng = random.Random(seed)
     board = Board(store, RUN, plan, budget=10**9)
     given: dict[str, set[int]] = {t: set() for t in ("api", "ui", "docs", "stranger")}
     paths = ["src/registry.py", "src/ui/view.py", "docs/guide.md", "src/models.py", "src/ledger.py", "src/", "lib/x.py"]

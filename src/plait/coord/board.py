@@ -7,9 +7,10 @@ notes new to it that concern it (addressed to it, touching its files, naming its
 files are its write-set, its read-set, its contracts' files and the files it holds a claim on (the
 log's lease decisions).
 
-Delivery is linear in the notes: each agent judges a note once, the first turn after it is posted, and
-keeps the ones for it until they are given. A claim is the only thing that turns an older note into one
-for the agent, so a new claim looks its path up in the board's index of notes by path.
+Delivery is linear in the notes: a note is sorted once, as the board reads it from the log, to the
+tasks it concerns (by address, by topic, by path: each path is matched once against every task's files)
+or to everyone, and each agent reads on from where its last turn stopped. A claim is the only thing
+that makes an older note concern a task, so a new claim looks its path up in the board's notes by path.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 
 from plait.events.store import EventStore
 from plait.events.types import Decision, NotePosted
-from plait.plan.globs import is_glob, matches, normalize
+from plait.plan.globs import _matcher, is_glob, matches, normalize
 from plait.plan.model import Plan, PlanTask
 
 __all__ = ["EVERYONE", "Board", "Note"]
@@ -57,10 +58,10 @@ def _interest(plan: Plan, task: PlanTask) -> list[str]:
 
 @dataclass
 class _Inbox:
-    """What the board knows of one agent: the notes judged so far and, of those, the ones waiting for it."""
+    """Where one agent stands: how far it has read the notes sorted to it and those for everyone, and what waits."""
 
-    seen: int = 0
-    """How many of the board's notes have been judged for the agent."""
+    mine: int = 0
+    everyone: int = 0
     claims: set[str] = field(default_factory=set)
     """The claims whose notes have been looked up for it."""
     waiting: dict[int, Note] = field(default_factory=dict)
@@ -83,8 +84,26 @@ class Board:
         self._claimed: dict[str, set[str]] = {}
         self._given: dict[str, set[int]] = {}
         self._inboxes: dict[str, _Inbox] = {}
+        self._interest: dict[str, list[str]] = {}
+        self._topics: dict[str, frozenset[str]] = {}
+        for task in plan.tasks:  # the first of a repeated id, as `Plan.task` finds it
+            self._interest.setdefault(task.id, _interest(plan, task))
+            self._topics.setdefault(task.id, frozenset([*task.provides, *task.consumes]))
+        self._by_topic: dict[str, list[str]] = {}
+        for task_id, topics in self._topics.items():
+            for topic in topics:
+                self._by_topic.setdefault(topic, []).append(task_id)
+        self._covers = {
+            task: (_matcher(patterns), [normalize(p) for p in patterns if not p.startswith("!") and not is_glob(p)])
+            for task, patterns in self._interest.items()
+        }
+        """Each task's `_touches` of its own files, compiled once: its patterns, and its literal paths."""
+        self._reach: dict[str, frozenset[str]] = {}
         self._by_path: dict[str, list[Note]] = {}
         """The notes a claim can make someone's, by path: those with paths, addressed to nobody, not for `all`."""
+        self._sorted: dict[str, list[Note]] = {}
+        """The notes sorted to each task: addressed to it, or on its contracts or files (claims aside)."""
+        self._everyone: list[Note] = []
         self._cursor = 0
         self._lock = threading.Lock()
 
@@ -119,13 +138,28 @@ class Board:
             return task_id in note.to
         if note.topic == EVERYONE:
             return True
-        try:
-            task = self.plan.task(task_id)
-        except KeyError:
+        topics = self._topics.get(task_id)
+        if topics is None:  # not a task of the plan
             return False
-        if note.topic in task.provides or note.topic in task.consumes:
+        if note.topic in topics:
             return True
-        return _touches([*_interest(self.plan, task), *sorted(self._claimed.get(task_id, ()))], note.paths)
+        claimed = self._claimed.get(task_id)
+        if claimed:
+            return _touches([*self._interest[task_id], *sorted(claimed)], note.paths)
+        return any(task_id in self._reached(path) for path in note.paths)
+
+    def _reached(self, path: str) -> frozenset[str]:
+        """The tasks whose own files (claims aside) a note on `path` touches, worked out once per path."""
+        found = self._reach.get(path)
+        if found is None:
+            covered_by_note = _matcher([path])
+            found = frozenset(
+                task
+                for task, (covers, literals) in self._covers.items()
+                if covers(normalize(path)) or any(covered_by_note(lit) for lit in literals)
+            )
+            self._reach[path] = found
+        return found
 
     def audience(self, note: Note) -> list[str]:
         """The tasks of the plan `note` concerns."""
@@ -174,16 +208,36 @@ class Board:
         for claim in claims - inbox.claims:
             for path, notes in self._by_path.items():
                 if _touches([claim], [path]):
-                    self._judge(inbox, notes, task_id, given)
+                    self._wait(inbox, [n for n in notes if self.concerns(n, task_id)], given)
         inbox.claims = set(claims)
-        self._judge(inbox, self.notes[inbox.seen :], task_id, given)
-        inbox.seen = len(self.notes)
+        mine = self._sorted.get(task_id, [])
+        self._wait(inbox, mine[inbox.mine :], given)
+        self._wait(inbox, [n for n in self._everyone[inbox.everyone :] if n.author != task_id], given)
+        inbox.mine, inbox.everyone = len(mine), len(self._everyone)
         return inbox
 
-    def _judge(self, inbox: _Inbox, notes: list[Note], task_id: str, given: set[int]) -> None:
+    @staticmethod
+    def _wait(inbox: _Inbox, notes: list[Note], given: set[int]) -> None:
         for note in notes:
-            if note.seq not in given and note.seq not in inbox.waiting and self.concerns(note, task_id):
+            if note.seq not in given:
                 inbox.waiting[note.seq] = note
+
+    def _sort(self, note: Note) -> None:
+        """Send `note` to the tasks it concerns now, or to everyone; index it by path for claims made later."""
+        if note.to:
+            tasks: Iterable[str] = note.to
+        elif note.topic == EVERYONE:
+            self._everyone.append(note)
+            return
+        else:
+            for path in dict.fromkeys(note.paths):
+                self._by_path.setdefault(path, []).append(note)
+            reached = [t for path in note.paths for t in self._reached(path)]
+            holders = [t for t, claimed in self._claimed.items() if claimed and self.concerns(note, t)]
+            tasks = [*self._by_topic.get(note.topic, []), *reached, *holders]
+        for task in dict.fromkeys(tasks):
+            if task != note.author:
+                self._sorted.setdefault(task, []).append(note)
 
     def _sync(self) -> None:
         with self._lock:
@@ -191,9 +245,7 @@ class Board:
                 if isinstance(event, NotePosted):
                     note = self._note(event)
                     self.notes.append(note)
-                    if note.paths and not note.to and note.topic != EVERYONE:
-                        for path in dict.fromkeys(note.paths):
-                            self._by_path.setdefault(path, []).append(note)
+                    self._sort(note)
                 elif isinstance(event, Decision) and event.topic == "lease":
                     self._lease(event.data)
                 self._cursor = max(self._cursor, event.seq)
