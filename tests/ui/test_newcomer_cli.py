@@ -9,6 +9,7 @@ from cli_support import Plait, git
 from synthetic_run import RUN_ID, append_run, parallel_run
 
 from plait.events.store import SQLiteEventStore
+from plait.events.types import Decision, RunFinished, RunStarted
 
 LONG = "    return " + " + ".join(f'"part {i}"' for i in range(20)) + "  # one long line"
 
@@ -49,3 +50,25 @@ def test_an_agent_the_run_does_not_have_is_a_usage_error_naming_the_ones_it_has(
         assert len(result.err.strip().splitlines()) == 1
     assert plait("show", "last", "ledger", cwd=project).code == 0
     assert plait("log", "last", "--agent", "ledger", cwd=project).code == 0
+
+
+def test_last_means_the_latest_run_the_command_can_act_on(plait: Plait, project: Path) -> None:
+    base = git(project, "rev-parse", "HEAD")
+    git(project, "checkout", "-q", "-b", f"plait/{RUN_ID}/integration")
+    (project / "greet.py").write_text('def greet(name):\n    return "hi " + name\n')
+    git(project, "commit", "-qam", "hi")
+    final = git(project, "rev-parse", "HEAD")
+    git(project, "checkout", "-q", "main")
+    store = SQLiteEventStore(project / ".git" / "plait" / "events.db")
+    append_run(store, parallel_run(base=base, final=final))
+    later = "20260101-000500-cafe"  # a session after the change: `last` for apply is still the change
+    for event in (
+        RunStarted(run_id=later, task="chat", repo=str(project), base_commit=base, base_ref="main", model="m"),
+        Decision(run_id=later, topic="kind", decision="session", data={"kind": "session"}),
+        RunFinished(run_id=later, status="done"),
+    ):
+        store.append(event)
+    store.close()
+    applied = plait("apply", "last", cwd=project)
+    assert applied.code == 0, applied.err
+    assert RUN_ID in applied.out and git(project, "rev-parse", "HEAD") == final

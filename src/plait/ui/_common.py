@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -48,11 +49,17 @@ def run_store(store: EventStore, settings: Settings | None) -> ObservedStore:
     return ObservedStore(RedactingStore(store, make_redactor(settings)))
 
 
-def resolve_run(store: EventStore, ref: str) -> str:
-    """A run id from an id, a unique prefix of one, or `last`."""
+def resolve_run(store: EventStore, ref: str, *, acts_on: Callable[[str], bool] | None = None, what: str = "") -> str:
+    """A run id from an id, a unique prefix of one, or `last`: the latest run the command can act on (`acts_on`,
+    `what` naming such a run: `last` after a session means the latest change for `plait apply`)."""
     ids = store.run_ids()
     if ref == "last" and ids:
-        return ids[-1]
+        fit = next((i for i in reversed(ids) if acts_on is None or acts_on(i)), None)
+        if fit is None:
+            raise UsageError(f"no {what or 'run'} in this repository to take as `last`: `plait runs` lists the runs")
+        return fit
+    if ref in ids:
+        return ref
     matches = [i for i in ids if i.startswith(ref)]
     if len(matches) == 1:
         return matches[0]

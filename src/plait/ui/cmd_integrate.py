@@ -21,10 +21,11 @@ from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.llm_resolver import LLMResolver
 from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch, integration_branch
 from plait.reconcile.types import Resolver
+from plait.run._lead import run_kind
 from plait.run.preflight import preflight
 from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
-from plait.ui._common import open_store
+from plait.ui._common import open_store, resolve_run
 from plait.ui._config_notes import config_notes
 from plait.ui._safe import escaped
 from plait.ui.feed import make_redactor
@@ -184,14 +185,11 @@ def _print(run_id: str, branch: str, report: QueueReport, rows: list[dict[str, A
     out.print(f"  the log: plait show {run_id}; bring it in: plait apply {run_id}", highlight=False)
 
 
-def _run_id(store: EventStore, ref: str) -> str:
-    ids = store.run_ids()
-    matches = ids[-1:] if ref == "last" else [i for i in ids if i == ref] or [i for i in ids if i.startswith(ref)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise UsageError(f"no run '{ref}' in this repository: `plait runs` lists them")
-    raise UsageError(f"'{ref}' matches {len(matches)} runs: give more of the id")
+def _has_result(store: EventStore, run_id: str) -> bool:
+    """Whether the run is a change that ended with a commit (`last` for `plait apply` is the latest such run)."""
+    if run_kind(store, run_id):
+        return False
+    return any(isinstance(e, RunFinished) and e.commit for e in store.events(run_id, kinds=["run_finished"]))
 
 
 def _result_branch(repo: Repo, store: EventStore, run_id: str) -> str:
@@ -213,7 +211,7 @@ def apply_run(
     repo = Repo.discover(repo_path)
     store = _store(repo, create=False)
     try:
-        run_id = _run_id(store, run_ref)
+        run_id = resolve_run(store, run_ref, acts_on=lambda r: _has_result(store, r), what="run with a result")
         branch = _result_branch(repo, store, run_id)
         target = _commit(repo, branch, "branch")
         for note in config_notes(repo, store, run_id, target):

@@ -173,7 +173,7 @@ def _find(store: EventStore, ref: str | None, kind: str) -> str:
         if found is None:
             raise UsageError(f"no {kind} to resume in this repository: start one with `plait {kind}`")
         return found
-    run_id = resolve_run(store, ref)
+    run_id = resolve_run(store, ref, acts_on=lambda r: run_kind(store, r) == kind, what=kind)
     if run_kind(store, run_id) != kind:
         made = "`plait session`" if kind == "session" else "`plait ask`"
         raise UsageError(f"run {run_id} is not a{'n' if kind[0] in 'aeiou' else ''} {kind}: give one made by {made}")
