@@ -43,7 +43,7 @@ def make_model(spec: str, settings: Settings, env: Mapping[str, str] | None = No
 
     Args:
         spec: `openai:NAME`, `anthropic:NAME`, `openai-compatible:NAME@URL` or `scripted:FILE`.
-        settings: Gives the API keys, the request timeout and the retry count.
+        settings: Gives the API keys, the request timeout, the retry count and the retry budget.
         env: Where OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL and ANTHROPIC_BASE_URL
             are looked up when settings lack them; `os.environ` by default.
 
@@ -57,20 +57,24 @@ def make_model(spec: str, settings: Settings, env: Mapping[str, str] | None = No
     rest = rest.strip()
     if not rest:
         raise UsageError(f"model '{spec}' is not valid: use {SPEC_FORMS}")
-    timeout, retries = settings.request_timeout, settings.max_retries
+    timeout, retries, budget = settings.request_timeout, settings.max_retries, settings.retry_budget
     # Each provider's SDK is imported when first needed: together they take a second to import.
     if provider == "openai":
         from plait.models.openai_provider import OpenAIModel
 
         key = _key(settings.openai_api_key, env, "OPENAI_API_KEY", "openai_api_key")
         url = env.get("OPENAI_BASE_URL") or None
-        return OpenAIModel(spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries)
+        return OpenAIModel(
+            spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries, retry_budget=budget
+        )
     if provider == "anthropic":
         from plait.models.anthropic_provider import AnthropicModel
 
         key = _key(settings.anthropic_api_key, env, "ANTHROPIC_API_KEY", "anthropic_api_key")
         url = env.get("ANTHROPIC_BASE_URL") or None
-        return AnthropicModel(spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries)
+        return AnthropicModel(
+            spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries, retry_budget=budget
+        )
     if provider == "openai-compatible":
         from plait.models.openai_provider import OpenAIModel
 
@@ -86,6 +90,7 @@ def make_model(spec: str, settings: Settings, env: Mapping[str, str] | None = No
             base_url=match["url"],
             timeout=timeout,
             max_retries=retries,
+            retry_budget=budget,
             provider=provider,
         )
     if provider == "scripted":
