@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "SECRET_ENV_PATTERNS", "Redactor", "looks_secret", "scrub_strings"]
+__all__ = ["REDACTED", "SECRET_ENV_PATTERNS", "Redactor", "looks_secret", "scrub_strings", "strings_in"]
 
 REDACTED = "[REDACTED]"
 
@@ -44,6 +44,8 @@ _SHAPES = re.compile(
 # Only from the start of a run of key characters, so that a long run without an END is scanned once, not n times.
 _KEY_TAIL = re.compile(r"(?<![A-Za-z0-9+/=\n])[A-Za-z0-9+/=\n]{40,}\s*-----END [A-Z ]*PRIVATE KEY-----")
 _BEARER = re.compile(r"(?i)(authorization:\s*bearer\s+|x-api-key:\s*)([^\s\"']{8,})")
+_BEARER_HINTS = ("authorization:", "x-api-key:")
+"""What any match of `_BEARER` holds; in ASCII text, which `str.lower` folds as the pattern's case-blindness does."""
 _URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s:/@\"'<>]*:)([^\s@/?#\"'<>]+)(@)")
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
 _MIN_LENGTH = 8
@@ -92,7 +94,21 @@ class Redactor:
             text = _KEY_TAIL.sub(REDACTED, text)
         if "://" in text:
             text = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
+        if text.isascii() and not any(hint in text.lower() for hint in _BEARER_HINTS):
+            return text  # the slowest pattern, case-blind at every position: skipped where it cannot match
         return _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+
+    def finds_nothing(self, texts: Iterable[str]) -> bool:
+        """Whether redacting would leave each of `texts` as it is, found in one pass over them all.
+
+        The texts are joined by newlines. Whatever redacting one text changes, redacting the joined text changes
+        too: a value or shape found in one is found at the same place in the whole, and a match begun in the text
+        before can reach past a newline only where a pattern allows whitespace, a match that changes the text as
+        well. So True is exact; False may only mean that a match crosses from one text into the next (the texts
+        are then redacted one by one).
+        """
+        joined = "\n".join(texts)
+        return self(joined) == joined
 
 
 def scrub_strings(value: Any, change: Callable[[str], str]) -> Any:
@@ -104,3 +120,20 @@ def scrub_strings(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, list | tuple):
         return [scrub_strings(v, change) for v in value]
     return value
+
+
+def strings_in(value: Any) -> list[str]:
+    """Every string in a JSON-like value, keys too (what `scrub_strings` would pass through its function), in no
+    particular order."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            found.extend(k for k in item if isinstance(k, str))
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from plait.errors import StateError
 from plait.events._wal import wal_damage
 from plait.events.types import SCHEMA_VERSION, Event, EventAdapter
-from plait.redact import scrub_strings
+from plait.redact import Redactor, scrub_strings, strings_in
 
 __all__ = [
     "DURABLE_KINDS",
@@ -28,9 +28,11 @@ __all__ = [
     "wal_damage",
 ]
 
+# seq is the rowid: one past the highest, so never reused while no event is deleted, and none is. AUTOINCREMENT
+# (logs made before kept it) wrote a third page, its counter's, with every append.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,
     run_id TEXT NOT NULL,
     agent TEXT NOT NULL,
     kind TEXT NOT NULL,
@@ -72,14 +74,17 @@ _SYNC_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 class SQLiteEventStore:
     """Events in one SQLite file (WAL). Safe to share between threads and between processes.
 
-    Every append survives a crash of plait. An event of `DURABLE_KINDS` also survives a crash of the machine: its
-    commit is synced to disk (synchronous=FULL) before `append` returns, and `synced` is then its sequence
-    number. The others are committed with `synchronous` (NORMAL: written, synced at the next sync), a power cut
-    losing at most those after the last synced one.
+    Every append survives a crash of plait. An event of the `durable` kinds (`DURABLE_KINDS`) also survives a
+    crash of the machine: its commit is synced to disk (synchronous=FULL) before `append` returns, and `synced`
+    is then its sequence number. The others are committed with `synchronous` (NORMAL: written, synced at the next
+    sync), a power cut losing at most those after the last synced one.
     """
 
-    def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self, path: Path | str, *, synchronous: str = "NORMAL", durable: Collection[str] = DURABLE_KINDS
+    ) -> None:
         self.path = Path(path)
+        self._durable = frozenset(durable)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
         if synchronous.upper() not in _SYNC_MODES:
@@ -102,7 +107,7 @@ class SQLiteEventStore:
 
     def append(self, event: Event) -> Event:
         payload = event.model_dump_json(exclude={"seq"})
-        sync = event.kind in DURABLE_KINDS and not self._always_synced
+        sync = event.kind in self._durable and not self._always_synced
         with self._lock:
             try:
                 if sync:
@@ -259,6 +264,8 @@ class RedactingStore:
         self.redact = redact
 
     def append(self, event: Event) -> Event:
+        if isinstance(self.redact, Redactor) and self.redact.finds_nothing(strings_in(event.model_dump(mode="json"))):
+            return self.inner.append(event)  # most events hold no secret: one pass over all their text says so
         return self.inner.append(rewrite_strings(event, self.redact, keep=IDENTITY))
 
     def events(
