@@ -49,6 +49,9 @@ WIDENING: list[tuple[str, str, Get, object]] = [
     ("max_attempts = 9\n", "max_attempts", lambda s: s.max_attempts, 9),
     ("command_timeout = 86400\n", "command_timeout", lambda s: s.command_timeout, 86400.0),
     ("task_wall_time = 86400\n", "task_wall_time", lambda s: s.task_wall_time, 86400.0),
+    ("retry_budget = 86400\n", "retry_budget", lambda s: s.retry_budget, 86400.0),
+    ("max_retries = 50\n", "max_retries", lambda s: s.max_retries, 50),
+    ("request_timeout = 86400\n", "request_timeout", lambda s: s.request_timeout, 86400.0),
     (
         'openai_api_key = "sk-chosen-by-the-repository"\n',
         "openai_api_key",

@@ -5,7 +5,8 @@ Widening, compared with the settings below the repository file (defaults and the
 - `sandbox`: a weaker preset, any other OS layer, `allow_unsandboxed = true`, `network = true`, any
   `env_passthrough` beyond the user's, a command or path rule whose verdict is `allow`, a limit raised or
   `limits.cgroup = false`;
-- a budget raised: `max_steps`, `max_tokens`, `max_attempts`, `max_tasks`, `command_timeout`, the `task_*` and `run_*`
+- a budget raised: `max_steps`, `max_tokens`, `max_attempts`, `max_tasks`, `command_timeout`, the model's
+  `request_timeout`, `max_retries` and `retry_budget` (time spent waiting on a server), the `task_*` and `run_*`
   limits; `prices` that lower a model's known price (the dollar limits would then count too little);
 - `openai_api_key`, `anthropic_api_key`: spending on a key the repository chose, which also sees the prompts;
 - `model` naming an `openai-compatible` server other than this machine: it would be sent OPENAI_API_KEY
@@ -46,6 +47,9 @@ _BUDGETS = (
     "max_attempts",
     "max_tasks",
     "command_timeout",
+    "request_timeout",
+    "max_retries",
+    "retry_budget",
     "task_wall_time",
     "task_max_usd",
     "task_max_tokens",

@@ -12,12 +12,14 @@ from plait.models.base import ToolSpec
 __all__ = [
     "PATH_LIMIT",
     "SUMMARY_LIMIT",
+    "TEXT_LIMIT",
     "EditFileArgs",
     "FinishArgs",
     "ListFilesArgs",
     "ReadFileArgs",
     "RunArgs",
     "SearchArgs",
+    "ToolArgs",
     "WriteFileArgs",
     "tool_spec",
 ]
@@ -27,15 +29,19 @@ PATH_LIMIT = 4096
 """Characters of a path or pattern: a longer one is refused, never echoed back whole."""
 SUMMARY_LIMIT = 16_384
 """Characters of a finish summary: a longer one is refused (not cut), so the model can say what matters in less."""
+TEXT_LIMIT = 16_384
+"""Characters of any other prose argument (a note, a question, an answer, a brief): longer is refused, not cut."""
 
 
-class _Args(BaseModel):
+class ToolArgs(BaseModel):
+    """The base of every tool's arguments: strict types, unknown arguments ignored."""
+
     # Models often add arguments nobody asked for; ignoring them costs nothing, refusing them costs a turn.
     # Strict: "yes" is not a boolean, nor "3" a line number; the model is told so instead of being guessed at.
     model_config = ConfigDict(extra="ignore", strict=True)
 
 
-class ReadFileArgs(_Args):
+class ReadFileArgs(ToolArgs):
     """Read a text file, with line numbers. Long files are cut; read further with start_line and end_line."""
 
     path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
@@ -43,7 +49,7 @@ class ReadFileArgs(_Args):
     end_line: int | None = Field(None, ge=1, description="Last line to show, inclusive. Default: the end.")
 
 
-class ListFilesArgs(_Args):
+class ListFilesArgs(ToolArgs):
     """List files (not directories) matching a glob, sorted, leaving out files git ignores."""
 
     pattern: str = Field(
@@ -55,7 +61,7 @@ class ListFilesArgs(_Args):
     path: str = Field(".", max_length=PATH_LIMIT, description="Directory to list, relative to the repository root.")
 
 
-class SearchArgs(_Args):
+class SearchArgs(ToolArgs):
     """Search file contents for a regular expression; prints matching lines as `path:line: text`."""
 
     pattern: str = Field(
@@ -71,7 +77,7 @@ class SearchArgs(_Args):
     ignore_case: bool = Field(False, description="Match regardless of case.")
 
 
-class EditFileArgs(_Args):
+class EditFileArgs(ToolArgs):
     """Replace an exact piece of text in a file with new text.
 
     `old` must match the file exactly, whitespace and indentation included, and occur once (include a few
@@ -84,14 +90,14 @@ class EditFileArgs(_Args):
     replace_all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one.")
 
 
-class WriteFileArgs(_Args):
+class WriteFileArgs(ToolArgs):
     """Create a file, or overwrite it completely, with the given content. Parent directories are created."""
 
     path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
     content: str = Field(description="The complete new content of the file.")
 
 
-class RunArgs(_Args):
+class RunArgs(ToolArgs):
     """Run a shell command with bash in the repository root and show its exit code and output.
 
     Use it to run tests, linters and builds. There is no input and no terminal: do not start editors or
@@ -102,7 +108,7 @@ class RunArgs(_Args):
     timeout: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
 
 
-class FinishArgs(_Args):
+class FinishArgs(ToolArgs):
     """Declare the task done, or impossible, and stop. Call it once, as your last action."""
 
     summary: str = Field(

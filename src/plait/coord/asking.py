@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from plait.agent._tool_args import tool_spec
+from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
 from plait.agent.loop import ToolSet
 from plait.agent.tools import ToolOutcome, parse_arguments
 from plait.coord.experts import Experts
@@ -15,10 +15,11 @@ from plait.models.base import ToolCall, ToolSpec
 __all__ = ["ExpertTools"]
 
 
-class _AskArgs(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+class _AskArgs(ToolArgs):
     expert: str = Field(min_length=1, description="The expert's name.")
-    question: str = Field(min_length=1, description="One precise question: what you need to know and why.")
+    question: str = Field(
+        max_length=TEXT_LIMIT, min_length=1, description="One precise question: what you need to know and why."
+    )
 
 
 _ASK_DOC = (

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from plait.agent._tool_args import tool_spec
+from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
 from plait.agent.context import ContextBudget, context_budget
 from plait.agent.loop import Agent, AgentLimits, Spending, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
@@ -60,19 +60,22 @@ _REFERENCES = "Every place the answer rests on, as 'path:line' or 'path:start-en
 _NOT_CHECKED = "What you did not check or are unsure of; 'nothing' when you checked it all."
 
 
-class _AnswerArgs(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    answer: str = Field(min_length=1, description="The answer: exact, with file:line references.")
+class _AnswerArgs(ToolArgs):
+    answer: str = Field(
+        max_length=TEXT_LIMIT, min_length=1, description="The answer: exact, with file:line references."
+    )
     references: list[str] = Field([], description=_REFERENCES)
-    not_checked: str = Field("", description=_NOT_CHECKED)
+    not_checked: str = Field("", max_length=TEXT_LIMIT, description=_NOT_CHECKED)
 
 
 class _FindingArgs(_AnswerArgs):
     """An investigator's answer: its references and what it did not check are asked for, not optional."""
 
-    answer: str = Field(min_length=1, description="Your finding: exact and short, with file:line references.")
+    answer: str = Field(
+        max_length=TEXT_LIMIT, min_length=1, description="Your finding: exact and short, with file:line references."
+    )
     references: list[str] = Field(description=_REFERENCES)
-    not_checked: str = Field(description=_NOT_CHECKED)
+    not_checked: str = Field(max_length=TEXT_LIMIT, description=_NOT_CHECKED)
 
 
 class AnswerTools:

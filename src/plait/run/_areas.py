@@ -12,8 +12,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from plait.agent._tool_args import TEXT_LIMIT, ToolArgs
 from plait.plan.globs import matches, normalize
 from plait.plan.model import NAME, slugify
 
@@ -89,14 +90,14 @@ def locate(refs: Sequence[str], files: Sequence[str], area: Sequence[str] = (), 
     return Located(tuple(found), tuple(paths), tuple(unclear))
 
 
-class Area(BaseModel):
+class Area(ToolArgs):
     """One part of the code an investigator looks into."""
-
-    model_config = ConfigDict(extra="ignore")
 
     name: str = Field(min_length=1, max_length=40, description="A short id such as 'db' or 'frontend'.")
     paths: list[str] = Field([], description="Globs of the files of the area, such as 'src/db/**'.")
-    question: str = Field("", description="What to find out in this area; the whole question when empty.")
+    question: str = Field(
+        "", max_length=TEXT_LIMIT, description="What to find out in this area; the whole question when empty."
+    )
 
     @field_validator("name")
     @classmethod

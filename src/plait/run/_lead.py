@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from plait.agent._tool_args import tool_spec
+from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
 from plait.agent.context import context_budget
 from plait.agent.loop import Agent, AgentLimits, AgentResult, Spending, ToolSet
 from plait.agent.tools import ToolOutcome
@@ -224,10 +224,11 @@ class Transcript:
         return open_turns
 
 
-class _AskArgs(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+class _AskArgs(ToolArgs):
     expert: str = Field(min_length=1, description="The name of the investigator or helper.")
-    question: str = Field(min_length=1, description="One precise question: what you need to know and why.")
+    question: str = Field(
+        max_length=TEXT_LIMIT, min_length=1, description="One precise question: what you need to know and why."
+    )
 
 
 class _AskInvestigatorArgs(_AskArgs):

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from plait.agent._tool_args import tool_spec
+from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
 from plait.agent.budget import Budget, Limits
 from plait.agent.loop import ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
@@ -58,7 +58,7 @@ from plait.workspace import LocalRunner, Repo
 __all__ = ["Area", "AskOutcome", "Finding", "Inquiry", "Investigation", "InvestigateTools", "ask", "split_areas"]
 
 
-class _InvestigateArgs(BaseModel):
+class _InvestigateArgs(ToolArgs):
     """Send read-only investigators into the code, one per area, all at the same time.
 
     Each reads its area and reports findings with file:line references; you get every report back. The
@@ -66,8 +66,7 @@ class _InvestigateArgs(BaseModel):
     splits the repository by directory.
     """
 
-    model_config = ConfigDict(extra="ignore")
-    question: str = Field(min_length=1, description="The question being investigated, in full.")
+    question: str = Field(max_length=TEXT_LIMIT, min_length=1, description="The question being investigated, in full.")
     areas: list[Area] = Field([], description="The areas, each with a name, its paths and its own question.")
 
 
@@ -212,13 +211,15 @@ class InvestigateTools:
         return ToolOutcome(render_findings(findings), is_error=not any(f.ok for f in findings))
 
 
-class _AnswerArgs(BaseModel):
+class _AnswerArgs(ToolArgs):
     """Give the combined answer to the question you were asked. It ends your turn; you keep your context."""
 
-    model_config = ConfigDict(extra="ignore")
-    answer: str = Field(min_length=1, description="One answer combining the findings, with file:line references.")
+    answer: str = Field(
+        max_length=TEXT_LIMIT, min_length=1, description="One answer combining the findings, with file:line references."
+    )
     disagreements: str = Field(
         "",
+        max_length=TEXT_LIMIT,
         description="Where the investigators contradicted each other or their findings do not fit, naming them "
         "and what each said; 'none' when they agree.",
     )

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from plait.agent._tool_args import tool_spec
+from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
 from plait.agent.budget import Budget, Limits
 from plait.agent.loop import Agent, AgentResult, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, argument_problems, parse_arguments
@@ -101,34 +101,37 @@ class Helper:
     questions: int
 
 
-class _SpawnArgs(BaseModel):
+class _SpawnArgs(ToolArgs):
     """Make a persistent helper: an agent that owns an area of the code, reads it when asked, and keeps
     everything it read and answered for the whole session (and after --resume). Ask it with ask_expert."""
 
-    model_config = ConfigDict(extra="ignore")
     name: str = Field(min_length=1, max_length=40, description="A short id such as 'storage' or 'api'.")
     area: list[str] = Field([], description="Globs of the files it owns, such as 'src/db/**'.")
-    brief: str = Field("", description="What it knows about and answers for, in a sentence.")
+    brief: str = Field("", max_length=TEXT_LIMIT, description="What it knows about and answers for, in a sentence.")
 
 
-class _DispatchArgs(BaseModel):
+class _DispatchArgs(ToolArgs):
     """Make a change to the code as a plait run of its own: planned (one agent, or parallel tasks when it
     splits), each agent in its own worktree, merged and tested. Returns the run id, its branch, the files it
     changed (with the diff when short) and the test status; the user's checkout is not touched. It takes
     minutes: dispatch when the user asks for a change."""
 
-    model_config = ConfigDict(extra="ignore")
-    task: str = Field(min_length=1, description="The change to make, as complete as a task for `plait run`.")
+    task: str = Field(
+        max_length=TEXT_LIMIT, min_length=1, description="The change to make, as complete as a task for `plait run`."
+    )
     plan_file: str | None = Field(
         None, description="A plan (YAML) to follow instead of planning, if the user gave one."
     )
 
 
-class _ReplyArgs(BaseModel):
+class _ReplyArgs(ToolArgs):
     """Reply to the user. It ends your turn; you keep your context, and your helpers keep theirs."""
 
-    model_config = ConfigDict(extra="ignore")
-    answer: str = Field(min_length=1, description="What you tell the user, with file:line references where useful.")
+    answer: str = Field(
+        max_length=TEXT_LIMIT,
+        min_length=1,
+        description="What you tell the user, with file:line references where useful.",
+    )
 
 
 _SYSTEM = """\
