@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from plait.errors import EnvironmentProblem, StateError, UsageError
+from plait.errors import AgentFailed, EnvironmentProblem, StateError, UsageError
 from plait.events.lease import RunLease, lease_for
 from plait.events.store import EventStore, ObservedStore
 from plait.models.registry import make_model
@@ -161,14 +161,22 @@ def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
             t: {"status": r.status, "attempts": r.attempts, "reason": r.reason} for t, r in outcome.results.items()
         }
         data["commit"] = outcome.commit
+    word, code = _verdict(outcome)
+    dropped = outcome.dropped if isinstance(outcome, ParallelOutcome) else {}
+    if dropped:
+        data.update(status=word, dropped=dropped)
     if as_json:
         out.print_json(json.dumps(data), ensure_ascii=True)  # a model's text stays in JSON escapes
-        return 0 if outcome.status == "done" else 1
-    colour = "green" if outcome.status == "done" else "red"
+        return code
+    colour = "green" if word == "done" else "red"
     headline = ""
     if isinstance(outcome, RunOutcome):  # a failed run says why, even when its agent finished
         headline = outcome.summary or outcome.reason if outcome.status == "done" else outcome.reason or outcome.summary
-    out.print(f"[{colour} bold]{outcome.status}[/] run {outcome.run_id} {escaped(headline)}")
+    elif dropped:  # the tasks it went on without, each with why
+        headline = "without " + "; ".join(
+            f"{t} ({why.splitlines()[0] if why else 'dropped'})" for t, why in dropped.items()
+        )
+    out.print(f"[{colour} bold]{word}[/] run {outcome.run_id} {escaped(headline)}")
     if isinstance(outcome, ParallelOutcome):
         table = Table("task", "status", "attempts", "summary or reason")
         for task, result in outcome.results.items():
@@ -187,7 +195,14 @@ def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
     out.print(f"  transcript: plait show {outcome.run_id}")
     for note in s.notes():
         err.print(f"[yellow]note:[/] {escaped(note)}")
-    return 0 if outcome.status == "done" else 1
+    return code
+
+
+def _verdict(outcome: RunOutcome | ParallelOutcome) -> tuple[str, int]:
+    """The run's last word and exit code: a run that went on without a task is not done, whatever it integrated."""
+    if isinstance(outcome, ParallelOutcome) and outcome.dropped:
+        return ("incomplete" if outcome.status == "done" else outcome.status), AgentFailed.exit_code
+    return outcome.status, 0 if outcome.status == "done" else AgentFailed.exit_code
 
 
 def _start(
