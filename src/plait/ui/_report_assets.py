@@ -52,6 +52,30 @@ details.agent > summary { cursor: pointer; font-weight: 600; }
 .step.warn { color: var(--warn); } .step.bad { color: var(--bad); } .step.mark { font-weight: 600; }
 .step.note { color: var(--muted); } #filter { width: 100%; padding: .4rem; font-size: 1rem; }
 :target { outline: 2px solid var(--accent); }
+details.diff { margin: .5rem 0; border: 1px solid var(--line); border-radius: 6px; padding: .2rem .8rem; }
+details.diff > summary { cursor: pointer; }
+pre.diff { white-space: pre; overflow: auto; max-height: 40rem; background: var(--panel); padding: .4rem .6rem;
+  border-radius: 4px; } pre.diff span { display: block; min-height: 1.4em; }
+.d-file { font-weight: 600; color: var(--fg); } .d-hunk { color: var(--accent); } .d-ctx { color: var(--muted); }
+.d-add { color: var(--ok); background: rgba(46,155,95,.12); }
+.d-del { color: var(--bad); background: rgba(208,69,58,.1); }
+.d-meta { color: var(--muted); font-style: italic; }
+.d-cut { color: var(--warn); font-style: italic; white-space: normal; }
+svg .wait { fill: url(#tl-hatch); stroke: var(--muted); stroke-width: .6; } svg .hatch-bg { fill: var(--panel); }
+svg .hatch-line { stroke: var(--muted); stroke-width: 2; }
+.legend i.wait { background: repeating-linear-gradient(45deg, var(--muted) 0 2px, var(--panel) 2px 5px); }
+svg.plan, svg.costs { background: var(--panel); border-radius: 6px; }
+svg .node rect { fill: var(--bg); stroke: var(--muted); stroke-width: 1.5; }
+svg .node text { fill: var(--fg); font-size: 12px; }
+svg .node .title { fill: var(--muted); font-size: 10.5px; }
+svg .node.done rect { stroke: var(--ok); fill: rgba(46,155,95,.15); }
+svg .node.failed rect, svg .node.dropped rect { stroke: var(--bad); fill: rgba(208,69,58,.15); }
+svg .node.interrupted rect { stroke: var(--warn); } svg .node.running rect { stroke: var(--run); }
+svg .dep { stroke: var(--muted); stroke-width: 1.4; fill: none; } svg .arrowhead { fill: var(--muted); }
+svg .cost-line { fill: none; stroke-width: 2; } svg .cost-line.total { stroke: var(--fg); stroke-width: 2.5; }
+svg .cost-line.planning { stroke: var(--accent); } svg .cost-line.work { stroke: var(--ok); }
+svg .cost-line.experts { stroke: var(--warn); } svg .cost-line.reconciliation { stroke: var(--bad); }
+svg .cost-line.run { stroke: var(--muted); } svg .axis { stroke: var(--muted); }
 """
 
 JS = """

@@ -175,7 +175,7 @@ def report(
     if not html:
         print_run_summary(_console(), events)
         return
-    from plait.ui.report import write_report
+    from plait.ui.report import task_diffs, write_report
 
     view = RunView.of(run.run_id, events)
     diffstat = ""
@@ -183,7 +183,9 @@ def report(
         diffstat = run.repo.git("diff", "--stat", view.base_commit, view.commit, check=False)
     target = output or run.repo.plait_dir() / "reports" / f"{run.run_id}.html"
     try:
-        written = write_report(target, events, diffstat=diffstat, redact=run.redact)
+        written = write_report(
+            target, events, diffstat=diffstat, redact=run.redact, diffs=task_diffs(run.repo.git, events)
+        )
     except OSError as exc:
         raise EnvironmentProblem(f"cannot write the report to {target}: {exc.strerror}") from exc
     _write(str(written))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from html import escape
 from pathlib import Path
 
@@ -10,13 +11,14 @@ from plait.events.types import Event
 from plait.redact import Redactor
 from plait.ui import _fmt, _report_parts
 from plait.ui._report_assets import CSS, JS
+from plait.ui._report_diff import diff_section, task_diffs
 from plait.ui._report_timeline import timeline_svg
 from plait.ui._safe import visible
 from plait.ui.cost import cost_breakdown
 from plait.ui.feed import redact_event
 from plait.ui.runview import RunView
 
-__all__ = ["render_html", "write_report"]
+__all__ = ["render_html", "task_diffs", "write_report"]
 
 _LEGEND = (
     '<p class="legend"><span><i style="background:var(--ok)"></i>agent busy (done)</span>'
@@ -46,19 +48,27 @@ def _facts(view: RunView, wall: float, speedup: float) -> str:
     return '<dl class="facts">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
-def render_html(events: list[Event], *, diffstat: str = "", redact: Redactor | None = None) -> str:
+def render_html(
+    events: list[Event],
+    *,
+    diffstat: str = "",
+    redact: Redactor | None = None,
+    diffs: Mapping[str, str] | None = None,
+) -> str:
     """The report of the run whose events these are; every string is redacted before it is written.
 
     Args:
         events: Every event of one run, in order.
         diffstat: `git diff --stat` of the base against the result, when the repository is at hand.
         redact: What hides secrets (the environment's secrets by default).
+        diffs: Each task's patch against the run's base (`_report_diff.task_diffs`), when the repository is at hand.
 
     Returns:
         A complete HTML document with its style, script and timeline inline.
     """
     redact = redact if redact is not None else Redactor()
     events = [redact_event(e, redact) for e in events]
+    patches = {task: visible(redact(diff)) for task, diff in (diffs or {}).items()}
     run_id = events[0].run_id if events else "?"
     view = RunView.of(run_id, events)
     costs = cost_breakdown(events)
@@ -68,7 +78,11 @@ def render_html(events: list[Event], *, diffstat: str = "", redact: Redactor | N
         ("agents", "Agents", _report_parts.agents_section(view, costs)),
         ("merges", "Merge decisions and the gate", _report_parts.merges_section(view)),
         ("cost", "Cost", _report_parts.cost_section(costs)),
-        ("changes", "Changes", _report_parts.changes_section(view, visible(redact(diffstat)))),
+        (
+            "changes",
+            "Changes",
+            _report_parts.changes_section(view, visible(redact(diffstat))) + diff_section(view, events, patches),
+        ),
         ("transcripts", "Transcripts", _report_parts.transcripts_section(view, events)),
     ]
     nav = "".join(f'<a href="#{key}">{title.split()[0]}</a>' for key, title, _ in sections)
@@ -84,8 +98,15 @@ def render_html(events: list[Event], *, diffstat: str = "", redact: Redactor | N
     )
 
 
-def write_report(path: Path, events: list[Event], *, diffstat: str = "", redact: Redactor | None = None) -> Path:
+def write_report(
+    path: Path,
+    events: list[Event],
+    *,
+    diffstat: str = "",
+    redact: Redactor | None = None,
+    diffs: Mapping[str, str] | None = None,
+) -> Path:
     """Write the HTML report of a run to `path` (its folder is created); returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(events, diffstat=diffstat, redact=redact), encoding="utf-8")
+    path.write_text(render_html(events, diffstat=diffstat, redact=redact, diffs=diffs), encoding="utf-8")
     return path

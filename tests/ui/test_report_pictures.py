@@ -1,0 +1,93 @@
+"""The HTML report's pictures: each task's diff, the waits for a claimed path on the timeline, the plan as a
+dependency graph and the cost over time, on the real demo run and on a scripted run, rendered in Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from synthetic_run import parallel_run
+
+from plait.events.store import SQLiteEventStore
+from plait.events.types import Committed, Event
+from plait.ui.report import render_html
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+HOSTILE = "<script>alert(1)</script>"
+
+
+@dataclass
+class Demo:
+    events: list[Event]
+    html: str
+    path: Path
+
+
+def _run(args: list[str], cwd: Path, home: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TMPDIR")}
+    env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "GIT_CONFIG_GLOBAL": "/dev/null"}
+    env |= {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "Test"}
+    env |= {"GIT_COMMITTER_EMAIL": "t@example.invalid", "COLUMNS": "200"}
+    done = subprocess.run(
+        [sys.executable, "-m", "plait", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    """The real demo run (scripted models, real git) and its report, written by the real command."""
+    root = tmp_path_factory.mktemp("demo")
+    (root / "home").mkdir()
+    where = root / "demo"
+    run_id = json.loads(_run(["demo", "--fast", "--dir", str(where), "--json"], root, root / "home"))["run_id"]
+    path = Path(_run(["report", "last", "--html"], where, root / "home").strip())
+    events = SQLiteEventStore(where / ".git" / "plait" / "events.db").events(run_id)
+    return Demo(events, path.read_text(encoding="utf-8"), path)
+
+
+def _details(html: str, ident: str) -> str:
+    found = re.search(rf'<details class="diff" id="{re.escape(ident)}">(.*?)</details>', html, re.S)
+    assert found is not None, f"no {ident}"
+    return found.group(1)
+
+
+def test_each_task_of_the_demo_has_its_diff_highlighted(demo: Demo) -> None:
+    tasks = {e.agent for e in demo.events if isinstance(e, Committed)}
+    assert len(tasks) == 4
+    assert demo.html.count('<details class="diff" ') == len(tasks)
+    for task in tasks:
+        block = _details(demo.html, f"diff-{task}")
+        for kind in ("d-file", "d-hunk", "d-add"):
+            assert f'<span class="{kind}">' in block, f"{task}'s diff has no {kind} line"
+        assert "+++ b/" in block
+
+
+def _scripted() -> list[Event]:
+    return [e.model_copy(update={"seq": i}) for i, e in enumerate(parallel_run(), 1)]
+
+
+def test_a_long_diff_is_capped_with_the_command_to_see_it_all_and_model_text_stays_text() -> None:
+    events = _scripted()
+    long = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,0 +1,1000 @@\n" + "".join(f"+line {i}\n" for i in range(1000))
+    hostile = f"diff --git a/y b/y\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-old\n+{HOSTILE}\n \\ No newline at end of file\n"
+    html = render_html(events, diffs={"money": long, "cli": hostile})
+    money = _details(html, "diff-money")
+    assert money.count('<span class="d-add">') == 400 - 4
+    head = next(e.sha for e in reversed(events) if isinstance(e, Committed) and e.agent == "money")
+    marker = re.search(r'<span class="d-cut">… (\d+) more lines not shown.*?<code>(.*?)</code>', money)
+    assert marker is not None and marker.group(1) == "604"
+    base = events[0].base_commit  # type: ignore[attr-defined]
+    assert marker.group(2) == f"git diff {base[:12]} {head[:12]}"
+    cli = _details(html, "diff-cli")
+    assert HOSTILE not in html and "+&lt;script&gt;alert(1)&lt;/script&gt;" in cli
+    assert '<span class="d-del">-old</span>' in cli and '<span class="d-ctx">' in cli
+    assert "The repository was not at hand" in _details(html, "diff-ledger")
