@@ -1,0 +1,333 @@
+"""plait's own cost: notes delivery, the order ready tasks start in, and tool specs, each against its baseline.
+
+(a) notes delivery: agents of an n-task plan take turns, each taking its notes every turn and posting a
+    note every other turn; the time spent in `Board.take`, against the previous algorithm (every note judged
+    again for every agent each turn, kept here only as the baseline), on the same log in the same run. Both
+    must hand out the same notes; the benchmark stops if they do not.
+(b) makespan over the critical-path bound, max(critical path, total work / limit) x 2 replies x LATENCY, at
+    concurrency 16, ready tasks started in plan order (the baseline) or by critical path. Two 64-task plans:
+    `chains` lists 40 independent tasks before 4 chains of 6; `layered` is bench_scheduler's random layered
+    DAG. Each is run by the scheduler alone (each attempt sleeps 2 x LATENCY) and as a full run: the real
+    agent loop, worktrees, event log and integration, a scripted model that sleeps LATENCY per reply.
+(c) `tool_spec` per call, cached against building the schema every time, over the seven tools of an agent.
+
+Run: .venv/bin/python benchmarks/bench_plait_cost.py [--latency 1.0] [--skip-full]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from unittest import mock
+
+from plait.agent._tool_args import (
+    EditFileArgs,
+    FinishArgs,
+    ListFilesArgs,
+    ReadFileArgs,
+    RunArgs,
+    SearchArgs,
+    WriteFileArgs,
+    _built_spec,
+    tool_spec,
+)
+from plait.coord import Board, Note
+from plait.coord.board import EVERYONE, _interest, _touches
+from plait.events import SQLiteEventStore
+from plait.models import ScriptedModel
+from plait.plan.model import Contract, Plan, PlanTask
+from plait.run import parallel, scheduler
+from plait.run.base import Base
+from plait.run.integrate import DirectIntegrator
+from plait.run.parallel import RunContext, run_plan
+from plait.settings import Settings
+from plait.workspace import LocalRunner, Repo
+from plait.workspace.git import PLAIT_IDENTITY
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_scheduler import dag
+
+CONCURRENCY = 16
+
+
+class RescanBoard(Board):
+    """The previous delivery, as the baseline: every note judged again for the agent at each of its turns,
+    matching its paths against the agent's patterns each time."""
+
+    def concerns(self, note: Note, task_id: str) -> bool:
+        if note.author == task_id:
+            return False
+        if note.to:
+            return task_id in note.to
+        if note.topic == EVERYONE:
+            return True
+        try:
+            task = self.plan.task(task_id)
+        except KeyError:
+            return False
+        if note.topic in task.provides or note.topic in task.consumes:
+            return True
+        return _touches([*_interest(self.plan, task), *sorted(self._claimed.get(task_id, ()))], note.paths)
+
+    def take(self, task_id: str) -> list[str]:
+        self._sync()
+        with self._lock:
+            given = self._given.setdefault(task_id, set())
+            waiting = [n for n in self.notes if n.seq not in given and self.concerns(n, task_id)]
+            waiting.sort(key=lambda n: (task_id not in n.to, -n.seq))
+            out: list[str] = []
+            used = 0
+            for note in waiting:
+                text = note.render()
+                if used + len(text) > self.budget:
+                    if out:
+                        break
+                    text = text[: self.budget] + "... (cut: the note is longer than a turn's notes may be)"
+                out.append(text)
+                used += len(text)
+                given.add(note.seq)
+            left = len(waiting) - len(out)
+        if left:
+            out.append(
+                f"({left} more note(s) wait for your next turn: this turn's notes reached {self.budget} characters.)"
+            )
+        return out
+
+
+def board_plan(n: int) -> Plan:
+    """n tasks, each writing its own module and reading its neighbour's; one task in 8 provides a contract."""
+    tasks = [
+        PlanTask(
+            id=f"t{i}",
+            title=f"task {i}",
+            instructions="x",
+            writes=[f"src/m{i}/**"],
+            reads=[f"src/m{(i + 1) % n}/api.py"],
+            provides=[f"c{i}"] if i % 8 == 0 else [],
+            consumes=[f"c{i - i % 8}"] if i % 8 else [],
+        )
+        for i in range(n)
+    ]
+    contracts = [
+        Contract(name=f"c{i}", signature="def f() -> int", owner=f"t{i}", path=f"src/c{i}.py") for i in range(0, n, 8)
+    ]
+    return Plan(mode="parallel", reason="benchmark", tasks=tasks, contracts=contracts)
+
+
+def notes_delivery(n: int, turns: int = 8) -> tuple[float, float, int]:
+    """Seconds spent in take by the rescanning board and by the board, and the notes posted."""
+    plan = board_plan(n)
+    rng = random.Random(n)
+    spent = {"old": 0.0, "new": 0.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SQLiteEventStore(Path(tmp) / "events.db", synchronous="OFF")
+        old, new = RescanBoard(store, "b", plan), Board(store, "b", plan)
+        posted = 0
+        for turn in range(turns):
+            for i in range(n):
+                task = f"t{i}"
+                if turn % 2 == i % 2:
+                    where = rng.choice([f"src/m{i}/api.py", f"src/c{i - i % 8}.py", f"src/m{rng.randrange(n)}/x.py"])
+                    to = [f"t{rng.randrange(n)}"] if rng.random() < 0.1 else []
+                    topic = "all" if rng.random() < 0.02 else rng.choice(["finding", "warning", f"c{i - i % 8}"])
+                    new.post(task, topic, f"note {posted} from {task}: " + "x" * 80, [where], to)
+                    posted += 1
+                got = {}
+                for name, board in (("old", old), ("new", new)):
+                    started = time.perf_counter()
+                    got[name] = board.take(task)
+                    spent[name] += time.perf_counter() - started
+                if got["old"] != got["new"] and "--no-check" not in sys.argv:
+                    raise SystemExit(f"the boards disagree at turn {turn} of {task}")
+        store.close()
+    return spent["old"], spent["new"], posted
+
+
+def plan_order(self: scheduler.Scheduler) -> None:
+    """The baseline: ready tasks start in plan order."""
+    self.priority = {task: (0, i) for i, task in enumerate(self.deps)}
+
+
+@contextmanager
+def ordered(by: str) -> Iterator[None]:
+    """Run schedulers in plan order (`plan`) or, as they do now, by critical path."""
+    if by == "critical path":
+        yield
+        return
+
+    class PlanOrder(scheduler.Scheduler):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            plan_order(self)
+
+    with mock.patch.object(parallel, "Scheduler", PlanOrder):
+        yield
+
+
+def chains_plan() -> Plan:
+    """40 independent tasks listed first, then 4 chains of 6 tasks: 64 in all, a critical path of 6."""
+    tasks = [PlanTask(id=f"t{i}", title=f"task {i}", instructions="x", writes=[f"t{i}.txt"]) for i in range(40)]
+    for c in range(4):
+        for k in range(6):
+            i = 40 + 6 * c + k
+            after = [f"t{i - 1}"] if k else []
+            tasks.append(
+                PlanTask(id=f"t{i}", title=f"task {i}", instructions="x", writes=[f"t{i}.txt"], depends_on=after)
+            )
+    return Plan(mode="parallel", reason="benchmark", tasks=tasks)
+
+
+def bound(plan: Plan, latency: float) -> float:
+    depth: dict[str, int] = {}
+    for task in plan.tasks:  # tasks only depend on earlier ones
+        depth[task.id] = 1 + max((depth[d] for d in task.depends_on), default=0)
+    return max(max(depth.values()), len(plan.tasks) / CONCURRENCY) * 2 * latency
+
+
+def scheduler_only(plan: Plan, latency: float, by: str) -> float:
+    async def attempt(task: str, number: int, last: scheduler.Attempt | None) -> scheduler.Attempt:
+        await asyncio.sleep(2 * latency)
+        return scheduler.Attempt(True)
+
+    run = scheduler.Scheduler({t.id: t.depends_on for t in plan.tasks}, attempt, concurrency=CONCURRENCY)
+    if by == "plan":
+        plan_order(run)
+    started = time.perf_counter()
+    asyncio.run(run.run())
+    return time.perf_counter() - started
+
+
+def scripted(plan: Plan, latency: float) -> ScriptedModel:
+    conversations = [
+        {
+            "match": f"Your task is `{t.id}`",
+            "turns": [
+                {
+                    "delay": latency,
+                    "tool_calls": [{"name": "write_file", "arguments": {"path": t.writes[0], "content": t.id}}],
+                },
+                {"delay": latency, "tool_calls": [{"name": "finish", "arguments": {"summary": "done"}}]},
+            ],
+        }
+        for t in plan.tasks
+    ]
+    return ScriptedModel(conversations=conversations)
+
+
+def full_run(plan: Plan, latency: float, by: str) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "base"]):
+            subprocess.run(["git", *args], cwd=root, check=True, env={**PLAIT_IDENTITY, "PATH": "/usr/bin:/bin"})
+        repo = Repo.discover(root)
+        store = SQLiteEventStore(Path(tmp) / "events.db")
+        ctx = RunContext(
+            repo=repo,
+            settings=Settings(concurrency=CONCURRENCY, max_attempts=1, task_wall_time=None),
+            model=scripted(plan, latency),
+            store=store,
+            run_id="b",
+            base=Base(repo.head(), "main"),
+            runners=lambda p, a, e: LocalRunner(),
+        )
+        with ordered(by):
+            started = time.perf_counter()
+            outcome = asyncio.run(run_plan(ctx, plan, DirectIntegrator(repo.head(), "main")))
+            wall = time.perf_counter() - started
+        store.close()
+        if any(r.status != "done" for r in outcome.results.values()):
+            raise SystemExit(f"the {by} run dropped tasks: {outcome.dropped}")
+        return wall
+
+
+def per_call(fn: Callable[[], object], calls: int) -> float:
+    started = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - started) / calls
+
+
+def tool_specs(calls: int = 300) -> tuple[float, float]:
+    tools: Mapping[str, type] = {
+        "read_file": ReadFileArgs,
+        "list_files": ListFilesArgs,
+        "search": SearchArgs,
+        "edit_file": EditFileArgs,
+        "write_file": WriteFileArgs,
+        "run": RunArgs,
+        "finish": FinishArgs,
+    }
+    uncached = _built_spec.__wrapped__
+    cold = per_call(lambda: [uncached(name, args, None) for name, args in tools.items()], calls)
+    warm = per_call(lambda: [tool_spec(name, args) for name, args in tools.items()], calls)
+    return cold, warm
+
+
+def row(cells: Sequence[object]) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument("--skip-full", action="store_true", help="leave out the full runs of (b)")
+    args = parser.parse_args()
+    print(f"load: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}\n")
+
+    print(row(["(a) notes delivery", "notes", "every note each turn (baseline)", "indexed, per-agent cursor", "ratio"]))
+    print(row(["---"] * 5))
+    for n in (16, 64, 128):
+        old, new, posted = notes_delivery(n)
+        print(row([f"{n} tasks, 8 turns each", posted, f"{old:.3f} s", f"{new:.3f} s", f"{old / new:.1f}x"]))
+
+    print()
+    print(
+        row(
+            [
+                f"(b) makespan / bound, 64 tasks, limit {CONCURRENCY}",
+                "bound",
+                "plan order (baseline)",
+                "critical path",
+                "ratio",
+            ]
+        )
+    )
+    print(row(["---"] * 5))
+    plans = {"chains": chains_plan(), "layered": dag(64, 64)}
+    runs: list[tuple[str, Callable[[Plan, float, str], float]]] = [("scheduler alone", scheduler_only)]
+    if not args.skip_full:
+        runs.append(("full run", full_run))
+    for kind, run in runs:
+        for name, plan in plans.items():
+            b = bound(plan, args.latency)
+            old, new = run(plan, args.latency, "plan"), run(plan, args.latency, "critical path")
+            print(
+                row(
+                    [
+                        f"{name}, {kind}",
+                        f"{b:.1f} s",
+                        f"{old:.1f} s = {old / b:.2f}",
+                        f"{new:.1f} s = {new / b:.2f}",
+                        f"{old / new:.2f}x",
+                    ]
+                )
+            )
+
+    print()
+    cold, warm = tool_specs()
+    print(row(["(c) tool_spec, 7 tools", "", "built each call (baseline)", "cached", "ratio"]))
+    print(row(["---"] * 5))
+    print(row(["per agent model call", "", f"{cold * 1e3:.2f} ms", f"{warm * 1e3:.4f} ms", f"{cold / warm:.0f}x"]))
+
+
+if __name__ == "__main__":
+    main()
