@@ -12,7 +12,7 @@ from integrators import MergeTreeIntegrator, git
 from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore, TaskFinished, TaskStarted
 from plait.models import FunctionModel, ScriptedModel
-from plait.models.base import AssistantMessage, ModelRequest, ModelResponse, UserMessage
+from plait.models.base import AssistantMessage, ModelRequest, ModelResponse, ToolResultMessage, UserMessage
 from plait.plan.model import Plan, PlanTask
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
@@ -138,4 +138,57 @@ def test_a_retry_resumed_after_a_kill_is_told_what_it_was_told_before(repo: Repo
     assert sum(isinstance(m, AssistantMessage) for m in model.calls[0].messages) == 1  # the answered call was read back
     finished = [(e.status, e.reason) for e in store.events(RUN, agent="beta") if isinstance(e, TaskFinished)]
     assert [s for s, _ in finished] == ["failed", "interrupted", "done"], finished
+    store.close()
+
+
+def _twin_calls() -> list[dict[str, Any]]:
+    """One reply with two tool calls under one id (some providers send that), then an edit and the finish."""
+    reads = [{"id": "twin", "name": "read_file", "arguments": {"path": p}} for p in ("gamma.py", "alpha.py")]
+    edit = {"path": "alpha.py", "old": "return 0", "new": "return 1"}
+    return [
+        {
+            "name": "alpha",
+            "match": "Your task is `alpha`",
+            "turns": [
+                {"tool_calls": reads},
+                {"expect": "def alpha", "tool_calls": [{"name": "edit_file", "arguments": edit}]},
+                {"tool_calls": [{"name": "finish", "arguments": {"summary": "alpha returns 1"}}]},
+            ],
+        }
+    ]
+
+
+def test_a_reply_with_two_calls_under_one_id_replays_after_a_kill(repo: Repo, tmp_path: Path) -> None:
+    db = tmp_path / "events.db"
+    store = SQLiteEventStore(db)
+    scripted = ScriptedModel(conversations=_twin_calls())
+    reached = asyncio.Event()
+
+    async def die_at_the_third_call(request: ModelRequest) -> ModelResponse:
+        if sum(isinstance(m, AssistantMessage) for m in request.messages) == 2:
+            reached.set()
+            await asyncio.Event().wait()
+        return await scripted.complete(request)
+
+    async def first() -> None:
+        model = FunctionModel(die_at_the_third_call, name=scripted.name)
+        integrator = MergeTreeIntegrator(repo, RUN, repo.head())
+        running = asyncio.ensure_future(run_plan(_context(repo, store, model), _plan("alpha"), integrator))
+        await reached.wait()
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+
+    asyncio.run(first())
+    store.close()
+
+    model = ScriptedModel(conversations=_twin_calls())
+    outcome, store = _resume(repo, db, model, _plan("alpha"))
+
+    assert outcome.results["alpha"].status == "done", outcome.results["alpha"].reason
+    assert outcome.results["alpha"].attempts == 1, outcome.results["alpha"].failures
+    assert len(model.calls) == 1  # the two answered calls were read back, each tool result where it was
+    results = [m for m in model.calls[0].messages if isinstance(m, ToolResultMessage)]
+    assert ["def gamma" in results[0].content, "def alpha" in results[1].content] == [True, True]
+    assert "return 1" in git(repo.root, "show", f"plait/{RUN}/alpha:alpha.py")
     store.close()

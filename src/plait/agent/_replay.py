@@ -1,25 +1,79 @@
-"""Replay of an interrupted attempt: what its earlier process logged is read back, never done again."""
+"""Replay of an interrupted attempt: what its earlier process logged is read back, never done again.
+
+Tool calls are known by (step, call id). One reply may carry two calls under the same id (a provider that
+numbers calls per message, a model that repeats one); their results are handed back in the order they were
+logged, one per call, so that each call of the reply gets its own result again.
+"""
 
 from __future__ import annotations
+
+from collections import Counter
 
 from plait.agent.tools import ToolOutcome
 from plait.events.store import EventStore
 from plait.events.types import AgentStopped, Decision, PromptGiven, TaskStarted, ToolCalled, ToolReturned
 from plait.models.base import ToolCall
 
-__all__ = ["FINISHING", "Recorded", "replayed"]
+__all__ = ["FINISHING", "Called", "Recorded", "Results", "replayed"]
+
+Key = tuple[int, str]
+"""(step, call id) of a tool call."""
 
 FINISHING = frozenset({"finish", "answer"})
 """Tools whose successful call ends an agent's task (`finish`) or its turn (`answer`)."""
+
+
+class Results:
+    """The logged results of an attempt's tool calls; `get` hands out the next one not handed out yet."""
+
+    def __init__(self) -> None:
+        self._logged: dict[Key, list[ToolReturned]] = {}
+        self.taken: Counter[Key] = Counter()
+
+    def add(self, event: ToolReturned) -> None:
+        self._logged.setdefault((event.step, event.call_id), []).append(event)
+
+    def get(self, key: Key) -> ToolReturned | None:
+        """The result of the next call under `key`, as logged; None when every one logged was handed out."""
+        logged = self._logged.get(key, [])
+        if self.taken[key] >= len(logged):
+            return None
+        self.taken[key] += 1
+        return logged[self.taken[key] - 1]
+
+    def values(self) -> list[ToolReturned]:
+        return [event for events in self._logged.values() for event in events]
+
+
+class Called:
+    """Tool calls logged as started: one in flight at a crash runs again, but is not logged again.
+
+    `key in called` asks about the next call under `key` that runs live (the calls before it under the same
+    key were read back from `results`, or asked about already), so it is asked once per such call.
+    """
+
+    def __init__(self, results: Results) -> None:
+        self._results = results
+        self._logged: Counter[Key] = Counter()
+        self._asked: Counter[Key] = Counter()
+
+    def add(self, key: Key) -> None:
+        self._logged[key] += 1
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple):
+            return False
+        index = self._results.taken[key] + self._asked[key]
+        self._asked[key] += 1
+        return index < self._logged[key]
 
 
 class Recorded:
     """What an earlier process of this same attempt already logged: replayed, never done again."""
 
     def __init__(self, store: EventStore, run_id: str, agent: str, attempt: int) -> None:
-        self.results: dict[tuple[int, str], ToolReturned] = {}
-        self.called: set[tuple[int, str]] = set()
-        """Tool calls logged as started: one in flight at a crash runs again, but is not logged again."""
+        self.results = Results()
+        self.called = Called(self.results)
         self.notes: dict[int, list[str]] = {}
         self.compactions: set[int] = set()
         """Steps before which the conversation was compacted (and the compaction logged)."""
@@ -40,7 +94,7 @@ class Recorded:
             elif isinstance(event, ToolCalled) and event.attempt == attempt:
                 self.called.add((event.step, event.call.id))
             elif isinstance(event, ToolReturned) and event.attempt == attempt:
-                self.results[(event.step, event.call_id)] = event
+                self.results.add(event)
             elif isinstance(event, Decision) and event.topic == "notes" and event.data.get("attempt") == attempt:
                 self.notes[int(event.data["step"])] = list(event.data["notes"])
             elif isinstance(event, Decision) and event.topic == "context" and event.data.get("attempt") == attempt:
