@@ -198,8 +198,6 @@ def test_ctrl_c_in_the_view_stops_the_run(store: SQLiteEventStore) -> None:
             await pilot.pause(0.01)
             if "a" in app.agent_ids:
                 break
-        await pilot.press("q")
-        assert app.is_running, "q must not leave a run without its view"
         await pilot.press("ctrl+c")
 
     async def scenario() -> None:

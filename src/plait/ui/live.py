@@ -1,7 +1,8 @@
 """The live view: a dashboard of every agent of a run, read from the event log as it grows.
 
 It only reads the log (`store.events(run, after=last_seq)` on a timer), so the same view follows a run
-driven by this process (`run_with_dashboard`) or by another one (`plait status`).
+driven by this process (`run_with_dashboard`) or by another one (`plait status`). `q` closes the view and
+never stops a run: a run of this process goes on printing plain progress lines; ctrl+c stops it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ClassVar, TypeVar
 
+from rich.console import Console
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -21,9 +23,11 @@ from plait.events.store import EventStore
 from plait.events.types import Event
 from plait.redact import Redactor
 from plait.ui import _fmt
+from plait.ui._common import err
 from plait.ui._live_transcript import TranscriptScreen
 from plait.ui.feed import EventFeed
-from plait.ui.runview import AgentView, RunView
+from plait.ui.progress import ProgressPrinter
+from plait.ui.runview import AgentView, RunView, phase_of
 
 __all__ = ["Dashboard", "run_with_dashboard"]
 
@@ -31,21 +35,71 @@ T = TypeVar("T")
 AutoPilot = Callable[[Pilot[object]], Coroutine[Any, Any, None]] | None
 
 _COLUMNS = ("agent", "task", "state", "now", "steps", "tokens", "cost", "merge")
+_TITLE_W, _NOW_W, _NOW_MIN, _TITLE_MIN = 30, 44, 20, 12
+"""The widest title and tool call shown; the `now` width the title gives way to; the narrowest title kept."""
 
 
-def _cells(agent: AgentView) -> list[Text]:
-    """The row of an agent; every cell a `Text`, since the table would read a plain string as markup."""
+def _cells(agent: AgentView, title_w: int = _TITLE_W, now_w: int = _NOW_W) -> list[Text]:
+    """The row of an agent; every cell a `Text`, since the table would read a plain string as markup.
+
+    The title is cut to `title_w` (and left out at 0, its column dropped), the tool call to `now_w`.
+    """
     state = agent.state + (f" #{agent.attempt}" if agent.attempt > 1 else "")
-    return [
+    cells = [
         Text(agent.id),
-        Text(_fmt.one_line(agent.title, 30)),
+        Text(_fmt.one_line(agent.title, title_w)),
         Text(state, style=_fmt.STATE_STYLE.get(agent.state, "")),
-        Text(_fmt.one_line(agent.now, 44)),
+        Text(_fmt.one_line(agent.now, now_w)),
         Text(str(agent.steps), justify="right"),
         Text(_fmt.tokens(agent.usage.total_tokens), justify="right"),
         Text(agent.cost_text, justify="right"),
         Text(agent.merge),
     ]
+    return cells if title_w else cells[:1] + cells[2:]
+
+
+def _widths(agents: list[AgentView], width: int) -> tuple[int, int]:
+    """How wide the title and the tool call may be for every column to fit in `width` cells: the title
+    shrinks first, then its column goes (0); the agent, state, steps, tokens, cost and merge show in full."""
+    rows = [_cells(a) for a in agents]
+    fixed = sum(
+        max([len(name), *(len(row[i].plain) for row in rows)]) + 2
+        for i, name in enumerate(_COLUMNS)
+        if name not in ("task", "now")
+    )
+    title = max([4, *(len(row[1].plain) for row in rows)])
+    now = max([3, *(len(row[3].plain) for row in rows)])
+    spare = width - fixed - 2 * 2 - 1  # the two cells' padding; one cell for the scrollbar's edge
+    if title + now <= spare:
+        return title, now
+    title = min(title, spare - min(now, _NOW_MIN))
+    if title >= _TITLE_MIN:
+        return title, spare - title
+    return 0, max(spare + 2, 3)  # the title's column and its padding go to the tool call
+
+
+def _shown(agent: AgentView, view: RunView) -> bool:
+    """Whether the agent has a row: not a planner that never ran because the run was given its plan."""
+    return not (phase_of(agent.id) == "planning" and view.plan and agent.steps == 0 and agent.state == "waiting")
+
+
+def end_lines(view: RunView) -> list[str]:
+    """Once the run has ended: what the gate said of its result, and the command to run next."""
+    if view.ended is None:
+        return []
+    if not view.gates:
+        gate = "gate: not run"
+    else:
+        last = [g for g in view.gates if g.commit == view.gates[-1].commit]
+        gate = ("gate passed" if all(g.passed for g in last) else "gate failed") + _fmt.gate_line(view)[4:]
+    run = view.run_id
+    if view.status == "done" and view.commit:
+        then = f"next: `plait show {run}` to review it, `plait apply {run}` to take it"
+    elif view.status == "interrupted":
+        then = f"next: `plait resume {run}` continues it"
+    else:
+        then = f"next: `plait show {run}` says what went wrong"
+    return [f"{view.status}: {gate}", then]
 
 
 def _lease_lines(view: RunView) -> list[str]:
@@ -65,13 +119,13 @@ class Dashboard(App[None]):
     TITLE = "plait"
     CSS = """
     #summary { height: auto; padding: 0 1; }
-    #agents { height: 1fr; }
+    #agents { height: auto; max-height: 1fr; }
     #merges { height: auto; max-height: 9; padding: 0 1; border-top: solid $primary; }
     #transcript-title { padding: 0 1; background: $primary; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("t", "transcript", "Transcript", key_display="enter/t"),
-        Binding("q", "quit_view", "Quit"),
+        Binding("q", "quit_view", "Quit (the run goes on)"),
         Binding("ctrl+c", "interrupt", "Stop the run", show=False, priority=True),
     ]
 
@@ -82,6 +136,7 @@ class Dashboard(App[None]):
         run_id_getter: Callable[[], str | None] | None = None,
         poll_s: float = 0.25,
         clock: Callable[[], float] = time.time,
+        console: Console = err,
     ) -> None:
         super().__init__()
         self.feed = feed
@@ -92,6 +147,9 @@ class Dashboard(App[None]):
         self.view: RunView | None = None
         self.events: list[Event] = []
         self._rows: list[str] = []
+        self.console = console
+        """Where the run's progress goes on as plain lines after `q` closed the view, and its last words."""
+        self.detached = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
@@ -101,9 +159,6 @@ class Dashboard(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#agents", DataTable)
-        for column in _COLUMNS:
-            table.add_column(column, key=column)
         self.poll()
         self.set_interval(self.poll_s, self.poll)
         self.set_interval(1.0, self._tick)
@@ -139,6 +194,11 @@ class Dashboard(App[None]):
         self.work = task
         try:
             await self.run_async(headless=headless, auto_pilot=auto_pilot)
+            if self.detached and not task.done():
+                await self._follow_plainly(task)
+            elif self.view is not None:
+                for line in end_lines(self.view):
+                    self.console.print(line, markup=False, highlight=False)
         finally:
             if not task.done():
                 task.cancel()
@@ -146,6 +206,22 @@ class Dashboard(App[None]):
         if task.cancelled():
             raise KeyboardInterrupt
         return task.result()
+
+    async def _follow_plainly(self, work: asyncio.Future[Any]) -> None:
+        """After `q`: the run goes on in this process, its steps printed as plain lines until it ends."""
+        where = f"; `plait status {self.feed.run_id}` in another terminal shows it live" if self.feed.run_id else ""
+        self.console.print(f"the live view is closed and the run goes on here{where}; ctrl+c stops it", markup=False)
+        printer = ProgressPrinter(self.console)
+        while True:
+            for event in self.feed.poll():
+                printer(event)
+            if work.done():
+                return
+            await asyncio.wait([work], timeout=self.poll_s)
+
+    def on_resize(self) -> None:
+        if self.view is not None:
+            self._show()
 
     def _tick(self) -> None:
         if self.view is not None and self.view.ended is None:
@@ -155,19 +231,32 @@ class Dashboard(App[None]):
         view = self.view
         assert view is not None
         self._show_summary(view)
-        table = self.query_one("#agents", DataTable)
-        for agent in view.agents.values():
-            cells = _cells(agent)
-            if agent.id not in self._rows:
-                self._rows.append(agent.id)
-                table.add_row(*cells, key=agent.id)
-                continue
-            for column, value in zip(_COLUMNS, cells, strict=True):
-                table.update_cell(agent.id, column, value, update_width=True)
+        self._show_rows([a for a in view.agents.values() if _shown(a, view)])
         lines = [f"merge {m.task}: {m.rung} {m.outcome} {', '.join(m.files[:3])}" for m in view.merges[-4:]]
         lines += [_fmt.gate_line(view), _fmt.integration_line(view), *_lease_lines(view)]
         lines += [f"decision by {d.agent or 'run'}: {d.decision}" for d in view.decisions[-2:]]
         self.query_one("#merges", Static).update(Text("\n".join(_fmt.one_line(x, 200) for x in lines)))
+
+    def _show_rows(self, agents: list[AgentView]) -> None:
+        """A row per agent, the title and the tool call cut (the title's column dropped) to fit the screen."""
+        table = self.query_one("#agents", DataTable)
+        title_w, now_w = _widths(agents, self.size.width)
+        columns = [c for c in _COLUMNS if title_w or c != "task"]
+        if [c.value for c in table.columns] != columns:
+            cursor = table.cursor_row
+            table.clear(columns=True)
+            self._rows = []
+            for column in columns:
+                table.add_column(column, key=column)
+            table.move_cursor(row=cursor)
+        for agent in agents:
+            cells = _cells(agent, title_w, now_w)
+            if agent.id not in self._rows:
+                self._rows.append(agent.id)
+                table.add_row(*cells, key=agent.id)
+                continue
+            for column, value in zip(columns, cells, strict=True):
+                table.update_cell(agent.id, column, value, update_width=True)
 
     def _show_summary(self, view: RunView) -> None:
         now = self.clock()
@@ -179,7 +268,8 @@ class Dashboard(App[None]):
         )
         task = Text("task: ", style="bold") + Text(_fmt.one_line(view.task, 150))
         plan = Text(_fmt.plan_line(view))
-        self.query_one("#summary", Static).update(Text("\n").join([head, task, plan]))
+        ended = [Text(line, style="bold") for line in end_lines(view)]
+        self.query_one("#summary", Static).update(Text("\n").join([head, task, plan, *ended]))
 
     @property
     def agent_ids(self) -> list[str]:
@@ -208,9 +298,8 @@ class Dashboard(App[None]):
             self.open_transcript(agent)
 
     def action_quit_view(self) -> None:
-        if self.work is not None and not self.work.done():
-            self.notify("the run goes on while the view is open: ctrl+c stops it", timeout=4)
-            return
+        """Close the view; a run of this process goes on, printing plain progress lines (see `run_work`)."""
+        self.detached = self.work is not None and not self.work.done()
         self.exit()
 
     def action_interrupt(self) -> None:
@@ -240,6 +329,8 @@ async def run_with_dashboard(
 
     Returns:
         What `work` returned. Raises what it raised; ctrl+c in the view cancels it and raises KeyboardInterrupt.
+        `q` closes the view and the run goes on, its steps printed as plain lines on stderr; at the end the gate's
+        verdict and the next command are printed there too.
     """
     app = Dashboard(EventFeed(store, None, redact), run_id_getter=run_id_getter)
     return await app.run_work(work, headless=headless)
