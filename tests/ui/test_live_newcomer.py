@@ -74,7 +74,7 @@ def test_the_end_of_a_run_says_the_gate_and_what_to_do_next(store: SQLiteEventSt
     append_run(store, parallel_run())
     screen = " ".join(_screen(store, T0 + 99).split())
     assert "done: gate passed @" in screen
-    assert f"`plait show {RUN_ID}` to review it, `plait apply {RUN_ID}` to take it" in screen
+    assert f"`plait review {RUN_ID}` to look at it, `plait apply {RUN_ID}` to take it" in screen
 
 
 def test_q_closes_the_view_and_the_run_goes_on_with_plain_lines(store: SQLiteEventStore) -> None:

@@ -94,7 +94,7 @@ def end_lines(view: RunView) -> list[str]:
         gate = ("gate passed" if all(g.passed for g in last) else "gate failed") + _fmt.gate_line(view)[4:]
     run = view.run_id
     if view.status == "done" and view.commit:
-        then = f"next: `plait show {run}` to review it, `plait apply {run}` to take it"
+        then = f"next: `plait review {run}` to look at it, `plait apply {run}` to take it"
     elif view.status == "interrupted":
         then = f"next: `plait resume {run}` continues it"
     else:
