@@ -12,6 +12,7 @@ from plait.agent._tool_args import TEXT_LIMIT
 from plait.agent.tools import ToolOutcome, parse_arguments
 from plait.coord.asking import _AskArgs
 from plait.coord.experts import _AnswerArgs
+from plait.coord.tools import ClaimArgs, PostNoteArgs
 from plait.models.base import ToolCall
 from plait.run._lead import _AskArgs as _LeadAskArgs
 from plait.run.investigate import _AnswerArgs as _LeadAnswerArgs
@@ -47,3 +48,13 @@ def test_a_wrong_type_or_an_oversized_text_is_a_format_error_naming_the_field(
 def test_well_formed_arguments_still_read() -> None:
     ok = parse_arguments(ToolCall(id="c", name="ask_expert", arguments={"expert": "db", "question": "why?"}), _AskArgs)
     assert isinstance(ok, _AskArgs) and ok.question == "why?"
+
+
+def test_a_claim_or_a_note_is_as_strict() -> None:
+    for args_type, arguments, field in (
+        (ClaimArgs, {"path": "a.py", "why": "w", "wait": "yes"}, "wait"),
+        (ClaimArgs, {"path": "a" * 5000, "why": "w"}, "path"),
+        (PostNoteArgs, {"topic": "t", "text": HUGE}, "text"),
+    ):
+        outcome = parse_arguments(ToolCall(id="c", name="claim", arguments=arguments), args_type)
+        assert isinstance(outcome, ToolOutcome) and outcome.format_error and field in outcome.output, outcome

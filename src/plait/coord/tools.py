@@ -14,9 +14,9 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from plait.agent._tool_args import tool_spec
+from plait.agent._tool_args import PATH_LIMIT, TEXT_LIMIT, ToolArgs, tool_spec
 from plait.agent.loop import ToolSet
 from plait.agent.tools import ToolOutcome, parse_arguments
 from plait.coord.board import EVERYONE, Board
@@ -49,24 +49,30 @@ _CLAIM_DOC = (
 )
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class PostNoteArgs(_Args):
+class PostNoteArgs(ToolArgs):
     topic: str = Field(
         min_length=1,
         description="What the note is about: a contract name (such as 'Money.parse'), 'warning', 'finding', "
         "or 'all' for every agent.",
     )
-    text: str = Field(min_length=1, description="The note itself, short and exact: signatures, file:line, values.")
+    text: str = Field(
+        min_length=1,
+        max_length=TEXT_LIMIT,
+        description="The note itself, short and exact: signatures, file:line, values.",
+    )
     paths: list[str] = Field([], description="Files the note concerns, relative to the repository root.")
     to: list[str] = Field([], description="Task ids to address it to; leave empty to reach whoever it concerns.")
 
 
-class ClaimArgs(_Args):
-    path: str = Field(min_length=1, description="File (or directory) path, relative to the repository root.")
-    why: str = Field(min_length=1, description="What you will change there, in a few words, for the other agents.")
+class ClaimArgs(ToolArgs):
+    path: str = Field(
+        min_length=1, max_length=PATH_LIMIT, description="File (or directory) path, relative to the repository root."
+    )
+    why: str = Field(
+        min_length=1,
+        max_length=TEXT_LIMIT,
+        description="What you will change there, in a few words, for the other agents.",
+    )
     wait: bool = Field(
         True, description="Wait for the task holding the file to finish (true), or be refused at once (false)."
     )
