@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from synthetic_run import parallel_run
+from synthetic_run import RUN_ID, T0, parallel_run
 
 from plait.events.store import SQLiteEventStore
-from plait.events.types import Committed, Event
+from plait.events.types import Committed, Decision, Event
 from plait.ui.report import render_html
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -91,3 +91,49 @@ def test_a_long_diff_is_capped_with_the_command_to_see_it_all_and_model_text_sta
     assert HOSTILE not in html and "+&lt;script&gt;alert(1)&lt;/script&gt;" in cli
     assert '<span class="d-del">-old</span>' in cli and '<span class="d-ctx">' in cli
     assert "The repository was not at hand" in _details(html, "diff-ledger")
+
+
+def _lease(agent: str, at: float, action: str, path: str, holder: str, why: str = "") -> Decision:
+    data = {"path": path, "task": agent, "holder": holder, "action": action, "why": why, "until": 0.0}
+    return Decision(run_id=RUN_ID, agent=agent, ts=T0 + at, topic="lease", decision=f"{action} {path}", data=data)
+
+
+def _with_waits(events: list[Event]) -> list[Event]:
+    """The scripted run where cli waits for money's tally/money.py (granted), and ledger waits for cli's
+    tally/cli.py until its attempt ends; a hostile reason rides along."""
+    extra = [
+        _lease("cli", 16.2, "wait", "tally/money.py", "money", HOSTILE),
+        _lease("cli", 19.9, "claim", "tally/money.py", "cli"),
+        _lease("ledger", 21.5, "wait", "tally/cli.py", "cli"),
+    ]
+    ordered = sorted([*events, *extra], key=lambda e: e.ts)
+    return [e.model_copy(update={"seq": i}) for i, e in enumerate(ordered, 1)]
+
+
+def _waits(html: str) -> list[tuple[str, str, str, str]]:
+    found = re.findall(
+        r'<rect class="wait" x="([\d.]+)" [^>]*width="([\d.]+)"[^>]*data-holder="([^"]*)" data-path="([^"]*)">'
+        r"<title>([^<]*)</title>",
+        html,
+    )
+    return [(holder, path, title, width) for _, width, holder, path, title in found]
+
+
+def test_a_wait_for_a_claimed_path_is_its_own_segment_on_the_lane() -> None:
+    html = render_html(_with_waits(_scripted()))
+    waits = _waits(html)
+    assert [(h, p) for h, p, _, _ in waits] == [("money", "tally/money.py"), ("cli", "tally/cli.py")]
+    granted, unended = waits[0][2], waits[1][2]
+    assert granted.startswith("cli waits for money to release tally/money.py (3.7s): &lt;script&gt;")
+    assert unended.startswith("ledger waits for cli to release tally/cli.py (4.6s)"), "it ends with the attempt"
+    assert 'id="tl-hatch"' in html and HOSTILE not in html
+    assert '<rect class="wait"' not in render_html(_scripted()), "no wait, no segment"
+
+
+def test_the_demo_shows_its_wait_for_a_held_path(demo: Demo) -> None:
+    waited = [e for e in demo.events if isinstance(e, Decision) and e.topic == "lease" and e.data["action"] == "wait"]
+    assert waited, "the demo no longer waits for a path"
+    waits = _waits(demo.html)
+    assert [(h, p) for h, p, _, _ in waits] == [(str(e.data["holder"]), str(e.data["path"])) for e in waited]
+    for (holder, path, title, _), event in zip(waits, waited, strict=True):
+        assert title.startswith(f"{event.agent} waits for {holder} to release {path}")

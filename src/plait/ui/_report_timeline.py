@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 
-from plait.events.types import Event, ModelCallFinished, ModelCallRetried, ModelCallStarted, ToolCalled
+from plait.events.types import (
+    AgentStopped,
+    Decision,
+    Event,
+    ModelCallFinished,
+    ModelCallRetried,
+    ModelCallStarted,
+    TaskFinished,
+    ToolCalled,
+)
 from plait.ui import _fmt
 from plait.ui.progress import short_args
 from plait.ui.runview import RunView
 
-__all__ = ["timeline_svg"]
+__all__ = ["Wait", "lease_waits", "timeline_svg"]
 
 _LEFT, _PLOT, _LANE, _TOP = 150, 830, 30, 24
 _STEPS = (0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400)
@@ -46,6 +56,62 @@ def _lane(y: float, label: str, link: str = "") -> list[str]:
     return [f'<rect class="lane-bg" x="0" y="{y}" width="{_LEFT + _PLOT + 10}" height="{_LANE}"/>', name]
 
 
+@dataclass
+class Wait:
+    """A stretch of time an agent waited for a path another task held."""
+
+    agent: str
+    path: str
+    holder: str
+    why: str
+    start: float
+    end: float
+
+
+def lease_waits(events: list[Event], end: float) -> list[Wait]:
+    """Each wait of a claim: from its `wait` decision to the grant, the refusal, the release or the attempt's end."""
+    waits: list[Wait] = []
+    open_: dict[tuple[str, str], Wait] = {}
+    for event in events:
+        if isinstance(event, TaskFinished | AgentStopped):
+            for key in [k for k in open_ if k[0] == event.agent]:
+                waits.append(open_.pop(key))
+                waits[-1].end = event.ts
+        if not (isinstance(event, Decision) and event.topic == "lease"):
+            continue
+        data = event.data
+        key = (event.agent, str(data.get("path", "")))
+        if data.get("action") == "wait" and key not in open_:
+            holder, why = str(data.get("holder", "")), str(data.get("why", ""))
+            open_[key] = Wait(event.agent, key[1], holder, why, event.ts, end)
+        elif data.get("action") in ("claim", "refuse", "cycle", "release") and key in open_:
+            waits.append(open_.pop(key))
+            waits[-1].end = event.ts
+    return sorted([*waits, *open_.values()], key=lambda w: w.start)
+
+
+def _wait_marks(waits: list[Wait], scale: _Scale, rows: dict[str, float]) -> list[str]:
+    out = []
+    for w in waits:
+        if w.agent not in rows:
+            continue
+        tip = f"{w.agent} waits for {w.holder} to release {w.path} ({_fmt.duration(w.end - w.start)})"
+        tip += f": {w.why}" if w.why else ""
+        out.append(
+            f'<rect class="wait" x="{scale.x(w.start)}" y="{rows[w.agent] + 4}" width="{scale.w(w.start, w.end)}" '
+            f'height="{_LANE - 8}" rx="2" data-holder="{escape(w.holder)}" data-path="{escape(w.path)}">'
+            f"<title>{escape(tip)}</title></rect>"
+        )
+    return out
+
+
+_HATCH = (
+    '<defs><pattern id="tl-hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
+    'patternTransform="rotate(45)"><rect class="hatch-bg" width="6" height="6"/>'
+    '<line class="hatch-line" x1="0" y1="0" x2="0" y2="6"/></pattern></defs>'
+)
+
+
 def _agent_marks(view: RunView, events: list[Event], scale: _Scale, rows: dict[str, float]) -> list[str]:
     out: list[str] = []
     for agent in view.agents.values():
@@ -57,6 +123,7 @@ def _agent_marks(view: RunView, events: list[Event], scale: _Scale, rows: dict[s
                 f'<rect class="span {escape(span.status)}" x="{scale.x(span.start)}" y="{y + 6}" '
                 f'width="{scale.w(span.start, end)}" height="{_LANE - 12}" rx="3"><title>{escape(tip)}</title></rect>'
             )
+    out += _wait_marks(lease_waits(events, view.ended or view.last_ts), scale, rows)
     started: dict[str, float] = {}
     for e in events:
         if e.agent not in rows:
@@ -128,7 +195,7 @@ def timeline_svg(view: RunView, events: list[Event]) -> str:
     merge_y, gate_y = y, y + _LANE
     parts += _lane(merge_y, "merge queue", "merges") + _lane(gate_y, "gate", "merges")
     bottom = gate_y + _LANE
-    body = _axis(scale, bottom) + parts + _agent_marks(view, events, scale, rows)
+    body = [_HATCH, *_axis(scale, bottom), *parts, *_agent_marks(view, events, scale, rows)]
     body += _queue_marks(view, scale, merge_y, gate_y, bottom)
     width, height = _LEFT + _PLOT + 20, bottom + 6
     return (

@@ -24,6 +24,7 @@ _LEGEND = (
     '<p class="legend"><span><i style="background:var(--ok)"></i>agent busy (done)</span>'
     '<span><i style="background:var(--bad)"></i>failed attempt / retry / conflict</span>'
     '<span><i style="background:var(--call)"></i>model call</span>'
+    '<span><i class="wait"></i>waiting for a path another task holds</span>'
     '<span><i style="background:var(--accent);border-radius:50%"></i>tool call (click: transcript)</span>'
     '<span><i style="background:var(--warn)"></i>resolved merge</span>'
     "<span>│ integration</span></p>"
