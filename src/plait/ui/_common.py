@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,10 +17,19 @@ from plait.settings import Settings, load_settings
 from plait.ui.feed import make_redactor
 from plait.workspace import Repo
 
-__all__ = ["JsonOpt", "RepoOpt", "err", "has_log", "open_store", "out", "resolve_run", "run_store"]
+__all__ = ["JsonOpt", "RepoOpt", "console", "err", "has_log", "open_store", "out", "resolve_run", "run_store"]
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True)
+
+def console(**options: Any) -> Console:
+    """A rich console; with `NO_COLOR` set (to anything but nothing) it writes no style at all, not even bold
+    (rich alone drops only the colours)."""
+    if os.environ.get("NO_COLOR"):
+        options["color_system"] = None
+    return Console(**options)
+
+
+out = console(soft_wrap=True)
+err = console(stderr=True)
 
 RepoOpt = Annotated[Path, typer.Option("--repo", "-C", help="The git repository to work on.", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]

@@ -16,7 +16,7 @@ from plait.events.backends import wait_for_news
 from plait.events.types import Event, PlanMade, RunFinished
 from plait.redact import Redactor
 from plait.settings import load_settings
-from plait.ui._common import JsonOpt, RepoOpt, open_store, resolve_run
+from plait.ui._common import JsonOpt, RepoOpt, console, open_store, resolve_run
 from plait.ui._log_lines import log_line
 from plait.ui.cost import cost_breakdown
 from plait.ui.feed import EventFeed, make_redactor
@@ -59,7 +59,7 @@ def _write(line: str) -> None:
 
 def _console() -> Console:
     """Rich output: the terminal's width, or a wide page when written to a file or a pipe."""
-    return Console() if sys.stdout.isatty() else Console(width=int(os.environ.get("COLUMNS", "160")))
+    return console() if sys.stdout.isatty() else console(width=int(os.environ.get("COLUMNS", "160")))
 
 
 def status(
