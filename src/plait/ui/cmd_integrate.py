@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from plait.errors import EnvironmentProblem, MissingApiKey, UsageError
 from plait.events.store import EventStore, RedactingStore
@@ -25,7 +24,7 @@ from plait.run._lead import run_kind
 from plait.run.preflight import preflight
 from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
-from plait.ui._common import open_store, resolve_run
+from plait.ui._common import err, open_store, out, resolve_run
 from plait.ui._config_notes import config_notes
 from plait.ui._safe import escaped
 from plait.ui.feed import make_redactor
@@ -34,8 +33,6 @@ from plait.workspace.sandbox import make_runner
 
 __all__ = ["register"]
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True)
 
 RepoOpt = Annotated[Path, typer.Option("--repo", "-C", help="The git repository to work on.", show_default=False)]
 _INTENT_LIMIT = 4000
