@@ -75,9 +75,9 @@ def integration_line(view: RunView) -> str:
     if not view.integrations:
         return "integration: nothing integrated yet"
     held: list[str] = []
-    for step in view.integrations:
-        held = [t for t in held if t not in step.ejected] + [t for t in step.tasks if t not in held]
     last = view.integrations[-1]
+    for step in (s for s in view.integrations if s.branch == last.branch):  # a run integrated again starts anew
+        held = [t for t in held if t not in step.ejected] + [t for t in step.tasks if t not in held]
     text = f"integration {last.branch} @{last.commit[:8]}: {', '.join(held) or '-'}"
     return text + (f"; ejected {', '.join(last.ejected)}" if last.ejected else "")
 

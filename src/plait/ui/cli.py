@@ -168,6 +168,9 @@ _register_trust(app)
 from plait.ui.cmd_mcp import register as _register_mcp  # noqa: E402
 
 _register_mcp(app)
+from plait.ui.cmd_review import register as _register_review  # noqa: E402
+
+_register_review(app)
 
 
 def main() -> None:

@@ -190,10 +190,14 @@ def _has_result(store: EventStore, run_id: str) -> bool:
 
 
 def _result_branch(repo: Repo, store: EventStore, run_id: str) -> str:
+    """The run's latest integration branch (`plait review --drop` makes a new one), else its one agent's branch."""
+    finished = [e for e in store.events(run_id, kinds=["run_finished"]) if isinstance(e, RunFinished)]
+    latest = next((e.branch for e in reversed(finished) if e.branch.startswith(integration_branch(run_id))), "")
+    if latest and repo.branch_exists(latest):
+        return latest
     if repo.branch_exists(integration_branch(run_id)):
         return integration_branch(run_id)
     single = f"plait/{run_id}/main"
-    finished = [e for e in store.events(run_id, kinds=["run_finished"]) if isinstance(e, RunFinished)]
     if repo.branch_exists(single) and finished and finished[-1].status == "done":
         return single
     state = finished[-1].status if finished else "unfinished"
