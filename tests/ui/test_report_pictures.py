@@ -16,7 +16,7 @@ import pytest
 from synthetic_run import RUN_ID, T0, parallel_run
 
 from plait.events.store import SQLiteEventStore
-from plait.events.types import Committed, Decision, Event
+from plait.events.types import Committed, Decision, Event, PlanMade
 from plait.ui.report import render_html
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -137,3 +137,36 @@ def test_the_demo_shows_its_wait_for_a_held_path(demo: Demo) -> None:
     assert [(h, p) for h, p, _, _ in waits] == [(str(e.data["holder"]), str(e.data["path"])) for e in waited]
     for (holder, path, title, _), event in zip(waits, waited, strict=True):
         assert title.startswith(f"{event.agent} waits for {holder} to release {path}")
+
+
+def _graph(html: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    svg = html.split('<svg class="plan"')[1].split("</svg>")[0]
+    boxes = re.findall(r'<a href="#agent-([^"]+)"><g class="node ([^"]+)" data-task="\1">', svg)
+    arrows = re.findall(r'<path class="dep" data-from="([^"]+)" data-to="([^"]+)"', svg)
+    return boxes, arrows
+
+
+def test_the_plan_is_a_graph_with_a_box_per_task_and_an_arrow_per_dependency() -> None:
+    depends = {"money": [], "ledger": ["money"], "cli": ["money", "ledger", "nosuch"]}
+    events = []
+    for e in _scripted():
+        if isinstance(e, PlanMade):
+            tasks = [{**t, "depends_on": depends[t["id"]]} for t in e.plan["tasks"]]
+            e = e.model_copy(update={"plan": {**e.plan, "tasks": tasks}})
+        events.append(e)
+    html = render_html(events)
+    boxes, arrows = _graph(html)
+    assert boxes == [("money", "done"), ("ledger", "done"), ("cli", "done")]
+    assert sorted(arrows) == [("ledger", "cli"), ("money", "cli"), ("money", "ledger")], "no arrow to an unknown task"
+    x = {t: float(m) for t, m in re.findall(r'data-task="(\w+)"><title>[^<]*</title><rect x="([\d.]+)"', html)}
+    assert x["money"] < x["ledger"] < x["cli"], "each layer right of the one it depends on"
+    for task, _ in boxes:
+        assert f'id="agent-{task}"' in html, "the box links to the task's section"
+
+
+def test_the_demo_plan_has_a_box_per_task_coloured_by_its_end(demo: Demo) -> None:
+    plan = next(e.plan for e in reversed(demo.events) if isinstance(e, PlanMade))
+    boxes, arrows = _graph(demo.html)
+    assert [b for b, _ in boxes] == [t["id"] for t in plan["tasks"]]
+    assert {s for _, s in boxes} == {"done"}
+    assert len(arrows) == sum(len(t["depends_on"]) for t in plan["tasks"])

@@ -12,6 +12,7 @@ from plait.redact import Redactor
 from plait.ui import _fmt, _report_parts
 from plait.ui._report_assets import CSS, JS
 from plait.ui._report_diff import diff_section, task_diffs
+from plait.ui._report_graph import plan_graph_svg
 from plait.ui._report_timeline import timeline_svg
 from plait.ui._safe import visible
 from plait.ui.cost import cost_breakdown
@@ -76,6 +77,7 @@ def render_html(
     status = view.status if view.ended is not None else "unfinished"
     sections = [
         ("timeline", "Timeline", timeline_svg(view, events) + _LEGEND),
+        ("plan", "Plan: tasks and what each waits for", plan_graph_svg(view, events)),
         ("agents", "Agents", _report_parts.agents_section(view, costs)),
         ("merges", "Merge decisions and the gate", _report_parts.merges_section(view)),
         ("cost", "Cost", _report_parts.cost_section(costs)),
