@@ -1,4 +1,5 @@
-"""`plait doctor` and `plait gc`: find what crashes and hand edits left behind, and repair what is safe."""
+"""`plait doctor` and `plait gc`: find what crashes and hand edits left behind, and repair what is safe; gc also
+removes the branches ended runs no longer need."""
 
 from __future__ import annotations
 
@@ -14,14 +15,16 @@ from typing import Protocol, runtime_checkable
 from plait.errors import PlaitError, StateError
 from plait.events.backends import open_event_store, store_scope
 from plait.events.store import EventStore, SQLiteEventStore, wal_damage
+from plait.events.types import Decision
 from plait.plan.model import PLANNING_FAILED
+from plait.run._branch_gc import BranchVerdict, judge_branches
 from plait.run._salvage import salvage_rows
 from plait.run.state import RunState, load_state
 from plait.settings import load_settings
 from plait.workspace import Repo
 from plait.workspace.git import worktree_lock
 
-__all__ = ["Finding", "diagnose", "disk_usage", "ended_note", "salvage_log", "tidy_run"]
+__all__ = ["BranchVerdict", "Finding", "collect", "diagnose", "disk_usage", "ended_note", "salvage_log", "tidy_run"]
 
 _STALE_LOCK_S = 60.0
 """Age past which a `.lock` under plait's refs is a killed git's: git holds one only while it updates the ref."""
@@ -255,6 +258,30 @@ def _ref_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]:
 
 def diagnose(repo: Repo) -> list[Finding]:
     """Everything wrong with a repository's plait state, most serious first."""
+    return _diagnose(repo, branches=False)[0]
+
+
+def collect(repo: Repo) -> tuple[list[Finding], list[BranchVerdict]]:
+    """What `plait gc` removes: the leftovers of ended runs (worktrees, checkpoint refs, stale locks) and the
+    branches they no longer need (see `plait.run._branch_gc`); and the plait branches it keeps, each with why."""
+    findings, verdicts = _diagnose(repo, branches=True)
+    garbage = [f for f in findings if f.kind in ("worktree", "refs", "lock", "old-branch") and f.repair is not None]
+    return garbage, [v for v in verdicts if not v.remove]
+
+
+def _old_branch(repo: Repo, verdict: BranchVerdict) -> Finding:
+    def remove() -> str:
+        repo.git("branch", "-D", verdict.branch)
+        return f"removed branch {verdict.branch} ({verdict.why})"
+
+    return Finding("old-branch", f"branch {verdict.branch}: {verdict.why}", "info", repair=remove)
+
+
+def _applied(store: EventStore, run_id: str) -> bool:
+    return any(isinstance(e, Decision) and e.topic == "apply" for e in store.events(run_id, kinds=["decision"]))
+
+
+def _diagnose(repo: Repo, *, branches: bool) -> tuple[list[Finding], list[BranchVerdict]]:
     location = load_settings(repo.root, report=None).settings.store
     path = repo.common_dir / "plait" / "events.db"
     if location:
@@ -262,11 +289,14 @@ def diagnose(repo: Repo) -> list[Finding]:
     elif path.exists():
         findings, store = _log_findings(path)
     else:
-        return _lock_findings(repo)
+        return _lock_findings(repo), []
     findings += _lock_findings(repo)
     if store is None:
-        return findings
+        return findings, []
     states = {run_id: load_state(store, run_id) for run_id in store.run_ids()}
+    applied = {run_id for run_id in states if _applied(store, run_id)} if branches else set()
     store.close()
     findings += _worktree_findings(repo, states) + _branch_findings(repo, states) + _ref_findings(repo, states)
-    return findings
+    verdicts = judge_branches(repo, states, applied) if branches else []
+    findings += [_old_branch(repo, v) for v in verdicts if v.remove]
+    return findings, verdicts

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from plait.run.maintenance import Finding, diagnose
+from plait.run.maintenance import Finding, collect, diagnose
 from plait.ui._common import JsonOpt, RepoOpt, err, out
 from plait.ui._safe import escaped
 from plait.workspace import Repo
@@ -67,15 +67,32 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(5 if unrepaired else 0)
 
     @app.command()
-    def gc(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
-        """Remove what ended or crashed runs left (worktrees, checkpoint refs, stale locks); say the disk freed."""
+    def gc(
+        repo_path: RepoOpt = Path(),
+        dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Say what would go; remove nothing.")] = False,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Remove what ended runs left or no longer need (worktrees, refs, stale locks, spent branches)."""
         repo = Repo.discover(repo_path)
-        garbage = [f for f in diagnose(repo) if f.kind in ("worktree", "refs", "lock") and f.repair is not None]
+        garbage, kept = collect(repo)
         freed = sum(f.freed for f in garbage)
-        done = _apply(garbage)
+        done = [f.message for f in garbage] if dry_run else _apply(garbage)
         if as_json:
-            out.print_json(json.dumps({"removed": done, "freed_bytes": freed}))
+            kept_rows = [{"branch": v.branch, "why": v.why} for v in kept]
+            data = {"removed": [] if dry_run else done, "freed_bytes": freed, "kept": kept_rows}
+            out.print_json(json.dumps(data | ({"would_remove": done} if dry_run else {})))
             return
+        if kept:
+            out.print(f"kept {len(kept)} plait branch(es):")
+            for verdict in kept:
+                out.print(f"  {escaped(verdict.branch)}: {escaped(verdict.why)}", highlight=False)
+        if done and dry_run:
+            out.print("would remove:")
         for line in done:
-            out.print(f"  {escaped(line)}")
-        out.print(f"freed {_size(freed)}" if done else "nothing to collect")
+            out.print(f"  {escaped(line)}", highlight=False)
+        if not done:
+            out.print("nothing to collect")
+        elif dry_run:
+            out.print(f"would free {_size(freed)}: `plait gc` removes them")
+        else:
+            out.print(f"freed {_size(freed)}")
