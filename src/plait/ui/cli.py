@@ -171,6 +171,9 @@ _register_mcp(app)
 from plait.ui.cmd_review import register as _register_review  # noqa: E402
 
 _register_review(app)
+from plait.ui.cmd_pr import register as _register_pr  # noqa: E402
+
+_register_pr(app)
 
 
 def main() -> None:
