@@ -16,7 +16,8 @@ import pytest
 from synthetic_run import RUN_ID, T0, parallel_run
 
 from plait.events.store import SQLiteEventStore
-from plait.events.types import Committed, Decision, Event, PlanMade
+from plait.events.types import Committed, Decision, Event, ModelCallFinished, PlanMade
+from plait.ui.cost import cost_breakdown
 from plait.ui.report import render_html
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -170,3 +171,35 @@ def test_the_demo_plan_has_a_box_per_task_coloured_by_its_end(demo: Demo) -> Non
     assert [b for b, _ in boxes] == [t["id"] for t in plan["tasks"]]
     assert {s for _, s in boxes} == {"done"}
     assert len(arrows) == sum(len(t["depends_on"]) for t in plan["tasks"])
+
+
+def _lines(html: str) -> dict[str, tuple[float, list[tuple[float, float]]]]:
+    svg = html.split('<svg class="costs"')[1].split("</svg>")[0]
+    found = re.findall(r'<polyline class="cost-line (\w+)" data-final="([\d.]+)" points="([^"]+)">', svg)
+    return {
+        name: (float(final), [(float(a), float(b)) for a, b in (p.split(",") for p in points.split())])
+        for name, final, points in found
+    }
+
+
+def test_the_cost_over_time_climbs_by_phase_to_the_total_in_dollars() -> None:
+    events = _scripted()
+    html = render_html(events)
+    assert 'data-unit="$"' in html
+    lines = _lines(html)
+    assert list(lines) == ["planning", "work", "reconciliation", "total"]
+    spent = sum(e.cost_usd for e in events if isinstance(e, ModelCallFinished))
+    assert lines["total"][0] == pytest.approx(spent, abs=1e-6)
+    assert sum(final for name, (final, _) in lines.items() if name != "total") == pytest.approx(spent, abs=1e-5)
+    for _, points in lines.values():
+        xs, ys = [a for a, _ in points], [b for _, b in points]
+        assert xs == sorted(xs) and ys == sorted(ys, reverse=True), "time runs right, spending only climbs"
+
+
+def test_the_demo_cost_over_time_is_in_billed_tokens_as_its_model_is_unpriced(demo: Demo) -> None:
+    assert 'data-unit="billed tokens"' in demo.html
+    lines = _lines(demo.html)
+    assert list(lines) == ["planning", "work", "total"]
+    calls = [e for e in demo.events if isinstance(e, ModelCallFinished)]
+    assert lines["total"][0] == pytest.approx(cost_breakdown(demo.events).total.billed_tokens)
+    assert len(lines["total"][1]) == 2 * len(calls) + 2

@@ -76,6 +76,10 @@ svg .cost-line { fill: none; stroke-width: 2; } svg .cost-line.total { stroke: v
 svg .cost-line.planning { stroke: var(--accent); } svg .cost-line.work { stroke: var(--ok); }
 svg .cost-line.experts { stroke: var(--warn); } svg .cost-line.reconciliation { stroke: var(--bad); }
 svg .cost-line.run { stroke: var(--muted); } svg .axis { stroke: var(--muted); }
+.legend i.cost-key { height: .25rem; } .legend i.cost-key.total { background: var(--fg); }
+.legend i.cost-key.planning { background: var(--accent); } .legend i.cost-key.work { background: var(--ok); }
+.legend i.cost-key.experts { background: var(--warn); } .legend i.cost-key.reconciliation { background: var(--bad); }
+.legend i.cost-key.run { background: var(--muted); }
 """
 
 JS = """

@@ -11,6 +11,7 @@ from plait.events.types import Event
 from plait.redact import Redactor
 from plait.ui import _fmt, _report_parts
 from plait.ui._report_assets import CSS, JS
+from plait.ui._report_costline import cost_chart_svg
 from plait.ui._report_diff import diff_section, task_diffs
 from plait.ui._report_graph import plan_graph_svg
 from plait.ui._report_timeline import timeline_svg
@@ -80,7 +81,7 @@ def render_html(
         ("plan", "Plan: tasks and what each waits for", plan_graph_svg(view, events)),
         ("agents", "Agents", _report_parts.agents_section(view, costs)),
         ("merges", "Merge decisions and the gate", _report_parts.merges_section(view)),
-        ("cost", "Cost", _report_parts.cost_section(costs)),
+        ("cost", "Cost", cost_chart_svg(view, events) + _report_parts.cost_section(costs)),
         (
             "changes",
             "Changes",
