@@ -45,7 +45,7 @@ from plait.models.base import (
 from plait.models.pricing import PriceTable
 from plait.redact import scrub_strings
 
-__all__ = ["Agent", "AgentLimits", "AgentResult", "NoteSource", "ToolSet"]
+__all__ = ["Agent", "AgentLimits", "AgentResult", "Hold", "NoteSource", "ToolSet"]
 
 Checkpoint = Callable[[], Awaitable[str | None]]
 """Saves the worktree when its files changed; returns the checkpoint commit, or None when nothing changed."""
@@ -54,6 +54,10 @@ _CHANGES_FILES = frozenset({"edit_file", "write_file", "run", "claim"})  # a cla
 
 NoteSource = Callable[[], Sequence[str]]
 """Returns notes (from other agents, the planner, the merge queue) new since the last call."""
+
+Hold = Callable[[], Awaitable[str | None]]
+"""Awaited before each live model call: waits while the user has paused the agent; returns why, when the user
+stopped it."""
 
 _NO_TOOL = "Your reply called no tool. Call a tool to continue, or call finish with a summary when you are done."
 _MAX_REFUSALS = 2
@@ -86,7 +90,7 @@ class AgentLimits(BaseModel):
 @dataclass(frozen=True)
 class AgentResult:
     reason: StopReason
-    """finished, step_limit, token_limit, format_errors, model_error, model_refused or interrupted."""
+    """finished, step_limit, token_limit, format_errors, model_error, model_refused, interrupted or stopped_by_user."""
     summary: str
     steps: int
     usage: Usage
@@ -124,6 +128,7 @@ class Agent:
         attempt: int = 1,
         checkpoint: Checkpoint | None = None,
         context: ContextBudget | None = None,
+        hold: Hold | None = None,
     ) -> None:
         self.run_id, self.agent_id = run_id, agent_id
         self._ids = {"run_id": run_id, "agent": agent_id}
@@ -135,6 +140,7 @@ class Agent:
         self.budget = budget
         self.attempt = attempt
         self.checkpoint = checkpoint
+        self.hold = hold
         self.compactor = Compactor(context) if context is not None else None
         """Summarises older steps when a request nears the model's context budget; None keeps every message."""
         self.journal = Journal(store, run_id, agent_id, prices, attempt)
@@ -198,6 +204,10 @@ class Agent:
 
     async def step(self) -> None:
         """One model call and the tool calls it asks for."""
+        if self.hold is not None and not self.journal.answered(self.journal.calls + 1):  # a replayed call never waits
+            stopped = await self.hold()
+            if stopped is not None:
+                raise _Stop("stopped_by_user", stopped)
         self._check_limits()
         self._take_notes()
         self._compact()

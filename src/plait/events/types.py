@@ -39,6 +39,7 @@ __all__ = [
     "TaskStarted",
     "ToolCalled",
     "ToolReturned",
+    "UserSteered",
 ]
 
 SCHEMA_VERSION = 1
@@ -53,6 +54,7 @@ StopReason = Literal[
     "model_error",
     "model_refused",
     "interrupted",
+    "stopped_by_user",
 ]
 
 
@@ -330,6 +332,17 @@ class QuestionAnswered(_Event):
     """What the expert said it did not check."""
 
 
+class UserSteered(_Event):
+    """The user stepped into agent `agent` from another process: a message it reads at its next model call
+    (`say`), a pause before that call until `resume`, or a `stop` of its attempt (the task then dropped, or
+    with `retry` tried again from its work)."""
+
+    kind: Literal["steer"] = "steer"
+    action: Literal["say", "pause", "resume", "stop"]
+    text: str = ""
+    retry: bool = False
+
+
 Event = Annotated[
     RunStarted
     | RunFinished
@@ -354,7 +367,8 @@ Event = Annotated[
     | NotePosted
     | ExpertStarted
     | QuestionAsked
-    | QuestionAnswered,
+    | QuestionAnswered
+    | UserSteered,
     Field(discriminator="kind"),
 ]
 

@@ -33,6 +33,7 @@ from plait.run.integrate import Integrator, PlannedIntegrator
 from plait.run.radar import Radar
 from plait.run.scheduler import Attempt, Scheduler, TaskResult
 from plait.run.state import RunState, recharge
+from plait.run.steer import Steering, notes_from
 from plait.settings import Settings
 from plait.workspace import CommandRunner, Repo, Worktree
 from plait.workspace.bootstrap import Bootstrap, port_env
@@ -123,6 +124,7 @@ class _TaskRunner:
         if isinstance(integrator, PlannedIntegrator):
             integrator.planned(plan)
         self.summaries: dict[str, str] = {}
+        self.steering = {t.id: Steering(ctx.store, ctx.run_id, t.id) for t in plan.tasks}
         self.board = None if ctx.single else Board.from_log(ctx.store, ctx.run_id, plan)
         use_leases = ctx.settings.leases and not ctx.single
         self.leases = (
@@ -196,7 +198,8 @@ class _TaskRunner:
             return Attempt(False, failure, retry=not ctx.single)
         if not result.ok:
             self._finished(task_id, "failed", f"{result.reason}: {result.summary}", commit)
-            retry = result.reason not in ("budget", "interrupted") and not ctx.single
+            retry = result.reason not in ("budget", "interrupted", "stopped_by_user") and not ctx.single
+            retry = retry or self.steering[task_id].retry  # the user who stopped it said whether to try again
             return Attempt(False, f"the agent stopped ({result.reason}): {result.summary}", retry=retry)
         self.summaries[task_id] = result.summary
         return await self._integrate(task, branch, commit, result.summary)
@@ -295,8 +298,9 @@ class _TaskRunner:
             budget=self.budgets.get(task.id),
             attempt=attempt,
             checkpoint=checkpoint,
-            notes=self.board.notes_for(task.id) if self.board else None,
+            notes=notes_from(self.board.notes_for(task.id) if self.board else None, self.steering[task.id].notes),
             context=context_budget(self.ctx.model.name, s.context_tokens),
+            hold=self.steering[task.id].hold,
         )
 
     def _asking(self, task_id: str, attempt: int, tools: ToolSet) -> ToolSet:

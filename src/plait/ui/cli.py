@@ -174,6 +174,9 @@ _register_review(app)
 from plait.ui.cmd_pr import register as _register_pr  # noqa: E402
 
 _register_pr(app)
+from plait.ui.cmd_agent import register as _register_agent  # noqa: E402
+
+_register_agent(app)
 from plait.ui.cmd_init import register as _register_init  # noqa: E402
 
 _register_init(app)

@@ -31,6 +31,7 @@ from plait.events.types import (
     TaskStarted,
     ToolCalled,
     ToolReturned,
+    UserSteered,
 )
 from plait.models.base import Usage
 from plait.models.pricing import PriceTable, logged_prices
@@ -214,6 +215,12 @@ class RunView:
             self._apply_task(event)
         elif isinstance(event, ExpertStarted | QuestionAsked | QuestionAnswered):
             self._apply_expert(event)
+        elif isinstance(event, UserSteered):  # paused: the agent waits before its next model call until resumed
+            view = self.agents.get(event.agent)
+            if view is not None and event.action == "pause" and not view.finished:
+                view.state = "paused"
+            elif view is not None and event.action == "resume" and view.state == "paused":
+                view.state = "running"
         else:
             self._apply_step(event)
 

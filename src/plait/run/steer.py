@@ -1,0 +1,105 @@
+"""The user's word to one agent of a run in progress, read from the run's log: a message, a pause, a stop.
+
+`plait agent RUN TASK --say/--pause/--resume/--stop` appends a `UserSteered` event, from any process on any
+machine that shares the store. The run's own process reads the log before each live model call of the agent:
+
+    say     ─► the agent's next request carries it as a note (logged with the step, so a resumed agent
+               is told it again, and a message not yet delivered is delivered after a crash)
+    pause   ─► the step in flight ends, then the agent waits before its next model call until `resume`
+    stop    ─► the attempt ends (`stopped_by_user`); its task is dropped, or with `retry` tried again
+               from its work
+
+Paused time still counts against the task's wall-time limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from plait.events.store import EventStore
+from plait.events.types import Decision, TaskStarted, UserSteered
+
+__all__ = ["SAID", "Steering", "notes_from", "said"]
+
+SAID = "The user says"
+"""How a user's message starts among the notes an agent is given."""
+
+_POLL_S = 0.5
+
+
+def said(text: str) -> str:
+    """The note a user's message becomes."""
+    return f"{SAID}: {text}"
+
+
+def notes_from(*sources: Callable[[], Sequence[str]] | None) -> Callable[[], Sequence[str]]:
+    """One note source made of several (the board's, the user's)."""
+    found = [s for s in sources if s is not None]
+    return lambda: [note for source in found for note in source()]
+
+
+class Steering:
+    """What the user asked of one task's agent, as the log has it."""
+
+    def __init__(self, store: EventStore, run_id: str, task_id: str, *, poll_s: float = _POLL_S) -> None:
+        self.store, self.run_id, self.task_id, self.poll_s = store, run_id, task_id, poll_s
+        self.stopped: UserSteered | None = None
+        """The stop of the attempt in flight, as `hold` last saw it."""
+
+    @property
+    def retry(self) -> bool:
+        """Whether the user, stopping the attempt, asked for the task to be tried again."""
+        return self.stopped is not None and self.stopped.retry
+
+    def _steers(self) -> tuple[list[UserSteered], int]:
+        """The user's events for this task, and where its attempt in flight started in the log."""
+        steers: list[UserSteered] = []
+        started = 0
+        for event in self.store.events(self.run_id, agent=self.task_id, kinds=["steer", "task_started"]):
+            if isinstance(event, UserSteered):
+                steers.append(event)
+            elif isinstance(event, TaskStarted):
+                started = event.seq
+        return steers, started
+
+    def notes(self) -> list[str]:
+        """The user's messages not yet delivered to an attempt of this task, oldest first."""
+        messages = [said(e.text) for e in self._steers()[0] if e.action == "say"]
+        if not messages:
+            return []
+        delivered: Counter[str] = Counter()
+        for event in self.store.events(self.run_id, agent=self.task_id, kinds=["decision"]):
+            if isinstance(event, Decision) and event.topic == "notes":
+                delivered.update(str(n) for n in event.data.get("notes", []))
+        fresh = []
+        for message in messages:
+            if delivered[message] > 0:
+                delivered[message] -= 1
+            else:
+                fresh.append(message)
+        return fresh
+
+    async def hold(self) -> str | None:
+        """Wait while the task is paused; the reason to stop, when the user stopped its attempt in flight."""
+        told = False
+        while True:
+            steers, started = self._steers()
+            self.stopped = next((e for e in steers if e.action == "stop" and e.seq > started), None)
+            if self.stopped is not None:
+                return "stopped by the user, to be tried again from its work" if self.retry else "dropped by the user"
+            toggles = [e.action for e in steers if e.action in ("pause", "resume")]
+            if not toggles or toggles[-1] != "pause":
+                return None
+            if not told:
+                self.store.append(
+                    Decision(
+                        run_id=self.run_id,
+                        agent=self.task_id,
+                        topic="steer",
+                        decision="paused before its next model call",
+                    )
+                )
+                told = True
+            await asyncio.sleep(self.poll_s)
