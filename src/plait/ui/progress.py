@@ -172,6 +172,8 @@ class ProgressPrinter:
         return f"{who} [red]dropped[/]: {_first(event.reason, 200)}"
 
     def _decision(self, event: Decision, who: str) -> str | None:
+        if event.topic == "worktree":
+            return None  # an attempt's worktree about to be made: the start line that follows says it
         if event.topic == "notes" or (event.topic == "verify" and event.data.get("state") == "cannot-run"):
             return None  # a verify command that cannot run stops the run with this line as its error
         if event.topic == "mode" and event.reason:  # why the plan runs as one agent: the estimate's figures
