@@ -143,7 +143,7 @@ def plait(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_policy_check_explains_the_matching_rules(tmp_path: Path) -> None:
     done = plait("policy", "check", "cd src && git -C .. push; pip install x", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # deny exits 1, as a check that fails
     assert "judged as: git push" in done.stdout
     assert "deny  git-state" in done.stdout and "deny  install:pip" in done.stdout
     assert "verdict deny by rule git-state" in done.stdout

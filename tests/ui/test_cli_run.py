@@ -88,8 +88,9 @@ def test_a_rejected_key_is_one_line_and_exit_4(plait: Plait, project: Path) -> N
         result = plait(
             "run", "do it", "--single", "--model", "anthropic:claude-sonnet-4-5", cwd=project, extra_env=extra
         )
-    assert result.code == 1  # the agent stopped on a model error; the run is recorded as failed
+    assert result.code == 4  # the provider refused every call: a model provider problem, as the README says
     assert "401" in result.out
+    assert result.err.strip().splitlines()[-1].startswith("plait: error: anthropic rejected the API key (401)")
 
 
 def test_a_missing_key_fails_before_anything_is_written(plait: Plait, project: Path) -> None:

@@ -13,11 +13,23 @@ from rich.console import Console
 from plait.errors import EnvironmentProblem, UsageError
 from plait.events.backends import open_event_store, store_scope
 from plait.events.store import EventStore, ObservedStore, RedactingStore
+from plait.events.types import AgentStopped, Event, ModelCallFailed, ModelCallFinished
 from plait.settings import Settings, load_settings
 from plait.ui.feed import make_redactor
 from plait.workspace import Repo
 
-__all__ = ["JsonOpt", "RepoOpt", "console", "err", "has_log", "open_store", "out", "resolve_run", "run_store"]
+__all__ = [
+    "JsonOpt",
+    "RepoOpt",
+    "console",
+    "err",
+    "has_log",
+    "open_store",
+    "out",
+    "provider_failure",
+    "resolve_run",
+    "run_store",
+]
 
 
 def console(**options: Any) -> Console:
@@ -76,3 +88,16 @@ def resolve_run(store: EventStore, ref: str, *, acts_on: Callable[[str], bool] |
     if not matches:
         raise UsageError(f"no run '{ref}' in this repository: `plait runs` lists them")
     raise UsageError(f"'{ref}' matches {len(matches)} runs: give more of the id")
+
+
+def provider_failure(events: list[Event]) -> str:
+    """The provider's one-line error when a run got no answer from it and every agent stopped on its error
+    (a rejected key, an unknown model): such a run exits as a model provider problem, not a failed task."""
+    stops = [e for e in events if isinstance(e, AgentStopped)]
+    if not stops or any(e.reason != "model_error" for e in stops):
+        return ""
+    if any(isinstance(e, ModelCallFinished) for e in events):
+        return ""
+    failed = [e.error for e in events if isinstance(e, ModelCallFailed)] or [stops[-1].summary]
+    lines = failed[-1].strip().splitlines()
+    return lines[0] if lines else "the model provider failed"

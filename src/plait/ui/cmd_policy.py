@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         repo: RepoOpt = Path(),
         as_json: JsonOpt = False,
     ) -> None:
-        """Explain which rules match a command and what the policy decides."""
+        """Explain which rules match a command and what the policy decides; exit 1 when it denies the command."""
         settings = _settings(repo)
         if preset is not None and preset not in ("strict", "standard", "trusted"):
             raise typer.BadParameter(
@@ -105,6 +105,8 @@ def register(app: typer.Typer) -> None:
             out.print_json(json.dumps(_check_json(command, policy, decision)))
         else:
             _print_check(command, policy, decision)
+        if decision.verdict == "deny":  # a script can test the verdict as it tests any check (ask and allow: 0)
+            raise typer.Exit(1)
 
     app.add_typer(policy_app, name="policy")
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from plait.errors import AgentFailed, EnvironmentProblem, StateError, UsageError
+from plait.errors import AgentFailed, EnvironmentProblem, ModelError, StateError, UsageError
 from plait.events.lease import RunLease, lease_for
 from plait.events.store import EventStore, ObservedStore
 from plait.models.registry import make_model
@@ -29,7 +29,8 @@ from plait.run.session import run_kind
 from plait.run.single import Base, RunOutcome, choose_base, new_run_id
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
-from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store
+from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, provider_failure, resolve_run, run_store
+from plait.ui._detach import detach as detach_run
 from plait.ui._safe import escaped, visible
 from plait.ui.progress import ProgressPrinter
 from plait.ui.summary import summarize
@@ -162,6 +163,10 @@ def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
         }
         data["commit"] = outcome.commit
     word, code = _verdict(outcome)
+    failure = provider_failure(store.inner.events(outcome.run_id)) if code else ""
+    if failure:  # nothing reached the model: the key or the model name is wrong, not the task
+        err.print(f"[red]plait: error:[/] {escaped(failure)}", highlight=False, soft_wrap=True)
+        code = ModelError.exit_code
     dropped = outcome.dropped if isinstance(outcome, ParallelOutcome) else {}
     if dropped:
         data.update(status=word, dropped=dropped)
@@ -262,6 +267,10 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
         no_tui: Annotated[bool, typer.Option("--no-tui", help="Plain progress lines, even in a terminal.")] = False,
+        detach: Annotated[
+            bool, typer.Option("--detach", help="Run in the background: print the run id and how to follow it.")
+        ] = False,
+        run_id: Annotated[str | None, typer.Option("--run-id", hidden=True)] = None,
     ) -> None:
         """Plan TASK, run its parts in parallel worktrees, and integrate them on plait/RUN/integration.
 
@@ -271,6 +280,8 @@ def register(app: typer.Typer) -> None:
             task = sys.stdin.read()
         if not task.strip():
             raise UsageError("the task is empty: say what the agents should do")
+        if single and plan_file is not None:
+            raise UsageError("--single and --plan exclude each other: --single runs one agent without a plan")
         repo = Repo.discover(repo_path)
         flags = {
             "model": model,
@@ -283,6 +294,10 @@ def register(app: typer.Typer) -> None:
         settings = load_settings(repo.root, flags).settings
         llm = make_model(settings.model, settings)
         _confirm_base(repo, include_uncommitted=settings.include_uncommitted, yes=yes)
+        if detach:
+            if review:
+                raise UsageError("--review asks on this terminal: it cannot go with --detach")
+            raise typer.Exit(detach_run(repo, task, as_json=as_json))
         # policy questions go to the user only in a plain terminal session (the live view owns the screen)
         ask = (no_tui or review) and sys.stdin.isatty() and sys.stderr.isatty() and not yes
         outcome, store = _start(
@@ -293,6 +308,7 @@ def register(app: typer.Typer) -> None:
             quiet=quiet,
             runners=sandboxed_runners(settings, repo, quiet=quiet, interactive=ask),
             model=llm,
+            run_id=run_id,
             plan_file=plan_file,
             single=single,
             use_llm_resolver=not no_llm,
