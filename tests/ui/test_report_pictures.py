@@ -69,7 +69,9 @@ def test_each_task_of_the_demo_has_its_diff_highlighted(demo: Demo) -> None:
         block = _details(demo.html, f"diff-{task}")
         for kind in ("d-file", "d-hunk", "d-add"):
             assert f'<span class="{kind}">' in block, f"{task}'s diff has no {kind} line"
-        assert "+++ b/" in block
+        files = next(e.files for e in reversed(demo.events) if isinstance(e, Committed) and e.agent == task)
+        shown = re.findall(r'<span class="d-file">\+\+\+ b/([^<]+)</span>', block)
+        assert sorted(shown) == sorted(files), f"{task}'s diff is its own work, not what it took from others"
 
 
 def _scripted() -> list[Event]:
@@ -203,3 +205,27 @@ def test_the_demo_cost_over_time_is_in_billed_tokens_as_its_model_is_unpriced(de
     calls = [e for e in demo.events if isinstance(e, ModelCallFinished)]
     assert lines["total"][0] == pytest.approx(cost_breakdown(demo.events).total.billed_tokens)
     assert len(lines["total"][1]) == 2 * len(calls) + 2
+
+
+def _chromium(url: str, profile: Path) -> subprocess.CompletedProcess[str]:
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    args += ["--enable-logging=stderr", "--v=0", f"--user-data-dir={profile}", "--dump-dom", url]
+    return subprocess.run(args, capture_output=True, text=True, timeout=90, check=False)
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed (apt-get install chromium)")
+def test_both_reports_render_in_headless_chromium_without_errors(demo: Demo, tmp_path: Path) -> None:
+    scripted = tmp_path / "scripted.html"
+    scripted.write_text(render_html(_with_waits(_scripted()), diffs={"cli": f"+{HOSTILE}\n"}), encoding="utf-8")
+    broken = tmp_path / "broken.html"
+    broken.write_text("<html><body><script>undefinedFunction();</script></body></html>")
+    control = _chromium(broken.as_uri(), tmp_path / "profile0")
+    assert "Uncaught" in control.stderr, "the check cannot see script errors in this chromium"
+    for n, page in enumerate((demo.path, scripted), 1):
+        shown = _chromium(page.as_uri(), tmp_path / f"profile{n}")
+        assert shown.returncode == 0, shown.stderr[-2000:]
+        assert "Uncaught" not in shown.stderr, shown.stderr
+        assert 'data-rendered="ok"' in shown.stdout, "the report's script did not run to its end"
+        for part in ('<svg class="plan"', '<svg class="costs"', '<rect class="wait"', '<details class="diff"'):
+            assert part in shown.stdout, f"{page.name} lacks {part}"
+        assert shown.stdout.count("<script") == 1, "the report's own script, and no other"

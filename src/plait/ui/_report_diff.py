@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from html import escape
 from typing import Protocol
 
-from plait.events.types import Committed, Event, TaskFinished
+from plait.events.types import Committed, Decision, Event, RunStarted, TaskFinished, TaskStarted
 from plait.ui.runview import RunView, phase_of
 
-__all__ = ["Git", "diff_section", "task_diffs", "task_heads"]
+__all__ = ["Git", "diff_section", "task_diffs", "task_spans"]
 
 MAX_LINES = 400
 """Lines of one task's diff shown in the report; the rest is named by the marker."""
@@ -28,27 +28,35 @@ class Git(Protocol):
     def __call__(self, *args: str, check: bool = ...) -> str: ...
 
 
-def task_heads(events: list[Event]) -> dict[str, str]:
-    """Each task's latest commit (its last `task_finished` commit or, failing that, its last commit)."""
+def task_spans(events: list[Event]) -> dict[str, tuple[str, str]]:
+    """Each task's (base, head): from what it built on to its latest commit.
+
+    What it built on is the run's base, or its latest attempt's base, or, once its worktree took the integrated
+    work on a path it waited for, that integration head: the diff then shows the task's own work alone.
+    """
+    base = next((e.base_commit for e in events if isinstance(e, RunStarted)), "")
+    bases: dict[str, str] = {}
     heads: dict[str, str] = {}
     for event in events:
         if phase_of(event.agent) != "work":
             continue
-        if isinstance(event, Committed) and event.sha:
+        if isinstance(event, TaskStarted) and event.base_commit:
+            bases[event.agent] = event.base_commit
+        elif isinstance(event, Decision) and event.topic == "lease" and event.data.get("action") == "update":
+            head = event.data.get("head")
+            if isinstance(head, str) and head and not event.data.get("conflicts"):
+                bases[event.agent] = head
+        elif isinstance(event, Committed) and event.sha:
             heads[event.agent] = event.sha
         elif isinstance(event, TaskFinished) and event.commit:
             heads[event.agent] = event.commit
-    return heads
+    return {task: (bases.get(task, base), head) for task, head in heads.items() if bases.get(task, base)}
 
 
 def task_diffs(git: Git, events: list[Event]) -> dict[str, str]:
-    """Each task's patch against the run's base, read from the repository (empty when git cannot tell)."""
-    view = RunView.of(events[0].run_id if events else "", events)
-    if not view.base_commit:
-        return {}
+    """Each task's patch from what it built on to its latest commit, read from the repository ('' when git fails)."""
     return {
-        task: git(*_GIT_DIFF, "--patch", view.base_commit, head, check=False)
-        for task, head in task_heads(events).items()
+        task: git(*_GIT_DIFF, "--patch", base, head, check=False) for task, (base, head) in task_spans(events).items()
     }
 
 
@@ -93,15 +101,17 @@ def _stat(diff: str) -> str:
 
 
 def diff_section(view: RunView, events: list[Event], diffs: Mapping[str, str]) -> str:
-    """One `<details>` per task: its diff against the run's base, or why there is none."""
-    heads = task_heads(events)
+    """One `<details>` per task: its diff from what it built on, or why there is none."""
+    spans = task_spans(events)
     tasks = list(dict.fromkeys([*view.plan, *(a for a in view.agents if phase_of(a) == "work")]))
     if not tasks:
         return "<p>No tasks in this run.</p>"
-    base = view.base_commit
-    out = [f"<p>Each task's change against the run's base <code>{escape(base[:10])}</code>.</p>"]
+    out = [
+        f"<p>Each task's change against the run's base <code>{escape(view.base_commit[:10])}</code>, or against "
+        "the integrated work its worktree took while it ran.</p>"
+    ]
     for task in tasks:
-        head = heads.get(task, "")
+        base, head = spans.get(task, ("", ""))
         diff = diffs.get(task, "")
         if not head:
             what, body = "no commit", "<p>This task made no commit.</p>"
@@ -110,8 +120,9 @@ def diff_section(view: RunView, events: list[Event], diffs: Mapping[str, str]) -
         else:
             command = f"git diff {base[:12]} {head[:12]}"
             what, body = _stat(diff), f'<pre class="diff">{highlight(diff, command)}</pre>'
+        span = f"<code>{escape(base[:10])}</code>..<code>{escape(head[:10])}</code>" if head else ""
         out.append(
             f'<details class="diff" id="diff-{escape(task)}"><summary><b>{escape(task)}</b> '
-            f"<code>{escape(head[:10])}</code> — {escape(what)}</summary>{body}</details>"
+            f"{span} — {escape(what)}</summary>{body}</details>"
         )
     return "".join(out)

@@ -78,7 +78,7 @@ def render_html(
     status = view.status if view.ended is not None else "unfinished"
     sections = [
         ("timeline", "Timeline", timeline_svg(view, events) + _LEGEND),
-        ("plan", "Plan: tasks and what each waits for", plan_graph_svg(view, events)),
+        ("plan", "Plan and its dependencies", plan_graph_svg(view, events)),
         ("agents", "Agents", _report_parts.agents_section(view, costs)),
         ("merges", "Merge decisions and the gate", _report_parts.merges_section(view)),
         ("cost", "Cost", cost_chart_svg(view, events) + _report_parts.cost_section(costs)),
