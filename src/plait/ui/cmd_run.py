@@ -267,9 +267,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
         no_tui: Annotated[bool, typer.Option("--no-tui", help="Plain progress lines, even in a terminal.")] = False,
-        detach: Annotated[
-            bool, typer.Option("--detach", help="Run in the background: print the run id and how to follow it.")
-        ] = False,
+        detach: Annotated[bool, typer.Option("--detach", help="Go on in the background; print the run id.")] = False,
         run_id: Annotated[str | None, typer.Option("--run-id", hidden=True)] = None,
     ) -> None:
         """Plan TASK, run its parts in parallel worktrees, and integrate them on plait/RUN/integration.
@@ -295,9 +293,7 @@ def register(app: typer.Typer) -> None:
         llm = make_model(settings.model, settings)
         _confirm_base(repo, include_uncommitted=settings.include_uncommitted, yes=yes)
         if detach:
-            if review:
-                raise UsageError("--review asks on this terminal: it cannot go with --detach")
-            raise typer.Exit(detach_run(repo, task, as_json=as_json))
+            raise typer.Exit(detach_run(repo, task, as_json=as_json, review=review))
         # policy questions go to the user only in a plain terminal session (the live view owns the screen)
         ask = (no_tui or review) and sys.stdin.isatty() and sys.stderr.isatty() and not yes
         outcome, store = _start(
