@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,20 @@ def test_a_worktree_and_locked_branch_a_killed_process_left_are_made_again(repo:
     assert not lock.exists()
     assert git(repo.root, "worktree", "list").count("\n") == 0
     store.close()
+
+
+def test_a_worktree_git_was_killed_making_is_made_again(repo: Repo) -> None:
+    # git locks a worktree while it makes it; killed then, the lock stays, and its directory may be gone
+    path = repo.plait_dir() / "worktrees" / RUN / "beta"
+    made = repo.add_worktree(path, f"plait/{RUN}/beta", repo.head())
+    admin = Path(repo.git("rev-parse", "--git-dir", cwd=made.path).strip())
+    (admin / "locked").write_text("initializing")
+    shutil.rmtree(path)
+
+    again = repo.readd_worktree(path, f"plait/{RUN}/beta", repo.head(), owned=f"plait/{RUN}/")
+
+    assert (again.path / "beta.py").exists() and again.head() == repo.head()
+    assert git(repo.root, "worktree", "list").count("\n") == 1
 
 
 def test_a_lock_on_a_branch_not_plaits_is_left_alone(repo: Repo) -> None:
