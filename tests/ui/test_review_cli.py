@@ -87,3 +87,50 @@ def test_a_plan_dependant_goes_with_the_task_and_a_pick_takes_what_it_needs(proj
     tasks = [TaskBranch("a", "", head), TaskBranch("b", "", "", depends_on=("a",)), TaskBranch("c", "", "")]
     assert taken_along(repo, tasks, ["a"]) == {"a": "asked for", "b": "depends on a (plan)"}
     assert needed_by(repo, tasks, ["b"]) == {"b": "asked for", "a": "b depends on a (plan)"}
+
+
+def test_apply_dry_run_then_squash_lands_one_commit_by_the_user(plait: Plait, demo: tuple[Path, str]) -> None:
+    where, run_id = demo
+    base = git(where, "rev-parse", "HEAD")
+    dry = plait("apply", "last", "--squash", "--dry-run", cwd=where)
+    assert dry.code == 0, dry.err
+    assert "by squash; nothing changed" in dry.out and "tally/export.py" in dry.out and "Test <test@" in dry.out
+    assert git(where, "rev-parse", "HEAD") == base and git(where, "status", "--porcelain") == ""
+
+    result = plait("apply", "last", "--squash", cwd=where)
+    assert result.code == 0, result.err
+    assert git(where, "rev-list", f"{base}..HEAD").count("\n") == 0
+    assert git(where, "log", "-1", "--format=%an <%ae>|%cn") == "Test <test@example.invalid>|Test"
+    message = git(where, "log", "-1", "--format=%B")
+    assert message.startswith("Get tally ready for its 0.4 release")
+    assert all(f"- {task}: " in message for task in TASKS) and f"plait run {run_id}" in message
+    assert "Remove an expense from a ledger" in message and "tests/test_export.py" in _files(where, "HEAD")
+
+
+def test_apply_pick_brings_in_only_those_tasks(plait: Plait, demo: tuple[Path, str]) -> None:
+    where, run_id = demo
+    result = plait("apply", "last", "--pick", "remove-expense", "--no-llm", cwd=where)
+    assert result.code == 0, result.err
+    assert "picked remove-expense: asked for" in result.out
+    files = _files(where, "HEAD")
+    assert "tests/test_remove_expense.py" in files and "tests/test_percent.py" not in files
+    assert "tests/test_export.py" not in files and "tests/test_storage_errors.py" not in files
+    assert git(where, "rev-parse", "HEAD") == git(where, "rev-parse", f"plait/{run_id}/integration-2")
+
+
+def test_apply_never_lands_plait_internal_commits(plait: Plait, project: Path) -> None:
+    """A result whose history holds a checkpoint lands as one commit of the user's, and says so."""
+    base = git(project, "rev-parse", "HEAD")
+    git(project, "checkout", "-q", "-b", "work")
+    (project / "greet.py").write_text('def greet(name):\n    return "hi " + name\n')
+    git(project, "commit", "-qam", "plait checkpoint")
+    (project / "greet.py").write_text('def greet(name):\n    return "hi, " + name\n')
+    git(project, "commit", "-qam", "Say hi")
+    git(project, "checkout", "-q", "main")
+    run = plait("integrate", "work", "--no-llm", "--json", cwd=project)
+    assert run.code == 0, run.err
+    result = plait("apply", "last", cwd=project)
+    assert result.code == 0, result.err
+    assert "internal commit(s) of plait: landing it as one commit" in result.err
+    assert git(project, "log", "--format=%s", f"{base}..HEAD") == "integrate work"
+    assert (project / "greet.py").read_text().endswith('"hi, " + name\n')

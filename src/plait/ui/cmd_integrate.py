@@ -14,7 +14,7 @@ from plait.errors import EnvironmentProblem, MissingApiKey, UsageError
 from plait.events.store import EventStore, RedactingStore
 from plait.events.types import Decision, RunFinished, RunStarted
 from plait.models.registry import make_model
-from plait.reconcile.apply import apply_commit
+from plait.reconcile.apply import Applied, apply_commit, internal_commits
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.llm_resolver import LLMResolver
@@ -24,8 +24,11 @@ from plait.run._lead import run_kind
 from plait.run.preflight import preflight
 from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
+from plait.ui._apply_parts import pick as pick_branches
+from plait.ui._apply_parts import picked_tasks, squash_message
 from plait.ui._common import err, open_store, out, resolve_run
 from plait.ui._config_notes import config_notes
+from plait.ui._review import review_of
 from plait.ui._safe import escaped
 from plait.ui.feed import make_redactor
 from plait.workspace import CommandRunner, GitError, Repo
@@ -206,33 +209,76 @@ def _result_branch(repo: Repo, store: EventStore, run_id: str) -> str:
 
 def apply_run(
     run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
+    squash: Annotated[bool, typer.Option("--squash", help="Land it as one commit, its message from the plan.")] = False,
+    pick: Annotated[
+        list[str] | None,
+        typer.Option("--pick", metavar="TASK", help="Apply only this task's work (repeatable); integrates it again."),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change; change nothing.")] = False,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="With --pick: only the rungs that need no model.")] = False,
     repo_path: RepoOpt = Path(),
 ) -> None:
-    """Bring a run's verified result into your current branch (fast-forward, else a merge commit)."""
+    """Bring a run's verified result into your current branch (fast-forward, else a merge commit; --squash: one
+    commit). The commits made here are yours (git's user.name and user.email)."""
     repo = Repo.discover(repo_path)
     store = _store(repo, create=False)
     try:
         run_id = resolve_run(store, run_ref, acts_on=lambda r: _has_result(store, r), what="run with a result")
         branch = _result_branch(repo, store, run_id)
+        seen = review_of(repo, store, run_id)
+        if pick:
+            chosen, why = picked_tasks(repo, seen, list(dict.fromkeys(pick)))
+            for task_id, reason in why.items():
+                out.print(f"picked {escaped(task_id)}: {escaped(reason)}", highlight=False)
+            if dry_run:
+                files = sorted({f for t in chosen for f in t.files})
+                out.print(f"would integrate them again on a new branch, then apply; files: {', '.join(files)}")
+                return
+            branch, _ = pick_branches(repo, store, seen, chosen, no_llm, _warn)
+            seen = review_of(repo, store, run_id)
         target = _commit(repo, branch, "branch")
+        internal = internal_commits(repo, repo.head(), target)
+        if internal and not squash:
+            _warn(f"the result's history holds {len(internal)} internal commit(s) of plait: landing it as one commit")
+        message = squash_message(repo, seen, target) if squash or internal else None
         for note in config_notes(repo, store, run_id, target):
             err.print(f"[yellow]note:[/] {note}", highlight=False)
-        applied = asyncio.run(apply_commit(repo, target, what=f"plait run {run_id}"))
-        store.append(
-            Decision(
-                run_id=run_id,
-                topic="apply",
-                decision=f"{applied.mode} of {repo.head_ref()} to {applied.commit[:12]}",
-                data={"branch": branch, "commit": applied.commit, "files": list(applied.files)},
+        applied = asyncio.run(apply_commit(repo, target, what=f"plait run {run_id}", squash=message, dry_run=dry_run))
+        if not dry_run:
+            store.append(
+                Decision(
+                    run_id=run_id,
+                    topic="apply",
+                    decision=f"{applied.mode} of {repo.head_ref()} to {applied.commit[:12]}",
+                    data={"branch": branch, "commit": applied.commit, "files": list(applied.files)},
+                )
             )
-        )
     finally:
         store.close()
+    _print_applied(run_id, repo.head_ref(), applied, dry_run)
+
+
+def _warn(line: str) -> None:
+    err.print(f"[yellow]note:[/] {escaped(line)}", highlight=False)
+
+
+def _print_applied(run_id: str, head: str, applied: Applied, dry_run: bool) -> None:
     if applied.mode == "up-to-date":
-        out.print(f"{repo.head_ref()} already has run {run_id}: nothing to apply", highlight=False)
+        out.print(f"{head} already has run {run_id}: nothing to apply", highlight=False)
         return
+    if dry_run:
+        out.print(f"would apply run {run_id} to {head} by {applied.mode}; nothing changed", highlight=False)
+        who = f" (by {escaped(applied.author)})" if applied.mode != "fast-forward" else ""
+        out.print(f"commits{who}:", highlight=False)
+        for line in applied.commits:
+            out.print(f"  {escaped(line)}", highlight=False)
+        out.print(f"files ({len(applied.files)}):", highlight=False)
+        for path in applied.files:
+            out.print(f"  {escaped(path)}", highlight=False)
+        return
+    by = f" by {escaped(applied.author)}" if applied.author else ""
     out.print(
-        f"[green]applied[/] run {run_id} to {repo.head_ref()}: {applied.mode} to {applied.commit[:10]}, "
+        f"[green]applied[/] run {run_id} to {head}: {applied.mode} to {applied.commit[:10]}{by}, "
         f"{len(applied.files)} file(s) changed",
         highlight=False,
     )
