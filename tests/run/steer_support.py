@@ -126,7 +126,8 @@ def kill(proc: subprocess.Popen[str]) -> None:
 
 
 def plait(repo: Repo, environ: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "plait", *args, "-C", str(repo.root)]
+    cut = args.index("--") if "--" in args else len(args)  # what follows `--` is a command's, not plait's
+    argv = [sys.executable, "-m", "plait", *args[:cut], "-C", str(repo.root), *args[cut:]]
     return subprocess.run(argv, env=environ, capture_output=True, text=True, timeout=300, check=False)
 
 
