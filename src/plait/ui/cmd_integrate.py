@@ -10,18 +10,14 @@ from typing import Annotated, Any
 
 import typer
 
-from plait.errors import EnvironmentProblem, MissingApiKey, UsageError
+from plait.errors import EnvironmentProblem, UsageError
 from plait.events.store import EventStore, RedactingStore
 from plait.events.types import Decision, RunFinished, RunStarted
-from plait.models.registry import make_model
 from plait.reconcile.apply import Applied, apply_commit, internal_commits
-from plait.reconcile.gate import Gate
-from plait.reconcile.ladder import default_resolvers
-from plait.reconcile.llm_resolver import LLMResolver
 from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch, integration_branch
-from plait.reconcile.types import Resolver
 from plait.run._lead import run_kind
 from plait.run.preflight import preflight
+from plait.run.review import make_gate, resolvers_for
 from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
 from plait.ui._apply_parts import pick as pick_branches
@@ -31,8 +27,7 @@ from plait.ui._config_notes import config_notes
 from plait.ui._review import review_of
 from plait.ui._safe import escaped
 from plait.ui.feed import make_redactor
-from plait.workspace import CommandRunner, GitError, Repo
-from plait.workspace.sandbox import make_runner
+from plait.workspace import GitError, Repo
 
 __all__ = ["register"]
 
@@ -59,19 +54,6 @@ def _task(repo: Repo, name: str, base: str) -> TaskBranch:
     log = repo.git("log", "--no-merges", "--format=%s%n%n%b", f"{base}..{sha}", check=False).strip()
     subject = log.splitlines()[0] if log else ""
     return TaskBranch(task_id=name, branch=name, commit=sha, instructions=log[:_INTENT_LIMIT], summary=subject)
-
-
-def _resolvers(settings: Settings, no_llm: bool, store: EventStore, run_id: str) -> list[Resolver]:
-    resolvers = default_resolvers()
-    if no_llm:
-        return resolvers
-    try:
-        model = make_model(settings.model, settings)
-    except MissingApiKey as exc:
-        note = f"the LLM rung is off ({escaped(str(exc))}); pass --no-llm to do without it"
-        err.print(f"[yellow]note:[/] {note}", highlight=False)
-        return resolvers
-    return [*resolvers, LLMResolver(model, store, run_id)]
 
 
 def _outcomes(tasks: list[TaskBranch], report: QueueReport) -> list[dict[str, Any]]:
@@ -123,27 +105,10 @@ def integrate(
             )
         )
 
-        def gate_runner(worktree: Path) -> CommandRunner:
-            """The verify command runs the branches' own tests: confined like an agent's command, never asking."""
-            return make_runner(
-                settings,
-                worktree=worktree,
-                common_dir=repo.common_dir,
-                store=store,
-                run_id=run_id,
-                agent="gate",
-                interactive=False,
-            )
-
-        gate = Gate(
-            repo,
-            base=base,
-            store=store,
-            run_id=run_id,
-            verify_command=settings.verify_command,
-            runner_for=gate_runner,
+        gate = make_gate(repo, store, run_id, base, settings)
+        queue = MergeQueue(
+            repo, store, run_id, base, gate=gate, resolvers=resolvers_for(settings, no_llm, store, run_id, _warn)
         )
-        queue = MergeQueue(repo, store, run_id, base, gate=gate, resolvers=_resolvers(settings, no_llm, store, run_id))
 
         async def work() -> QueueReport:
             checked = await preflight(gate, store, run_id, work="the branches")  # ConfigError if it cannot run
