@@ -25,6 +25,7 @@ from plait.redact import Redactor
 from plait.ui import _fmt
 from plait.ui._common import err
 from plait.ui._live_transcript import TranscriptScreen
+from plait.ui._nudge import ring_at_end, toggle_pause
 from plait.ui.feed import EventFeed
 from plait.ui.progress import ProgressPrinter
 from plait.ui.runview import AgentView, RunView, phase_of
@@ -126,6 +127,7 @@ class Dashboard(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("t", "transcript", "Transcript", key_display="enter/t"),
         Binding("q", "quit_view", "Quit (the run goes on)"),
+        Binding("p", "pause", "Pause/resume agent", show=False),
         Binding("ctrl+c", "interrupt", "Stop the run", show=False, priority=True),
     ]
 
@@ -182,6 +184,7 @@ class Dashboard(App[None]):
             self.events.extend(fresh)
             self.view.apply(fresh)
             self._show()
+            ring_at_end(self, fresh)
             if isinstance(self.screen, TranscriptScreen):
                 self.screen.add(fresh)
         elif self.view is None:
@@ -296,6 +299,12 @@ class Dashboard(App[None]):
         agent = self.selected_agent()
         if agent is not None:
             self.open_transcript(agent)
+
+    def action_pause(self) -> None:
+        """Pause the agent under the cursor before its next model call, or let a paused one go on."""
+        row = self.query_one("#agents", DataTable).cursor_row
+        if self.view is not None and 0 <= row < len(self._rows):
+            toggle_pause(self.feed.store, self.view, self._rows[row])
 
     def action_quit_view(self) -> None:
         """Close the view; a run of this process goes on, printing plain progress lines (see `run_work`)."""
