@@ -8,21 +8,28 @@ import re
 import shlex
 import sys
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError, field_validator
 
 from plait._repo_file import narrow
-from plait.errors import UsageError
+from plait._setting_shown import KEY_ENV, BrokenSetting, did_you_mean, shown
 from plait.models.pricing import Price
 from plait.plan.model import ExpertSpec
-from plait.redact import Redactor
 from plait.trust import REPO_FILE, TrustState, config_dir, trust_state
 from plait.workspace.policy import SandboxSettings
 
-__all__ = ["LayeredSettings", "Settings", "load_settings", "run_settings", "user_config_path"]
+__all__ = [
+    "BrokenSetting",
+    "LayeredSettings",
+    "Settings",
+    "load_settings",
+    "run_settings",
+    "settings_to_show",
+    "user_config_path",
+]
 
 
 class Settings(BaseModel):
@@ -162,53 +169,54 @@ class LayeredSettings(BaseModel):
     """The file they were in and why they were ignored: it is not trusted, or changed since it was."""
     notice: str = ""
     """One line naming the file and the keys ignored; empty when none was."""
+    broken: dict[str, str] = {}
+    """Settings (or files) left out because they cannot be taken, with why (see `settings_to_show`)."""
 
-    def rows(self) -> list[tuple[str, str, str]]:
-        """(key, shown value, source) for each setting, secrets masked, then each key ignored."""
+    def rows(self, env: Mapping[str, str] | None = None) -> list[tuple[str, str, str]]:
+        """(key, shown value, source) for each setting, secrets masked (an unset key shown from the environment
+        variable it falls back to), a broken one marked; then each file that could not be read and key ignored."""
+        env = os.environ if env is None else env
         out = []
         for name in Settings.model_fields:
-            value = getattr(self.settings, name)
-            out.append((name, _show(value), self.sources.get(name, "default")))
+            value, source = getattr(self.settings, name), self.sources.get(name, "default")
+            if name in self.broken:
+                out.append((name, f"BROKEN, not used: {self.broken[name]}", source))
+                continue
+            if value is None and env.get(KEY_ENV.get(name, "")):
+                value, source = SecretStr(env[KEY_ENV[name]]), f"env {KEY_ENV[name]}"
+            out.append((name, shown(value), source))
+        out += [
+            (key, f"BROKEN, not read: {why}", "file")
+            for key, why in self.broken.items()
+            if key not in Settings.model_fields
+        ]
         out += [(f"{key} (ignored)", "not obeyed", self.ignored_why) for key in self.ignored]
         return out
 
 
-_MASK = Redactor(env={})
-
-
-def _show(value: object) -> str:
-    if isinstance(value, SecretStr):
-        raw = value.get_secret_value()
-        return "****" + raw[-4:] if len(raw) > 12 else "****"
-    if isinstance(value, dict):
-        return json.dumps({k: v.model_dump() if isinstance(v, BaseModel) else v for k, v in value.items()})
-    if isinstance(value, BaseModel):
-        return value.model_dump_json(exclude_defaults=True) or "{}"
-    if isinstance(value, list) and any(isinstance(v, BaseModel) for v in value):
-        return json.dumps([v.model_dump(exclude_defaults=True) if isinstance(v, BaseModel) else v for v in value])
-    return "" if value is None else _MASK(str(value))  # the password of a URL (the store's) too
-
-
-def _read_toml(path: Path, also: tuple[str, ...] = ()) -> dict[str, Any]:
+def _read_toml(path: Path, also: tuple[str, ...] = (), omit: Collection[str] = ()) -> dict[str, Any]:
+    if str(path) in omit:
+        return {}
     try:
         with path.open("rb") as fh:
             data = tomllib.load(fh)
     except FileNotFoundError:
         return {}
     except (tomllib.TOMLDecodeError, OSError) as exc:
-        raise UsageError(f"cannot read config file {path}: {exc}") from exc
+        raise BrokenSetting(f"cannot read config file {path}: {exc}", str(path)) from exc
     data = data.get("plait", data) if isinstance(data.get("plait"), dict) else data
     for key in data:
-        if key not in Settings.model_fields and key not in also:
-            raise UsageError(f"unknown setting '{key}' in {path}; `plait config` lists the known ones")
-    return data
+        if key not in Settings.model_fields and key not in also and key not in omit:
+            hint = did_you_mean(key, Settings.model_fields) or "; `plait config` lists the known ones"
+            raise BrokenSetting(f"unknown setting '{key}' in {path}{hint}", key)
+    return {k: v for k, v in data.items() if k not in omit}
 
 
-def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+def _from_env(env: Mapping[str, str], omit: Collection[str] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, field in Settings.model_fields.items():
         raw = env.get(f"PLAIT_{name.upper()}")
-        if raw is None:
+        if raw is None or name in omit:
             continue
         nested = isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
         if nested or (
@@ -217,7 +225,7 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
             try:
                 out[name] = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise UsageError(f"PLAIT_{name.upper()} must be JSON: {exc.msg}") from exc
+                raise BrokenSetting(f"PLAIT_{name.upper()} must be JSON: {exc.msg}", name) from exc
         else:
             out[name] = raw
     return out
@@ -280,11 +288,13 @@ def _validated(merged: dict[str, Any], sources: Mapping[str, str]) -> Settings:
         key = _dotted(loc) or "?"
         source = next((sources[k] for k in (_dotted(loc[:i]) for i in range(len(loc), 0, -1)) if k in sources), None)
         source = source or "default"
+        top = str(loc[0]) if loc else "?"
         if first["type"] == "extra_forbidden":
             known = _known(loc[:-1])
             takes = f"; {_dotted(loc[:-1])} takes {known}" if known else ""
-            raise UsageError(f"unknown setting '{key}' in {source}{takes}") from exc
-        raise UsageError(f"setting '{key}' from {source}: {first['msg']}") from exc
+            hint = did_you_mean(str(loc[-1]), known.split(", ")) if known else ""
+            raise BrokenSetting(f"unknown setting '{key}' in {source}{takes}{hint}", top) from exc
+        raise BrokenSetting(f"setting '{key}' from {source}: {first['msg']}", top) from exc
 
 
 def _why(state: TrustState, ignored: list[str], path: Path) -> tuple[str, str]:
@@ -313,18 +323,20 @@ def load_settings(
     flags: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
     report: Callable[[str], None] | None = _stderr,
+    omit: Collection[str] = (),
 ) -> LayeredSettings:
     """Merge every layer; a bad value names the layer it came from.
 
     Unless the user trusts the repository with its present `.plait.toml` (`plait trust`), only what narrows is
     taken from that file (`plait._repo_file` lists what widens); what was ignored is in the result, and
-    `report` (stderr by default, None for silence) is given one line naming the file and the keys.
+    `report` (stderr by default, None for silence) is given one line naming the file and the keys. Settings
+    named in `omit` (and files whose path is in it) are left out, as if unset.
     """
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     label = "user file " + str(user_config_path(env))
-    for key, value in _read_toml(user_config_path(env)).items():
+    for key, value in _read_toml(user_config_path(env), omit=omit).items():
         _merge(merged, key, value, add_rules=False)
         _mark(sources, (key,), value, label)
     layers: list[tuple[str, dict[str, Any]]] = []
@@ -332,7 +344,7 @@ def load_settings(
     why = notice = ""
     if repo is not None:
         path = repo / REPO_FILE
-        values = _read_toml(path, also=("trusted_repos",))
+        values = _read_toml(path, also=("trusted_repos",), omit=omit)
         refused = ["trusted_repos"] if values.pop("trusted_repos", None) is not None else []
         state = trust_state(repo, env) if values or refused else "trusted"
         if state != "trusted":
@@ -341,8 +353,8 @@ def load_settings(
         if ignored:
             why, notice = _why(state, ignored, path)
         layers.append((f"repo file {path}", values))
-    layers.append(("env", _from_env(env)))
-    layers.append(("flag", {k: v for k, v in (flags or {}).items() if v is not None}))
+    layers.append(("env", _from_env(env, omit)))
+    layers.append(("flag", {k: v for k, v in (flags or {}).items() if v is not None and k not in omit}))
     for label, values in layers:
         for key, value in values.items():
             _merge(merged, key, value, add_rules=label.startswith("repo file"))
@@ -351,6 +363,26 @@ def load_settings(
     if notice and report is not None:
         report(notice)
     return LayeredSettings(settings=settings, sources=sources, ignored=ignored, ignored_why=why, notice=notice)
+
+
+def settings_to_show(
+    repo: Path | None, env: Mapping[str, str] | None = None, report: Callable[[str], None] | None = _stderr
+) -> LayeredSettings:
+    """The settings as `plait config` shows them, even when some cannot be taken: each broken setting (or file
+    that cannot be read) is left out, as if unset, and named in `broken` with why; `report` as for `load_settings`."""
+    broken: dict[str, str] = {}
+    while True:
+        try:
+            layered = load_settings(repo, env=env, report=None, omit=broken)
+        except BrokenSetting as exc:
+            if exc.key in broken:
+                raise
+            broken[exc.key] = str(exc)
+            continue
+        layered.broken = broken
+        if layered.notice and report is not None:
+            report(layered.notice)
+        return layered
 
 
 def run_settings(repo: Path, recorded: Mapping[str, Any], flags: Mapping[str, Any] | None = None) -> Settings:

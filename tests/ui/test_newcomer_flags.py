@@ -30,3 +30,46 @@ def test_single_and_plan_together_are_a_usage_error(plait: Plait, project: Path)
         "plait: error: --single and --plan exclude each other: --single runs one agent without a plan"
     )
     assert not (project / ".git" / "plait").exists()
+
+
+def _config(plait: Plait, project: Path, extra: dict[str, str] | None = None) -> dict[str, dict[str, str]]:
+    result = plait("config", "--json", cwd=project, extra_env=extra)
+    assert result.code == 0, result.err
+    data: dict[str, dict[str, str]] = result.json()
+    return data
+
+
+def test_config_shows_a_key_set_in_the_environment_masked(plait: Plait, project: Path) -> None:
+    unset = _config(plait, project)["openai_api_key"]
+    assert unset == {"value": "", "source": "default"}
+    key = "sk-test-0123456789abcdefWXYZ"
+    shown = _config(plait, project, {"OPENAI_API_KEY": key})["openai_api_key"]
+    assert shown == {"value": "****WXYZ", "source": "env OPENAI_API_KEY"}
+
+
+def test_config_shows_the_verify_command_it_detects(plait: Plait, project: Path) -> None:
+    (project / "tests").mkdir()
+    (project / "tests" / "test_greet.py").write_text("def test_it():\n    assert True\n")
+    row = _config(plait, project)["verify_command"]
+    assert row["source"] == "detected" and "pytest" in row["value"]
+    given = _config(plait, project, {"PLAIT_VERIFY_COMMAND": "make check"})["verify_command"]
+    assert given == {"value": "make check", "source": "env PLAIT_VERIFY_COMMAND"}
+
+
+def test_config_still_shows_the_settings_when_one_is_broken(plait: Plait, project: Path) -> None:
+    (project / ".plait.toml").write_text("max_steps = 0\nmax_tokens = 1000\n")
+    result = plait("config", cwd=project, extra_env={"COLUMNS": "400"})
+    assert result.code == 2
+    lines = {line.split("│")[1].strip(): line for line in result.out.splitlines() if line.count("│") == 4}
+    assert "BROKEN, not used: setting 'max_steps' from repo file" in lines["max_steps"]
+    assert "1000" in lines["max_tokens"] and "repo file" in lines["max_tokens"]
+    assert "concurrency" in lines
+    assert result.err.startswith("plait: error: setting 'max_steps' from repo file")
+
+
+def test_an_unknown_setting_says_which_was_meant(plait: Plait, project: Path) -> None:
+    (project / ".plait.toml").write_text("max_step = 10\n[sandbox]\npreest = 'strict'\n")
+    result = plait("config", cwd=project)
+    assert result.code == 2
+    assert "unknown setting 'max_step' in " in result.err and "did you mean 'max_steps'?" in result.err
+    assert "unknown setting 'sandbox.preest'" in result.err and "did you mean 'preset'?" in result.err

@@ -14,9 +14,10 @@ from rich.table import Table
 from plait import __version__
 from plait.errors import EnvironmentProblem, PlaitError, UsageError
 from plait.events.store import EventStore
-from plait.settings import load_settings
+from plait.settings import load_settings, settings_to_show
 from plait.ui._common import JsonOpt, RepoOpt, err, has_log, open_store, out, resolve_run
 from plait.ui._safe import escaped, visible
+from plait.ui.cmd_init import detected_verify
 from plait.ui.feed import make_redactor, redact_event
 from plait.ui.summary import RunSummary, summarize
 from plait.ui.transcript import render_transcript
@@ -125,19 +126,30 @@ def show(
 
 @app.command()
 def config(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
-    """Print the effective settings and where each value came from (secrets masked)."""
+    """Print the effective settings and where each value came from (secrets masked).
+
+    A setting that cannot be taken is shown as BROKEN with why, the others as they would be without it, and the
+    command exits 2."""
     try:
-        root: Path | None = Repo.discover(repo_path).root
+        repo: Repo | None = Repo.discover(repo_path)
     except EnvironmentProblem:
-        root = None
-    layered = load_settings(root)
+        repo = None
+    layered = settings_to_show(repo.root if repo is not None else None)
+    rows = layered.rows()
+    if repo is not None and not layered.settings.verify_command and "verify_command" not in layered.broken:
+        found = detected_verify(repo)  # what the gate would run, unless a setting says otherwise
+        rows = [(k, found, "detected") if k == "verify_command" and found else (k, v, f) for k, v, f in rows]
     if as_json:
-        out.print_json(json.dumps({k: {"value": v, "source": src} for k, v, src in layered.rows()}))
-        return
-    table = Table("setting", "value", "from")
-    for key, value, source in layered.rows():
-        table.add_row(key, value, source)
-    out.print(table)
+        out.print_json(json.dumps({k: {"value": v, "source": src} for k, v, src in rows}))
+    else:
+        table = Table("setting", "value", "from")
+        for key, value, source in rows:
+            table.add_row(escaped(key), escaped(value), escaped(source))
+        out.print(table)
+    for why in layered.broken.values():
+        err.print(f"[red]plait: error:[/] {escaped(why)}", highlight=False, soft_wrap=True)
+    if layered.broken:
+        raise typer.Exit(UsageError.exit_code)
 
 
 # Commands defined in their own modules register themselves here, one line each.
