@@ -71,3 +71,8 @@ def test_the_json_of_a_run_that_dropped_a_task_is_not_done(repo: Repo, tmp_path:
     data = json.loads(done.stdout)
     assert data["status"] != "done" and data["tasks"]["alpha"]["status"] == "done"
     assert set(data["dropped"]) == {"beta"} and data["dropped"]["beta"]
+    listed = subprocess.run(
+        [sys.executable, "-m", "plait", "runs", "--json", "-C", str(repo.root)],
+        capture_output=True, text=True, timeout=60, check=True, env={**os.environ, "HOME": str(tmp_path / "home")},
+    )  # fmt: skip
+    assert [r["status"] for r in json.loads(listed.stdout)] == ["incomplete"], "the log says so too, not `done`"

@@ -84,7 +84,8 @@ class RunStarted(_Event):
 
 class RunFinished(_Event):
     kind: Literal["run_finished"] = "run_finished"
-    status: Literal["done", "failed", "interrupted"]
+    status: Literal["done", "incomplete", "failed", "interrupted"]
+    """`incomplete`: the run integrated some tasks and went on without others (dropped), which `reason` names."""
     reason: str = ""
     branch: str = ""
     commit: str = ""

@@ -391,7 +391,7 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
     ctx.store.append(
         RunFinished(
             run_id=ctx.run_id,
-            status=status,
+            status="incomplete" if status == "done" and dropped else status,
             reason=reason,
             branch=integrator.branch,
             commit=integrator.head,

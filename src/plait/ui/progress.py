@@ -181,5 +181,5 @@ class ProgressPrinter:
         return f"{who} [yellow]{escape(event.decision)}[/]"
 
     def _run_finished(self, event: RunFinished, who: str) -> str:
-        colour = "green" if event.status == "done" else "red"
+        colour = {"done": "green", "incomplete": "yellow"}.get(event.status, "red")
         return f"{who} [{colour}]{event.status}[/] {escape(event.reason)}"
