@@ -80,12 +80,17 @@ def integrate(
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Only the rungs that need no model.")] = False,
     model: Annotated[str | None, typer.Option("--model", "-m", help="The model of the LLM rung.")] = None,
     verify: Annotated[str | None, typer.Option("--verify", help="The command that proves the result.")] = None,
+    no_verify: Annotated[
+        bool, typer.Option("--no-verify", help="Skip the verify stage: the gate checks syntax and names only.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
     repo_path: RepoOpt = Path(),
 ) -> None:
     """Merge BRANCHes onto a new, verified integration branch; your checkout is not touched.
 
     Exits with 1 when a branch had to be left out (ejected); the others are integrated all the same.
+    With --no-verify no verify command runs (none is detected either): each merge is checked for syntax and
+    cross-branch names only, and no gate worktree is checked out.
     """
     repo = Repo.discover(repo_path)
     settings = load_settings(repo.root, {"model": model, "verify_command": verify}).settings
@@ -106,6 +111,8 @@ def integrate(
         )
 
         gate = make_gate(repo, store, run_id, base, settings)
+        if no_verify:
+            gate.verify_command, gate.detect = None, False  # no command, so no gate worktree is checked out
         queue = MergeQueue(
             repo, store, run_id, base, gate=gate, resolvers=resolvers_for(settings, no_llm, store, run_id, _warn)
         )
