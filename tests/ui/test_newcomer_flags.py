@@ -6,6 +6,8 @@ from pathlib import Path
 
 from cli_support import Plait
 
+from plait.workspace._presets import PRESETS
+
 
 def test_no_color_writes_no_style_at_all(plait: Plait, project: Path) -> None:
     styled = plait("config", cwd=project, extra_env={"FORCE_COLOR": "1"})
@@ -73,3 +75,27 @@ def test_an_unknown_setting_says_which_was_meant(plait: Plait, project: Path) ->
     assert result.code == 2
     assert "unknown setting 'max_step' in " in result.err and "did you mean 'max_steps'?" in result.err
     assert "unknown setting 'sandbox.preest'" in result.err and "did you mean 'preset'?" in result.err
+
+
+def test_a_global_dash_c_runs_plait_in_that_directory(plait: Plait, project: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    listed = plait("-C", str(project), "runs", "--json", cwd=elsewhere)
+    assert listed.code == 0 and listed.json() == [], listed.err
+    relative = plait("-C", "project", "config", "--json", cwd=tmp_path)
+    assert relative.code == 0, relative.err
+    missing = plait("-C", "nowhere", "runs", cwd=tmp_path)
+    assert missing.code == 3 and missing.err.startswith("plait: error: cannot work in nowhere (-C)")
+
+
+def test_shell_completion_is_offered_and_completes(plait: Plait, project: Path) -> None:
+    script = plait("--show-completion", "bash", cwd=project)
+    assert script.code == 0 and "_PLAIT_COMPLETE=complete_bash" in script.out
+    env = {"_PLAIT_COMPLETE": "complete_bash", "COMP_WORDS": "plait gc --dr", "COMP_CWORD": "2"}
+    assert plait(cwd=project, extra_env=env).out.split() == ["--dry-run"]
+
+
+def test_the_readme_lists_every_sandbox_preset() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    for name in PRESETS:
+        assert f"`{name}` (" in readme, f"the README does not describe the {name} preset"

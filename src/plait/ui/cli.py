@@ -29,7 +29,7 @@ app = typer.Typer(
     help="Run LLM coding agents in isolated git worktrees and weave their work into one tested result.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -46,8 +46,22 @@ def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    directory: Annotated[
+        Path | None,
+        typer.Option(
+            "-C",
+            metavar="DIR",
+            help="Run as if plait was started in DIR (as git -C does); a command's own --repo is taken from there.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """plait plans, runs and integrates coding agents; every step is kept in an event log in .git/plait/."""
+    if directory is not None:
+        try:
+            os.chdir(directory)
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot work in {directory} (-C): {exc.strerror}") from None
 
 
 def _summaries(store: EventStore) -> list[RunSummary]:
@@ -197,7 +211,7 @@ _register_init(app)
 def main() -> None:
     """Entry point: expected failures are one line on stderr and an exit code, never a traceback."""
     try:
-        app()
+        app(prog_name="plait")  # `python -m plait` too: its help and shell completion name the command
     except PlaitError as exc:
         err.print(f"[red]plait: error:[/] {escaped(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
