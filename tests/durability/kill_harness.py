@@ -179,21 +179,29 @@ def query(repo: Path, sql: str) -> list[tuple[object, ...]]:
         db.close()
 
 
-def kill_on_event(proc: subprocess.Popen[str], repo: Path, where: str, nth: int = 1) -> str:
-    """Kill `proc`'s group once `nth` events match the SQL condition `where`; what the last logged event was.
-
-    Returns "" when the process ended before that, without being killed.
-    """
+def wait_for_event(proc: subprocess.Popen[str], repo: Path, where: str, nth: int = 1) -> bool:
+    """Wait until `nth` events match the SQL condition `where` (True), or `proc` ends first (False)."""
     sql = f"SELECT count(*) FROM events WHERE {where}"
     while proc.poll() is None:
         rows = query(repo, sql)
         if rows and int(str(rows[0][0])) >= nth:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            last = query(repo, "SELECT kind FROM events ORDER BY seq DESC LIMIT 1")
-            return str(last[0][0]) if last else "start"
+            return True
         time.sleep(0.005)
-    return ""
+    return False
+
+
+def kill_on_event(proc: subprocess.Popen[str], repo: Path, where: str, nth: int = 1) -> str:
+    """Kill `proc`'s group once `nth` events match the SQL condition `where`; what the last logged event was.
+
+    Fails, with what plait said, when the process ended before that.
+    """
+    if not wait_for_event(proc, repo, where, nth):
+        code, out, err = wait(proc)
+        raise AssertionError(f"plait ended ({code}) before the aimed event {where}: {(err or out)[-1500:]}")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    last = query(repo, "SELECT kind FROM events ORDER BY seq DESC LIMIT 1")
+    return str(last[0][0]) if last else "start"
 
 
 def wait(proc: subprocess.Popen[str], timeout: float = 300) -> tuple[int, str, str]:
