@@ -19,13 +19,13 @@ import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal
 
 from plait.events.store import EventStore
 from plait.events.types import GateChecked
 from plait.reconcile._judge import ALL, STRICT, Allowance, Verdict, by_exit_status, by_test
-from plait.reconcile._syntax import CHECKED_SUFFIXES, conflict_markers, syntax_error
+from plait.reconcile._parsecheck import parse_findings
 from plait.reconcile._testrun import Report, deselecting, read_report
 from plait.reconcile._trees import changed_paths, read_blobs, tree_paths
 from plait.reconcile.semantic import Breakage, attribute, find_breakage
@@ -153,7 +153,7 @@ class Gate:
         started = time.monotonic()
         problems, files = await asyncio.to_thread(self._parse, commit)
         hint = await asyncio.to_thread(self._hint_files, files, branches)
-        if not self._record(commit, "parse", not problems, tasks, problems, started):
+        if not self._record(commit, "parse", not files, tasks, problems, started):
             return GateResult(False, "parse", problems, hint, commit)
         started = time.monotonic()
         breakage = await asyncio.to_thread(find_breakage, self.repo, self.base, commit)
@@ -182,27 +182,9 @@ class Gate:
         return passed
 
     def _parse(self, commit: str) -> tuple[str, list[str]]:
-        """Problems found in the files changed since the base, and the files they are in."""
-        changed = [p for p, status in changed_paths(self.repo, self.base, commit).items() if status != "D"]
-        now = read_blobs(self.repo, commit, changed)
-        before = read_blobs(self.repo, self.base, changed)
-        problems: list[str] = []
-        bad: list[str] = []
-        for path in changed:
-            text, old = now.get(path), before.get(path)
-            if text is None or "\0" in text:
-                continue
-            error = None
-            if PurePosixPath(path).suffix.lower() in CHECKED_SUFFIXES:
-                error = syntax_error(path, text)
-                if error and old is not None and syntax_error(path, old):
-                    error = None  # it did not parse at the base either: not this merge's doing
-            if error is None and conflict_markers(text, old):
-                error = f"{path}: conflict markers left in the file"
-            if error:
-                problems.append(error)
-                bad.append(path)
-        return "\n".join(problems), bad
+        """Problems held against `commit` (then notes on those that are not), and the files of those held."""
+        found = parse_findings(self.repo, self.base, commit)
+        return "\n".join([*found.problems, *(f"note: {n}" for n in found.notes)]), found.files
 
     def _hint_files(self, files: Sequence[str], branches: Mapping[str, str]) -> tuple[str, ...]:
         if not files or not branches:

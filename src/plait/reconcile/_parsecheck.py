@@ -1,0 +1,129 @@
+"""The gate's parse stage: files that do not parse, held against a commit only when it made them so.
+
+A file that did not parse at the base is nobody's new problem; in a merge, one that does not parse at
+every parent is not the merge's doing; one that does not parse at one parent (and did at the base) is
+that branch's own, reported as such with the command that shows it. Python is judged with this
+interpreter's grammar, which cannot read Python 2: in a project that declares Python 2 (classifiers,
+`requires-python`, `python_requires`, tox envs), a Python file the branches already had that way is
+noted, not held.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from plait.reconcile._syntax import CHECKED_SUFFIXES, conflict_markers, syntax_error
+from plait.reconcile._trees import changed_paths, read_blobs
+from plait.workspace import Repo
+
+__all__ = ["ParseFindings", "parse_findings", "shown_by", "targets_python2"]
+
+_DECLARING = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini")
+_CLASSIFIER_2 = re.compile(r"Programming Language :: Python :: 2(?:\.\d+)?\s*['\"]")
+_REQUIRES_2 = re.compile(r"(?:requires[-_]python|python_requires)\s*=\s*['\"]?([^'\"\n]*)")
+_ALLOWS_2 = re.compile(r"(?:^|,)\s*(?:>=?|==|~=)\s*2(?:\.|\s*(?:,|$))")
+_TOX_2 = re.compile(r"^\s*envlist\s*=.*\b(?:py2\d?|pypy)\b(?!3)", re.MULTILINE)
+_CHECKS = {
+    ".py": "python3 -c 'import ast, sys; ast.parse(sys.stdin.read())'",
+    ".pyi": "python3 -c 'import ast, sys; ast.parse(sys.stdin.read())'",
+    ".json": "python3 -m json.tool > /dev/null",
+    ".toml": "python3 -c 'import sys, tomllib; tomllib.loads(sys.stdin.read())'",
+    ".yaml": "python3 -c 'import sys, yaml; list(yaml.safe_load_all(sys.stdin))'",
+    ".yml": "python3 -c 'import sys, yaml; list(yaml.safe_load_all(sys.stdin))'",
+}
+
+
+def targets_python2(read: Callable[[str], str | None]) -> bool:
+    """Whether the project (its packaging and tox files, read by `read`) declares support for Python 2."""
+    for name in _DECLARING:
+        text = read(name) or ""
+        if _CLASSIFIER_2.search(text) or (name == "tox.ini" and _TOX_2.search(text)):
+            return True
+        if any(_ALLOWS_2.search(m.group(1)) for m in _REQUIRES_2.finditer(text)):
+            return True
+    return False
+
+
+def shown_by(commit: str, path: str) -> str:
+    """The command that shows `path` failing to parse at `commit`."""
+    check = _CHECKS.get(PurePosixPath(path).suffix.lower(), "cat")
+    return f"git show {shlex.quote(f'{commit}:{path}')} | {check}"
+
+
+@dataclass
+class ParseFindings:
+    """What the parse stage found: the problems held against the commit, and notes on those that are not."""
+
+    problems: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    """The files of the problems held."""
+    notes: list[str] = field(default_factory=list)
+
+
+def _parents(repo: Repo, commit: str) -> list[str]:
+    return repo.git("rev-parse", f"{commit}^@").split()
+
+
+def parse_findings(repo: Repo, base: str, commit: str) -> ParseFindings:
+    """The parse problems of the files `commit` changed since `base`, each held or noted as told above."""
+    changed = [p for p, status in changed_paths(repo, base, commit).items() if status != "D"]
+    now = read_blobs(repo, commit, changed)
+    found = ParseFindings()
+    errors: dict[str, str] = {}
+    for path in changed:
+        text = now.get(path)
+        if text is None or "\0" in text:
+            continue
+        if PurePosixPath(path).suffix.lower() in CHECKED_SUFFIXES:
+            error = syntax_error(path, text)
+            if error:
+                errors[path] = error
+        if (
+            path not in errors
+            and conflict_markers(text)
+            and conflict_markers(text, *_originals(repo, base, commit, path))
+        ):
+            found.problems.append(f"{path}: conflict markers left in the file")
+            found.files.append(path)
+    if errors:
+        _judge(repo, base, commit, errors, found)
+    return found
+
+
+def _originals(repo: Repo, base: str, commit: str, path: str) -> list[str | None]:
+    return [read_blobs(repo, c, [path]).get(path) for c in (base, *_parents(repo, commit))]
+
+
+def _judge(repo: Repo, base: str, commit: str, errors: dict[str, str], found: ParseFindings) -> None:
+    paths = list(errors)
+    at_base = read_blobs(repo, base, paths)
+    parents = [p for p in _parents(repo, commit) if p != base] if len(_parents(repo, commit)) > 1 else []
+    at_parents = {p: read_blobs(repo, p, paths) for p in parents}
+    python2: bool | None = None
+    for path, error in errors.items():
+        old = at_base.get(path)
+        if old is not None and syntax_error(path, old):
+            continue  # it did not parse at the base either: not this commit's doing
+        owners = [p for p in parents if (t := at_parents[p].get(path)) is not None and syntax_error(path, t)]
+        if python2 is None and PurePosixPath(path).suffix.lower() in (".py", ".pyi"):
+            python2 = targets_python2(lambda name: read_blobs(repo, commit, [name]).get(name))
+        legacy = bool(python2) and PurePosixPath(path).suffix.lower() in (".py", ".pyi")
+        if parents and len(owners) == len(parents):
+            found.notes.append(f"{error} (not the merge's doing: every branch merged has it on its own)")
+        elif owners and legacy:
+            found.notes.append(f"{error} (the project declares Python 2, which this interpreter cannot parse)")
+        elif owners:
+            found.problems.append(
+                f"{error} (already in {owners[0][:10]} on its own, not made by the merge; "
+                f"shown by: {shown_by(owners[0], path)})"
+            )
+            found.files.append(path)
+        elif legacy and not parents:
+            found.notes.append(f"{error} (the project declares Python 2, which this interpreter cannot parse)")
+        else:
+            found.problems.append(error)
+            found.files.append(path)
