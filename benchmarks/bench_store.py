@@ -2,8 +2,9 @@
 
 Each store is measured in the same run, on the same machine: one writer appending in a loop, then 16 threads
 sharing one store object (as the agents of a run share theirs), all appending to one run, then each to its own
-run. Every append is the event of a real run (a ~1 KB model response) and is durable when it returns: SQLite in
-WAL with synchronous=NORMAL (its default), PostgreSQL with synchronous_commit=on over a Unix socket.
+run. Every append is the event of a real run (a ~1 KB model response) and is durable when it returns, against a
+power cut too: SQLite in WAL syncs a model's answer (synchronous=FULL for DURABLE_KINDS, its default), PostgreSQL
+commits with synchronous_commit=on over a Unix socket.
 
 Then a whole run, bench_durability.py's 16 agents of 20 steps each (--latency seconds per model reply, every tool
 real), is logged in each store: its wall time with PostgreSQL against SQLite's, and the time its appends took.
