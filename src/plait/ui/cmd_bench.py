@@ -31,7 +31,7 @@ def _pct(part: int, whole: int) -> str:
     return f"{part} ({100 * part / whole:.0f}%)" if whole else str(part)
 
 
-def _table_a(a: TrackA) -> Table:
+def _table_a(a: TrackA, gated: bool = False) -> Table:
     s = a.summary()
     merges, conflicts = len(a.cases), a.count(git="conflict")
     table = Table("", "git", "plait", title=f"Track A: historical merges of {a.repo} ({merges} two-parent merges)")
@@ -47,12 +47,15 @@ def _table_a(a: TrackA) -> Table:
     table.add_row("  resolved differently", "0", _pct(a.count(git="conflict", plait="differs"), conflicts))
     table.add_row("    of which only in formatting", "0", str(s["conflicts_resolved_differs_in_format_only"]))
     table.add_row("  left unresolved", str(conflicts), _pct(a.count(git="conflict", plait="unresolved"), conflicts))
+    if a.count(plait="refused") or gated:
+        table.add_row("refused by the gate (parse, semantic)", "", str(a.count(plait="refused")))
+        table.add_row("  of which git merged cleanly", "", str(s["clean_refused_by_gate"]))
     rungs = ", ".join(f"{rung} {n}" for rung, n in sorted(a.rung_files().items())) or "none"
     table.caption = f"no-regression set: {len(a.regressions)} changed; conflicted files resolved by rung: {rungs}"
     return table
 
 
-def _table_b(b: TrackB) -> Table:
+def _table_b(b: TrackB, gated: bool = False) -> Table:
     s = b.summary()
     title = (
         f"Track B: parallel replay of {b.repo}, K={b.k}: {s['windows']} windows, {s['branches']} branches "
@@ -65,6 +68,8 @@ def _table_b(b: TrackB) -> Table:
     table.add_row(
         "windows with new static breakage", str(s["git_windows_new_breakage"]), str(s["plait_windows_new_breakage"])
     )
+    if gated:
+        table.add_row("branches refused by the gate (parse, semantic)", "", str(s["plait_refused_by_gate"]))
     return table
 
 
@@ -123,6 +128,10 @@ def reconcile(
     llm_log: Annotated[
         Path | None, typer.Option("--llm-log", help="LLM track: an event log, so a rerun pays no call twice.")
     ] = None,
+    gated: Annotated[
+        bool,
+        typer.Option("--gate", help="Tracks A and B: plait's merges must pass the gate's parse and semantic checks."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Re-merge historical merges (Track A) and replay commits as parallel branches (Track B), git vs plait;
@@ -141,21 +150,28 @@ def reconcile(
                 out.print(_table_llm(t))
         if track in ("a", "both") and not llm:
             err.print(f"Track A: re-merging the merges of {name}...")
-            a = run_track_a(repo, name=name, resolvers=default_resolvers(), limit=limit, jobs=jobs)
+            a = run_track_a(repo, name=name, resolvers=default_resolvers(), limit=limit, jobs=jobs, gated=gated)
             result["track_a"] = a.summary()
             result["track_a_conflicts"] = [asdict(c) for c in a.cases if c.git == "conflict"]
             if not as_json:
-                out.print(_table_a(a))
+                out.print(_table_a(a, gated))
         if track in ("b", "both") and not llm:
             result["track_b"] = []
             for size in k or [5]:
                 err.print(f"Track B: replaying {windows} windows of {size} commits of {name}...")
                 b = run_track_b(
-                    repo, name=name, resolvers=default_resolvers(), k=size, windows=windows, seed=seed, jobs=jobs
+                    repo,
+                    name=name,
+                    resolvers=default_resolvers(),
+                    k=size,
+                    windows=windows,
+                    seed=seed,
+                    jobs=jobs,
+                    gated=gated,
                 )
                 result["track_b"].append({**b.summary(), "windows_detail": [asdict(w) for w in b.windows]})  # type: ignore[attr-defined]
                 if not as_json:
-                    out.print(_table_b(b))
+                    out.print(_table_b(b, gated))
     if as_json:
         out.print_json(json.dumps(result))
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from plait.reconcile._gitio import decode, git_bytes, read_blobs
+from plait.reconcile.bench._gated import gate_refusal, merge_base
 from plait.reconcile.deterministic import same_content
 from plait.reconcile.ladder import merge_commits
 from plait.reconcile.textmerge import merge_tree
@@ -18,7 +19,7 @@ from plait.workspace import Repo
 __all__ = ["MergeCase", "TrackA", "historical_merges", "run_track_a"]
 
 GitResult = Literal["clean_same", "clean_differs", "conflict"]
-PlaitResult = Literal["same", "differs", "unresolved"]
+PlaitResult = Literal["same", "differs", "unresolved", "refused"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class MergeCase:
     unresolved: tuple[str, ...] = ()
     format_only: bool = False
     """When plait's tree differs from the commit: whether only in formatting (same AST, or only whitespace)."""
+    refused: str = ""
+    """With the gate on: why its parse or semantic stage refused plait's merge (`plait` is then "refused")."""
 
 
 @dataclass
@@ -74,6 +77,9 @@ class TrackA:
                 1 for c in self.cases if c.git == "conflict" and c.plait == "differs" and c.format_only
             ),
             "conflicts_unresolved": self.count(git="conflict", plait="unresolved"),
+            "refused_by_gate": self.count(plait="refused"),
+            "clean_refused_by_gate": self.count(git="clean_same", plait="refused")
+            + self.count(git="clean_differs", plait="refused"),
             "resolved_same_share": round(self.count(git="conflict", plait="same") / conflicts, 3)
             if conflicts
             else None,
@@ -90,17 +96,21 @@ def historical_merges(repo: Repo, limit: int | None = None) -> list[tuple[str, s
 
 
 async def _case(
-    repo: Repo, row: tuple[str, str, str, str], resolvers: Sequence[Resolver], gate: asyncio.Semaphore
+    repo: Repo, row: tuple[str, str, str, str], resolvers: Sequence[Resolver], gate: asyncio.Semaphore, gated: bool
 ) -> MergeCase:
     merge, committed, ours, theirs = row
     async with gate:
         plain = await asyncio.to_thread(merge_tree, repo, ours, theirs)
         outcome = await merge_commits(repo, ours, theirs, resolvers=resolvers, message="bench\n")
-        tree = ""
+        tree, refused = "", ""
+        if outcome.commit and gated:
+            base = await asyncio.to_thread(merge_base, repo, ours, theirs)
+            refused = await gate_refusal(repo, base, outcome.commit)
         if outcome.commit:
             tree = (await asyncio.to_thread(git_bytes, repo, "rev-parse", f"{outcome.commit}^{{tree}}"))[1].decode()
     git: GitResult = "conflict" if not plain.clean else "clean_same" if plain.tree == committed else "clean_differs"
     plait: PlaitResult = "unresolved" if not outcome.commit else "same" if tree.strip() == committed else "differs"
+    plait = "refused" if refused else plait
     format_only = plait == "differs" and await asyncio.to_thread(_format_only, repo, committed, tree.strip())
     return MergeCase(
         merge,
@@ -110,6 +120,7 @@ async def _case(
         rungs=tuple(r.rung for r in outcome.resolutions),
         unresolved=tuple(c.path for c in outcome.unresolved),
         format_only=format_only,
+        refused=refused,
     )
 
 
@@ -128,17 +139,26 @@ def _format_only(repo: Repo, committed: str, tree: str) -> bool:
 
 
 async def _run(
-    repo: Repo, rows: list[tuple[str, str, str, str]], resolvers: Sequence[Resolver], jobs: int
+    repo: Repo, rows: list[tuple[str, str, str, str]], resolvers: Sequence[Resolver], jobs: int, gated: bool
 ) -> list[MergeCase]:
     gate = asyncio.Semaphore(jobs)
     async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(_case(repo, row, resolvers, gate)) for row in rows]
+        tasks = [group.create_task(_case(repo, row, resolvers, gate, gated)) for row in rows]
     return [task.result() for task in tasks]
 
 
 def run_track_a(
-    repo: Repo, *, name: str, resolvers: Sequence[Resolver], limit: int | None = None, jobs: int = 4
+    repo: Repo,
+    *,
+    name: str,
+    resolvers: Sequence[Resolver],
+    limit: int | None = None,
+    jobs: int = 4,
+    gated: bool = False,
 ) -> TrackA:
-    """Re-merge up to `limit` historical merges (newest first) of `repo`; plait writes objects (not refs) to it."""
+    """Re-merge up to `limit` historical merges (newest first) of `repo`; plait writes objects (not refs) to it.
+
+    `gated`: plait's merge must also pass the gate's parse and semantic stages (against the merge base).
+    """
     rows = historical_merges(repo, limit)
-    return TrackA(name, asyncio.run(_run(repo, rows, resolvers, jobs)))
+    return TrackA(name, asyncio.run(_run(repo, rows, resolvers, jobs, gated)))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from plait.reconcile._gitio import decode, git_bytes
+from plait.reconcile.bench._gated import gate_refusal
 from plait.reconcile.bench.static import static_problems
 from plait.reconcile.ladder import merge_commits
 from plait.reconcile.textmerge import load_conflicts, merge_file, merge_tree, write_tree
@@ -31,6 +32,8 @@ class Window:
     git_new_problems: tuple[str, ...] = ()
     plait_new_problems: tuple[str, ...] = ()
     rungs: tuple[str, ...] = ()
+    plait_refused: tuple[str, ...] = ()
+    """With the gate on: why it refused each branch plait merged but left out."""
 
 
 @dataclass
@@ -58,6 +61,7 @@ class TrackB:
             "plait_equal_real": sum(x.plait_equal_real for x in w),
             "git_windows_new_breakage": sum(bool(x.git_new_problems) for x in w),
             "plait_windows_new_breakage": sum(bool(x.plait_new_problems) for x in w),
+            "plait_refused_by_gate": sum(len(x.plait_refused) for x in w),
         }
 
 
@@ -96,7 +100,7 @@ def _changed(repo: Repo, old: str, new: str) -> set[str]:
     return {decode(p) for p in out.split(b"\0") if p}
 
 
-async def _window(repo: Repo, chain: Sequence[str], resolvers: Sequence[Resolver]) -> Window:
+async def _window(repo: Repo, chain: Sequence[str], resolvers: Sequence[Resolver], gated: bool) -> Window:
     base, k = chain[0], len(chain) - 1
     branches, transplanted = [], 0
     for before, after in zip(chain, chain[1:], strict=False):
@@ -108,16 +112,20 @@ async def _window(repo: Repo, chain: Sequence[str], resolvers: Sequence[Resolver
         merged = await asyncio.to_thread(merge_tree, repo, git_head, branch)
         if merged.clean:
             git_head, git_in = await asyncio.to_thread(_commit, repo, merged.tree, git_head, branch), git_in + 1
-    plait_head, plait_in, rungs = base, 0, list[str]()
+    plait_head, plait_in, rungs, refused = base, 0, list[str](), list[str]()
     for branch in branches:
         outcome = await merge_commits(repo, plait_head, branch, resolvers=resolvers, message="replay\n")
-        if outcome.commit:
+        why = await gate_refusal(repo, base, outcome.commit) if outcome.commit and gated else ""
+        if why:
+            refused.append(why)
+        elif outcome.commit:
             plait_head, plait_in = outcome.commit, plait_in + 1
             rungs.extend(r.rung for r in outcome.resolutions)
     real = chain[-1]
-    return await asyncio.to_thread(
+    window = await asyncio.to_thread(
         _score, repo, base, real, k, transplanted, (git_head, git_in), (plait_head, plait_in), rungs
     )
+    return replace(window, plait_refused=tuple(refused))
 
 
 def _score(
@@ -154,12 +162,14 @@ def first_parent_chain(repo: Repo) -> list[str]:
     return _git(repo, "rev-list", "--first-parent", "--reverse", "HEAD").split()
 
 
-async def _run(repo: Repo, chains: list[list[str]], resolvers: Sequence[Resolver], jobs: int) -> list[Window]:
+async def _run(
+    repo: Repo, chains: list[list[str]], resolvers: Sequence[Resolver], jobs: int, gated: bool
+) -> list[Window]:
     gate = asyncio.Semaphore(jobs)
 
     async def one(chain: list[str]) -> Window:
         async with gate:
-            return await _window(repo, chain, resolvers)
+            return await _window(repo, chain, resolvers, gated)
 
     async with asyncio.TaskGroup() as group:
         tasks = [group.create_task(one(chain)) for chain in chains]
@@ -175,9 +185,13 @@ def run_track_b(
     windows: int = 30,
     seed: int = 42,
     jobs: int = 4,
+    gated: bool = False,
 ) -> TrackB:
-    """Replay `windows` random windows of K first-parent commits (seeded, so runs are comparable)."""
+    """Replay `windows` random windows of K first-parent commits (seeded, so runs are comparable).
+
+    `gated`: each of plait's merges must also pass the gate's parse and semantic stages, or its branch is left out.
+    """
     chain = first_parent_chain(repo)
     starts = sorted(random.Random(seed).sample(range(len(chain) - k), min(windows, max(len(chain) - k, 0))))
     chains = [chain[i : i + k + 1] for i in starts]
-    return TrackB(name, k, asyncio.run(_run(repo, chains, resolvers, jobs)))
+    return TrackB(name, k, asyncio.run(_run(repo, chains, resolvers, jobs, gated)))
