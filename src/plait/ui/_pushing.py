@@ -7,36 +7,21 @@ import re
 
 from plait.errors import EnvironmentProblem, UsageError
 from plait.events.store import EventStore
-from plait.events.types import RunFinished
-from plait.reconcile.queue import integration_branch
-from plait.run._lead import run_kind
+from plait.run.results import result_branch
 from plait.ui._landing import parse_ident
 from plait.workspace import Repo
 from plait.workspace._gitcall import first_line, run
 
-__all__ = ["PushRejected", "base_branch", "has_result", "push", "remote_for", "remote_url", "result_of", "squash"]
+__all__ = ["PushRejected", "base_branch", "push", "remote_for", "remote_url", "result_of", "squash"]
 
 
 class PushRejected(EnvironmentProblem):
     """The remote refused the push, or could not be reached; the message says why."""
 
 
-def has_result(store: EventStore, run_id: str) -> bool:
-    """Whether the run is a change that ended with a commit (`last` is the latest such run)."""
-    if run_kind(store, run_id):
-        return False
-    return any(isinstance(e, RunFinished) and e.commit for e in store.events(run_id, kinds=["run_finished"]))
-
-
 def result_of(repo: Repo, store: EventStore, run_id: str) -> tuple[str, str]:
-    """(branch, commit) of a run's verified result: its integration branch, or a single agent's done branch."""
-    finished = [e for e in store.events(run_id, kinds=["run_finished"]) if isinstance(e, RunFinished)]
-    branch = integration_branch(run_id)
-    if not repo.branch_exists(branch):
-        branch = f"plait/{run_id}/main"
-        if not (repo.branch_exists(branch) and finished and finished[-1].status == "done"):
-            state = finished[-1].status if finished else "unfinished"
-            raise EnvironmentProblem(f"run {run_id} has no verified result to open a pull request for (it is {state})")
+    """(branch, commit) of a run's verified result: its latest integration branch, or a single agent's done branch."""
+    branch = result_branch(repo, store, run_id, to="open a pull request for")
     return branch, repo.git("rev-parse", "--verify", f"refs/heads/{branch}^{{commit}}").strip()
 
 

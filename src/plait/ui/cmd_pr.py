@@ -17,10 +17,11 @@ import typer
 from plait.errors import EnvironmentProblem
 from plait.events.store import EventStore, RedactingStore
 from plait.events.types import Decision
+from plait.run.results import has_result
 from plait.settings import load_settings
 from plait.ui._common import JsonOpt, RepoOpt, open_store, out, resolve_run
 from plait.ui._landing import Landing, compare_url, landing_of
-from plait.ui._pushing import base_branch, has_result, push, push_args, remote_for, remote_url, result_of, squash
+from plait.ui._pushing import base_branch, push, push_args, remote_for, remote_url, result_of, squash
 from plait.ui._safe import escaped
 from plait.ui.feed import make_redactor
 from plait.ui.runview import RunView

@@ -14,9 +14,8 @@ from rich.table import Table
 
 from plait.errors import UsageError
 from plait.events.store import EventStore, RedactingStore
-from plait.events.types import RunFinished
 from plait.reconcile.queue import TaskBranch
-from plait.run._lead import run_kind
+from plait.run.results import has_result
 from plait.run.review import Reintegrated, reintegrate, resolvers_for, taken_along
 from plait.settings import load_settings
 from plait.ui import _fmt
@@ -26,12 +25,6 @@ from plait.ui.feed import make_redactor
 from plait.workspace import Repo
 
 __all__ = ["kept_branches", "register"]
-
-
-def _has_result(store: EventStore, run_id: str) -> bool:
-    if run_kind(store, run_id):
-        return False
-    return any(isinstance(e, RunFinished) and e.commit for e in store.events(run_id, kinds=["run_finished"]))
 
 
 def kept_branches(review: Review, keep: list[TaskReview]) -> list[TaskBranch]:
@@ -60,7 +53,7 @@ def review(
     settings = load_settings(repo.root).settings
     store = RedactingStore(open_store(repo, create=False), make_redactor(settings))
     try:
-        run_id = resolve_run(store, run_ref, acts_on=lambda r: _has_result(store, r), what="run with a result")
+        run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(store, r), what="run with a result")
         seen = review_of(repo, store, run_id, patches=diff)
         if drop:
             done = _drop(repo, store, seen, list(dict.fromkeys(drop)), no_llm)
