@@ -126,3 +126,27 @@ def test_a_cut_write_ahead_log_keeps_every_synced_event_and_doctor_reports_the_l
     events = SQLiteEventStore(path).events("r1")
     assert [e.seq for e in events][:synced] == list(range(1, synced + 1))
     assert len(events) < synced + 4  # what came after the sync was lost, and doctor said so
+
+
+def test_a_whole_write_ahead_log_is_no_finding_after_sqlite_restarted_it(repo: Repo) -> None:
+    path = repo.common_dir / "plait" / "events.db"
+    store = SQLiteEventStore(path)
+    store.append(
+        RunStarted(run_id="r1", task="t", repo=str(repo.root), base_commit=repo.head(), base_ref="main", model="m")
+    )
+    sizes = []
+    for call in range(1500):  # past a checkpoint: the log starts again at the top, older frames behind it
+        store.append(_tool(call))
+        sizes.append(path.with_name("events.db-wal").stat().st_size)
+    assert sizes[-1] == max(sizes) and len(set(sizes[-50:])) == 1  # restarted, and no longer growing
+    copy = path.parent / "copy"
+    copy.mkdir()
+    for name in ("events.db", "events.db-wal"):
+        shutil.copy(path.parent / name, copy / name)
+    store.close()
+    for name in ("events.db", "events.db-wal"):
+        shutil.copy(copy / name, path.parent / name)
+    path.with_name("events.db-shm").unlink(missing_ok=True)
+
+    assert diagnose(repo) == []
+    assert len(SQLiteEventStore(path).events("r1")) == 1501
