@@ -11,13 +11,12 @@ import subprocess
 import sys
 from typing import Any, Literal
 
-from plait.errors import EnvironmentProblem, UsageError
-from plait.events.types import Event, RunFinished
+from plait.errors import UsageError
 from plait.mcp import _checks
 from plait.mcp._desk import Desk
 from plait.mcp._launch import Finder, either, failure, lease_holder
 from plait.reconcile.ladder import default_resolvers, merge_commits
-from plait.reconcile.queue import integration_branch
+from plait.run.results import has_result, result_branch
 from plait.ui._common import resolve_run
 from plait.ui.summary import summarize
 
@@ -93,11 +92,11 @@ class Actions:
     def apply(self, ref: str, dry_run: bool) -> dict[str, Any]:
         """`plait apply RUN`; with `dry_run`, what it would do (mode, files, what is in the way), touching nothing."""
         with self.desk.store() as store:
-            run_id = resolve_run(store, ref)
+            run_id = resolve_run(store, ref, acts_on=lambda r: has_result(store, r), what="run with a result")
             events = store.events(run_id)
+            branch = result_branch(self.repo, store, run_id)
         if not dry_run:
             return self._apply(run_id)
-        branch = self._result_branch(run_id, events)
         target = self.repo.git("rev-parse", f"refs/heads/{branch}").strip()
         head, into = self.repo.head(), self.repo.head_ref()
         plan: dict[str, Any] = {"run_id": run_id, "dry_run": True, "branch": branch, "commit": target, "into": into}
@@ -120,16 +119,6 @@ class Actions:
         if dirty:
             plan |= {"mode": "refused", "reason": "uncommitted changes would be overwritten", "conflicts": dirty}
         return plan
-
-    def _result_branch(self, run_id: str, events: list[Event]) -> str:
-        """The branch `plait apply` would bring in (the same rule), or why there is none."""
-        if self.repo.branch_exists(integration_branch(run_id)):
-            return integration_branch(run_id)
-        ends = [e for e in events if isinstance(e, RunFinished)]
-        if self.repo.branch_exists(f"plait/{run_id}/main") and ends and ends[-1].status == "done":
-            return f"plait/{run_id}/main"
-        state = ends[-1].status if ends else "unfinished"
-        raise EnvironmentProblem(f"run {run_id} has no verified result to apply (it is {state})")
 
     def _apply(self, run_id: str) -> dict[str, Any]:
         """`plait apply RUN`, the command itself: what it checks, logs and says stays in one place."""

@@ -10,13 +10,13 @@ from typing import Annotated, Any
 
 import typer
 
-from plait.errors import EnvironmentProblem, UsageError
-from plait.events.store import EventStore, RedactingStore
+from plait.errors import UsageError
+from plait.events.store import RedactingStore
 from plait.events.types import Decision, RunFinished, RunStarted
 from plait.reconcile.apply import Applied, apply_commit, internal_commits
-from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch, integration_branch
-from plait.run._lead import run_kind
+from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch
 from plait.run.preflight import preflight
+from plait.run.results import has_result, result_branch
 from plait.run.review import make_gate, resolvers_for
 from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
@@ -157,28 +157,6 @@ def _print(run_id: str, branch: str, report: QueueReport, rows: list[dict[str, A
     out.print(f"  the log: plait show {run_id}; bring it in: plait apply {run_id}", highlight=False)
 
 
-def _has_result(store: EventStore, run_id: str) -> bool:
-    """Whether the run is a change that ended with a commit (`last` for `plait apply` is the latest such run)."""
-    if run_kind(store, run_id):
-        return False
-    return any(isinstance(e, RunFinished) and e.commit for e in store.events(run_id, kinds=["run_finished"]))
-
-
-def _result_branch(repo: Repo, store: EventStore, run_id: str) -> str:
-    """The run's latest integration branch (`plait review --drop` makes a new one), else its one agent's branch."""
-    finished = [e for e in store.events(run_id, kinds=["run_finished"]) if isinstance(e, RunFinished)]
-    latest = next((e.branch for e in reversed(finished) if e.branch.startswith(integration_branch(run_id))), "")
-    if latest and repo.branch_exists(latest):
-        return latest
-    if repo.branch_exists(integration_branch(run_id)):
-        return integration_branch(run_id)
-    single = f"plait/{run_id}/main"
-    if repo.branch_exists(single) and finished and finished[-1].status == "done":
-        return single
-    state = finished[-1].status if finished else "unfinished"
-    raise EnvironmentProblem(f"run {run_id} has no verified result to apply (it is {state})")
-
-
 def apply_run(
     run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
     squash: Annotated[bool, typer.Option("--squash", help="Land it as one commit, its message from the plan.")] = False,
@@ -195,8 +173,8 @@ def apply_run(
     repo = Repo.discover(repo_path)
     store = _store(repo, create=False)
     try:
-        run_id = resolve_run(store, run_ref, acts_on=lambda r: _has_result(store, r), what="run with a result")
-        branch = _result_branch(repo, store, run_id)
+        run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(store, r), what="run with a result")
+        branch = result_branch(repo, store, run_id)
         seen = review_of(repo, store, run_id)
         if pick:
             chosen, why = picked_tasks(repo, seen, list(dict.fromkeys(pick)))
