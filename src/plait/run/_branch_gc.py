@@ -48,7 +48,7 @@ def _judge(branch: str, tip: str, state: RunState | None, applied: bool) -> Bran
     if applied:
         return BranchVerdict(branch, True, "a task branch of a run applied to your branch")
     status = state.finished.status if state.finished is not None else "ended"
-    if status == "done":
+    if status in ("done", "incomplete"):
         return BranchVerdict(branch, False, f"run not applied yet: `plait review {run_id}` may integrate again")
     return BranchVerdict(branch, False, f"the only copy of the work of a {status} run")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Callable, Coroutine
@@ -12,9 +11,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
-from plait.errors import AgentFailed, EnvironmentProblem, ModelError, StateError, UsageError
+from plait.errors import EnvironmentProblem, StateError, UsageError
 from plait.events.lease import RunLease, lease_for
 from plait.events.store import EventStore, ObservedStore
 from plait.models.registry import make_model
@@ -24,22 +22,20 @@ from plait.plan.render import render_plan
 from plait.redact import scrub_strings
 from plait.run.maintenance import ended_note
 from plait.run.orchestrate import Orchestration, orchestrate
-from plait.run.parallel import ParallelOutcome, RunnerFactory
+from plait.run.parallel import RunnerFactory
 from plait.run.session import run_kind
-from plait.run.single import Base, RunOutcome, choose_base, new_run_id
+from plait.run.single import Base, choose_base, new_run_id
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
-from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, provider_failure, resolve_run, run_store
+from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store
 from plait.ui._detach import detach as detach_run
+from plait.ui._run_report import Outcome, report_outcome
 from plait.ui._safe import escaped, visible
 from plait.ui.progress import ProgressPrinter
-from plait.ui.summary import summarize
 from plait.workspace import CommandRunner, Repo
 from plait.workspace.sandbox import make_runner, probe
 
 __all__ = ["register"]
-
-Outcome = RunOutcome | ParallelOutcome | None
 
 
 def _confirm_base(repo: Repo, *, include_uncommitted: bool, yes: bool) -> None:
@@ -143,73 +139,6 @@ def _drive(work: Coroutine[Any, Any, Outcome], store: ObservedStore, run_id: str
         raise typer.Exit(130) from None
 
 
-def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
-    if outcome is None:
-        err.print("the plan was not accepted: nothing more was spent")
-        return 1
-    s = summarize(outcome.run_id, store.inner.events(outcome.run_id))
-    data: dict[str, Any] = {**s.as_json(), "status": outcome.status, "branch": outcome.branch}
-    if isinstance(outcome, RunOutcome):
-        data.update(
-            summary=outcome.summary,
-            files=outcome.files,
-            commit=outcome.commit,
-            steps=outcome.steps,
-            base_commit=outcome.base.commit,
-        )
-    else:
-        data["tasks"] = {
-            t: {"status": r.status, "attempts": r.attempts, "reason": r.reason} for t, r in outcome.results.items()
-        }
-        data["commit"] = outcome.commit
-    word, code = _verdict(outcome)
-    failure = provider_failure(store.inner.events(outcome.run_id)) if code else ""
-    if failure:  # nothing reached the model: the key or the model name is wrong, not the task
-        err.print(f"[red]plait: error:[/] {escaped(failure)}", highlight=False, soft_wrap=True)
-        code = ModelError.exit_code
-    dropped = outcome.dropped if isinstance(outcome, ParallelOutcome) else {}
-    if dropped:
-        data.update(status=word, dropped=dropped)
-    if as_json:
-        out.print_json(json.dumps(data), ensure_ascii=True)  # a model's text stays in JSON escapes
-        return code
-    colour = "green" if word == "done" else "red"
-    headline = ""
-    if isinstance(outcome, RunOutcome):  # a failed run says why, even when its agent finished
-        headline = outcome.summary or outcome.reason if outcome.status == "done" else outcome.reason or outcome.summary
-    elif dropped:  # the tasks it went on without, each with why
-        headline = "without " + "; ".join(
-            f"{t} ({why.splitlines()[0] if why else 'dropped'})" for t, why in dropped.items()
-        )
-    out.print(f"[{colour} bold]{word}[/] run {outcome.run_id} {escaped(headline)}")
-    if isinstance(outcome, ParallelOutcome):
-        table = Table("task", "status", "attempts", "summary or reason")
-        for task, result in outcome.results.items():
-            note = outcome.summaries.get(task, "") if result.status == "done" else result.reason
-            table.add_row(
-                escaped(task), result.status, str(result.attempts), escaped(note.splitlines()[0]) if note else ""
-            )
-        out.print(table)
-    if outcome.commit:
-        what = "its work (not verified)" if isinstance(outcome, RunOutcome) and outcome.status != "done" else "result"
-        out.print(f"  {what}: branch {outcome.branch} @ {outcome.commit[:10]}")
-    out.print(
-        f"  {s.model_calls} model calls, {s.usage.input_tokens} tokens in ({s.usage.cached_tokens} cached), "
-        f"{s.usage.output_tokens} out, ${s.cost_usd:.4f}"
-    )
-    out.print(f"  transcript: plait show {outcome.run_id}")
-    for note in s.notes():
-        err.print(f"[yellow]note:[/] {escaped(note)}")
-    return code
-
-
-def _verdict(outcome: RunOutcome | ParallelOutcome) -> tuple[str, int]:
-    """The run's last word and exit code: a run that went on without a task is not done, whatever it integrated."""
-    if isinstance(outcome, ParallelOutcome) and outcome.dropped:
-        return ("incomplete" if outcome.status == "done" else outcome.status), AgentFailed.exit_code
-    return outcome.status, 0 if outcome.status == "done" else AgentFailed.exit_code
-
-
 def _start(
     repo: Repo, task: str, settings: Settings, *, as_json: bool, quiet: bool, runners: Runners, **options: Any
 ) -> tuple[Outcome, ObservedStore]:
@@ -311,7 +240,7 @@ def register(app: typer.Typer) -> None:
             review=_review if review else None,
             tui=not no_tui and not review,  # the review asks on the terminal before the view would start
         )
-        code = _report(outcome, store, as_json)
+        code = report_outcome(outcome, store, as_json)
         store.close()
         raise typer.Exit(code)
 
@@ -356,7 +285,7 @@ def register(app: typer.Typer) -> None:
             run_id=run_id,
             state=state,
         )
-        code = _report(outcome, store, as_json)
+        code = report_outcome(outcome, store, as_json)
         store.close()
         raise typer.Exit(code)
 
@@ -394,7 +323,7 @@ def register(app: typer.Typer) -> None:
             use_llm_resolver=False,
             tui=not no_tui,
         )
-        code = _report(outcome, store, as_json)
+        code = report_outcome(outcome, store, as_json)
         store.close()
         llm.assert_complete()
         if not as_json and outcome is not None:

@@ -94,7 +94,7 @@ def end_lines(view: RunView) -> list[str]:
         last = [g for g in view.gates if g.commit == view.gates[-1].commit]
         gate = ("gate passed" if all(g.passed for g in last) else "gate failed") + _fmt.gate_line(view)[4:]
     run = view.run_id
-    if view.status == "done" and view.commit:
+    if view.status in ("done", "incomplete") and view.commit:
         then = f"next: `plait review {run}` to look at it, `plait apply {run}` to take it"
     elif view.status == "interrupted":
         then = f"next: `plait resume {run}` continues it"
