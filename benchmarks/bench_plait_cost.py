@@ -9,9 +9,11 @@
     `chains` lists 40 independent tasks before 4 chains of 6; `layered` is bench_scheduler's random layered
     DAG. Each is run by the scheduler alone (each attempt sleeps 2 x LATENCY) and as a full run: the real
     agent loop, worktrees, event log and integration, a scripted model that sleeps LATENCY per reply.
+    Each full run also says the share of its wall time spent appending to the event log on the event loop's
+    thread (every agent waits for those) and in all (what is appended from worker threads too).
 (c) `tool_spec` per call, cached against building the schema every time, over the seven tools of an agent.
 
-Run: .venv/bin/python benchmarks/bench_plait_cost.py [--latency 1.0] [--skip-full]
+Run: .venv/bin/python benchmarks/bench_plait_cost.py [--latency 1.0] [--skip-full] [--full-only]
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -41,7 +44,7 @@ from plait.agent._tool_args import (
 )
 from plait.coord import Board, Note
 from plait.coord.board import EVERYONE, _interest, _touches
-from plait.events import SQLiteEventStore
+from plait.events import Event, SQLiteEventStore
 from plait.models import ScriptedModel
 from plait.plan.model import Contract, Plan, PlanTask
 from plait.run import parallel, scheduler
@@ -151,6 +154,41 @@ def notes_delivery(n: int, turns: int = 8) -> tuple[float, float, int]:
     return spent["old"], spent["new"], posted
 
 
+class TimedStore:
+    """An EventStore that sums the time spent appending: on the event loop's thread, and in all."""
+
+    def __init__(self, inner: SQLiteEventStore) -> None:
+        self.inner = inner
+        self.loop_thread = threading.get_ident()
+        self.on_loop = self.total = 0.0
+        self._lock = threading.Lock()
+
+    def append(self, event: Event) -> Event:
+        started = time.perf_counter()
+        stored = self.inner.append(event)
+        took = time.perf_counter() - started
+        with self._lock:
+            self.total += took
+            if threading.get_ident() == self.loop_thread:
+                self.on_loop += took
+        return stored
+
+    def events(
+        self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
+    ) -> list[Event]:
+        return self.inner.events(run_id, agent=agent, kinds=kinds, after=after)
+
+    def run_ids(self) -> list[str]:
+        return self.inner.run_ids()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+FULL_RUNS: list[tuple[str, float, float, float]] = []
+"""(run, wall, seconds appending on the event loop's thread, seconds appending in all) of each full run."""
+
+
 def plan_order(self: scheduler.Scheduler) -> None:
     """The baseline: ready tasks start in plan order."""
     self.priority = {task: (0, i) for i, task in enumerate(self.deps)}
@@ -229,7 +267,7 @@ def full_run(plan: Plan, latency: float, by: str) -> float:
         for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "base"]):
             subprocess.run(["git", *args], cwd=root, check=True, env={**PLAIT_IDENTITY, "PATH": "/usr/bin:/bin"})
         repo = Repo.discover(root)
-        store = SQLiteEventStore(Path(tmp) / "events.db")
+        store = TimedStore(SQLiteEventStore(Path(tmp) / "events.db"))
         ctx = RunContext(
             repo=repo,
             settings=Settings(concurrency=CONCURRENCY, max_attempts=1, task_wall_time=None),
@@ -244,6 +282,7 @@ def full_run(plan: Plan, latency: float, by: str) -> float:
             outcome = asyncio.run(run_plan(ctx, plan, DirectIntegrator(repo.head(), "main")))
             wall = time.perf_counter() - started
         store.close()
+        FULL_RUNS.append((f"{len(plan.tasks)} tasks, {by}", wall, store.on_loop, store.total))
         if any(r.status != "done" for r in outcome.results.values()):
             raise SystemExit(f"the {by} run dropped tasks: {outcome.dropped}")
         return wall
@@ -280,16 +319,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--skip-full", action="store_true", help="leave out the full runs of (b)")
+    parser.add_argument("--full-only", action="store_true", help="only (b), and only its full runs")
     args = parser.parse_args()
     print(f"load: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}\n")
+    if not args.full_only:
+        print_notes()
+    makespans(args.latency, scheduler=not args.full_only, full=not args.skip_full)
+    if not args.full_only:
+        print_tool_specs()
 
+
+def print_notes() -> None:
     print(row(["(a) notes delivery", "notes", "every note each turn (baseline)", "indexed, per-agent cursor", "ratio"]))
     print(row(["---"] * 5))
     for n in (16, 64, 128):
         old, new, posted = notes_delivery(n)
         print(row([f"{n} tasks, 8 turns each", posted, f"{old:.3f} s", f"{new:.3f} s", f"{old / new:.1f}x"]))
-
     print()
+
+
+def makespans(latency: float, *, scheduler: bool, full: bool) -> None:
     print(
         row(
             [
@@ -304,12 +353,13 @@ def main() -> None:
     print(row(["---"] * 5))
     plans = {"chains": chains_plan(), "layered": dag(64, 64)}
     runs: list[tuple[str, Callable[[Plan, float, str], float]]] = [("scheduler alone", scheduler_only)]
-    if not args.skip_full:
+    runs = runs if scheduler else []
+    if full:
         runs.append(("full run", full_run))
     for kind, run in runs:
         for name, plan in plans.items():
-            b = bound(plan, args.latency)
-            old, new = run(plan, args.latency, "plan"), run(plan, args.latency, "critical path")
+            b = bound(plan, latency)
+            old, new = run(plan, latency, "plan"), run(plan, latency, "critical path")
             print(
                 row(
                     [
@@ -321,8 +371,17 @@ def main() -> None:
                     ]
                 )
             )
-
     print()
+    if FULL_RUNS:
+        print(row(["(b) appends in the full runs", "wall", "on the event loop", "in all (any thread)", ""]))
+        print(row(["---"] * 5))
+        for name, wall, on_loop, total in FULL_RUNS:
+            cells = [name, f"{wall:.1f} s", f"{on_loop:.2f} s = {on_loop / wall:.1%}", f"{total:.2f} s", ""]
+            print(row(cells))
+        print()
+
+
+def print_tool_specs() -> None:
     cold, warm = tool_specs()
     print(row(["(c) tool_spec, 7 tools", "", "built each call (baseline)", "cached", "ratio"]))
     print(row(["---"] * 5))
