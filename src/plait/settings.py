@@ -129,6 +129,9 @@ class Settings(BaseModel):
     """The command that proves a combined tree (run by bash in the integration worktree); detected when unset.
     Taken from an untrusted repository's file too: the detected command runs the repository's own tests, which
     can do whatever this command could."""
+    low_confidence_to_llm: bool = False
+    """Send a merge resolution of low confidence (a rule that chose the order of two additions) to the LLM rung
+    first; the rule's result is kept when that rung cannot resolve it, or is off (`--no-llm`)."""
     sandbox: SandboxSettings = SandboxSettings()
     """How agents' commands are confined: preset, OS layer, limits, extra rules (`plait sandbox`, `plait policy`).
     From an untrusted repository's file only what is stricter: a stricter preset, `network = false`, lower

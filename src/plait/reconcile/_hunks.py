@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 __all__ = [
-    "appended_both",
     "contains_other",
     "higher_version",
     "import_union",
@@ -121,11 +120,17 @@ def union_order(ours: Lines, base: Lines, theirs: Lines) -> list[str]:
     code = [_sort_key(line) for line in result if line.strip()]
     is_sorted = len(code) > 1 and code == sorted(code)
     one_block = is_sorted and all(line.strip() for line in result)
+    blank = ""
+    """A blank line of theirs, put in only just above the next line theirs added (never between ours' lines)."""
     for i, line in enumerate(theirs):
         if line in ours_set or line in base_set or (not line.strip() and i == 0):
             continue
-        if one_block and line.strip():
+        if not line.strip():
+            blank = line
+            continue
+        if one_block:
             result.insert(next((k for k, r in enumerate(result) if _sort_key(r) > _sort_key(line)), len(result)), line)
+            blank = ""
             continue
         pos = 0
         for j in range(i - 1, -1, -1):
@@ -136,6 +141,10 @@ def union_order(ours: Lines, base: Lines, theirs: Lines) -> list[str]:
             if is_sorted and _sort_key(result[pos]) > _sort_key(line):
                 break
             pos += 1
+        if blank and pos and result[pos - 1].strip():
+            result.insert(pos, blank)
+            pos += 1
+        blank = ""
         result.insert(pos, line)
     return result
 
@@ -175,19 +184,17 @@ def import_union(ours: Lines, base: Lines, theirs: Lines, *, python: bool = Fals
                 return None
             bound.update(names)
         out.append(line)
+    return _tidy_blanks(out, ours)
+
+
+def _tidy_blanks(lines: list[str], ours: Lines) -> list[str]:
+    """No blank line the union made up: none doubled, none at an end of the block where ours has none."""
+    out = [line for i, line in enumerate(lines) if line.strip() or i == 0 or lines[i - 1].strip()]
+    if out and not out[-1].strip() and not (ours and not ours[-1].strip()):
+        out.pop()
+    if out and not out[0].strip() and not (ours and not ours[0].strip()):
+        out.pop(0)
     return out
-
-
-def appended_both(ours: Lines, base: Lines, theirs: Lines) -> list[str] | None:
-    """Both sides only added lines at the same place (after or before what base had): ours first, then theirs."""
-    n = len(base)
-    if not ours or not theirs:
-        return None
-    if list(ours[:n]) == list(base) == list(theirs[:n]):
-        return [*base, *ours[n:], *theirs[n:]]
-    if n and list(ours[len(ours) - n :]) == list(base) == list(theirs[len(theirs) - n :]):
-        return [*ours[: len(ours) - n], *theirs[: len(theirs) - n], *base]
-    return None
 
 
 _KEYWORDS = "return|yield|raise|assert|del|pass|import|from|def|class|if|elif|else|for|while|with|try|except|finally"

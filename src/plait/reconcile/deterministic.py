@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from plait.reconcile import _hunks
+from plait.reconcile._additions import added_both, merge_additions, sorted_merge
 from plait.reconcile._mergefile import Hunk, Region, Stable, assemble, diff3_regions
-from plait.reconcile.types import FileConflict, MergeContext, Resolution, Rung
+from plait.reconcile._order import first_side
+from plait.reconcile.types import FileConflict, MergeContext, MergeSite, Resolution, Rung
 
 __all__ = ["DeterministicResolver", "resolve_deterministic", "same_content"]
 
@@ -20,6 +22,9 @@ _JAVASCRIPT = {".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx"}
 _INDENTED = {".yaml", ".yml", ".mk", ".coffee", ".pug", ".sass", ".haml"}
 _LISTLIKE_NAME = re.compile(r"(?i)^(changes|changelog|history|news|authors|contributors|credits|thanks|releases?)\b")
 _LISTLIKE_EXT = {".rst", ".md", ".txt", ".adoc", ".gitignore", ".in"}
+_LISTING = re.compile(r"(?i)^(authors|contributors|credits|thanks)\b")
+LOW = "low confidence"
+"""How a reason starts when a rule had to choose (an order): shown in the report, JSON and commit message."""
 
 
 def _language(path: str) -> str:
@@ -56,8 +61,10 @@ def same_content(a: str, b: str, path: str) -> bool:
 class _File:
     """One conflicted file cut into regions, with the rules that settle a hunk."""
 
-    def __init__(self, conflict: FileConflict, regions: list[Region]) -> None:
-        self.path = conflict.path
+    def __init__(self, conflict: FileConflict, regions: list[Region], site: MergeSite | None = None) -> None:
+        self.path, self.site = conflict.path, site
+        self.low = False
+        """Whether a rule had to choose (an order of additions)."""
         self.language = _language(conflict.path)
         self.regions = regions
         self.hunks = [r for r in regions if isinstance(r, Hunk)]
@@ -78,6 +85,12 @@ class _File:
         previous = self.regions[position - 1] if position else None
         return list(previous.lines) if isinstance(previous, Stable) else []
 
+    def _after(self, index: int) -> list[str]:
+        """The stable lines just below hunk `index`."""
+        position = self.regions.index(self.hunks[index])
+        following = self.regions[position + 1] if position + 1 < len(self.regions) else None
+        return list(following.lines) if isinstance(following, Stable) else []
+
     def settle(self, index: int) -> tuple[list[str], str] | None:
         """The lines that replace hunk `index`, and the rule that chose them."""
         h = self.hunks[index]
@@ -90,6 +103,8 @@ class _File:
             return o, "only ours changed it"
         o_fmt, t_fmt = self._reformat_only(index, o), self._reformat_only(index, t)
         if o_fmt and t_fmt:
+            if _trailing_spaces(t) < _trailing_spaces(o):
+                return t, "both only reformatted (kept theirs: no trailing spaces)"
             return o, "both only reformatted (kept ours)"
         if o_fmt:
             return t, "ours only reformatted"
@@ -111,15 +126,36 @@ class _File:
 
     def _both_added(self, index: int, o: list[str], b: list[str], t: list[str]) -> tuple[list[str], str] | None:
         """Both sides only added: entries at the end of a list-like file, or items to one collection literal."""
-        if self.has_base and _list_like(self.path):
-            both = _hunks.appended_both(o, b, t)
-            if both is not None:
-                return both, "both appended (ours first)"
+        added = added_both(o, b, t) if self.has_base and _list_like(self.path) else None
+        if added is not None:
+            above = [*self._before(index), *b] if added.where == "after" else self._before(index)
+            below = self._after(index) if added.where == "after" else b
+            lines, rule = self._ordered(added.ours, added.theirs, above, below)
+            return ([*b, *lines] if added.where == "after" else [*lines, *b]), f"both appended ({rule})"
         if self.language:
             items = _hunks.items_added_both(o, b, t, self._before(index))
             if items is not None:
-                return items, "both added items to one collection (ours first)"
+                lines, rule = self._ordered(o, t, self._before(index), self._after(index))
+                return lines, f"both added items to one collection ({rule})"
         return None
+
+    def _ordered(self, ours: list[str], theirs: list[str], above: list[str], below: list[str]) -> tuple[list[str], str]:
+        """Both sides' additions in one order, and the rule that chose it."""
+        kept = sorted_merge(ours, theirs, above, below)
+        if kept is not None:
+            return kept, "kept the list sorted"
+        self.low = True
+        listing = bool(_LISTING.match(PurePosixPath(self.path).name))
+        known = first_side(self.site, self.path)
+        if known is None:
+            return merge_additions(ours, theirs, listing=listing), "ours first: history's order unknown"
+        side, why = known
+        first, second = (ours, theirs) if side == "ours" else (theirs, ours)
+        return merge_additions(first, second, listing=listing), why
+
+
+def _trailing_spaces(lines: Sequence[str]) -> int:
+    return sum(1 for line in lines if line.rstrip("\r\n") != line.rstrip())
 
 
 def _made(conflict: FileConflict, text: str | None, reason: str) -> Resolution:
@@ -146,6 +182,8 @@ def _reformatted(conflict: FileConflict) -> Resolution | None:
         return None
     ours_fmt, theirs_fmt = same_content(base, ours, path), same_content(base, theirs, path)
     if ours_fmt and theirs_fmt:
+        if _trailing_spaces(theirs.splitlines()) < _trailing_spaces(ours.splitlines()):
+            return _made(conflict, theirs, "both sides only reformatted it (kept theirs: no trailing spaces)")
         return _made(conflict, ours, "both sides only reformatted it (kept ours)")
     if ours_fmt:
         return _made(conflict, theirs, "ours only reformatted it; took theirs")
@@ -161,22 +199,26 @@ def _final_newline(text: str, conflict: FileConflict) -> str:
     return text
 
 
-def resolve_deterministic(conflict: FileConflict) -> Resolution | None:
-    """A resolution of `conflict` by the deterministic rules, or None when one hunk needs judgement."""
+def resolve_deterministic(conflict: FileConflict, site: MergeSite | None = None) -> Resolution | None:
+    """A resolution of `conflict` by the deterministic rules, or None when one hunk needs judgement.
+
+    `site` (the merge) lets the order of two additions follow history; a rule that had to choose an order
+    gives a resolution of low confidence.
+    """
     found = _whole_file(conflict)
     if found is not None or conflict.ours is None or conflict.theirs is None:
         return found
     if "\0" in conflict.ours or "\0" in conflict.theirs:
         return None
-    return _by_hunks(conflict, conflict.ours, conflict.theirs) or _reformatted(conflict)
+    return _by_hunks(conflict, conflict.ours, conflict.theirs, site) or _reformatted(conflict)
 
 
-def _by_hunks(conflict: FileConflict, ours: str, theirs: str) -> Resolution | None:
+def _by_hunks(conflict: FileConflict, ours: str, theirs: str, site: MergeSite | None) -> Resolution | None:
     try:
         regions = diff3_regions(conflict.base or "", ours, theirs)
     except ValueError:
         return None
-    file = _File(conflict, regions)
+    file = _File(conflict, regions, site)
     chosen: list[list[str]] = []
     rules: Counter[str] = Counter()
     for index in range(len(file.hunks)):
@@ -191,6 +233,8 @@ def _by_hunks(conflict: FileConflict, ours: str, theirs: str) -> Resolution | No
     summary = "; ".join(f"{rule} ×{n}" if n > 1 else rule for rule, n in rules.items())
     hunks = len(file.hunks)
     reason = f"{hunks} hunk{'s' if hunks != 1 else ''}: {summary}" if hunks else "git merge-file merged it cleanly"
+    if file.low:
+        return Resolution(conflict.path, text, "deterministic", f"{LOW} (an order was chosen): {reason}", "low")
     return Resolution(path=conflict.path, text=text, rung="deterministic", reason=reason)
 
 
@@ -199,6 +243,10 @@ class DeterministicResolver:
 
     rung: Rung = "deterministic"
 
+    def __init__(self, *, defer_low: bool = False) -> None:
+        """`defer_low`: a resolution of low confidence is offered to a later `llm` rung first (kept if it fails)."""
+        self.defer_low = defer_low
+
     async def resolve(self, conflict: FileConflict, context: MergeContext) -> Resolution | None:
         """Settle every hunk by rule, or return None."""
-        return await asyncio.to_thread(resolve_deterministic, conflict)
+        return await asyncio.to_thread(resolve_deterministic, conflict, context.site)

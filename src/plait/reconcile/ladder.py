@@ -32,9 +32,12 @@ __all__ = ["default_resolvers", "merge_commits", "merge_commits_sync"]
 _KEEP_OURS = ("binary", "unset")
 
 
-def default_resolvers() -> list[Resolver]:
-    """The rungs that need no model: deterministic rules, then the structured (entity-level) merge."""
-    return [DeterministicResolver(), StructuredResolver()]
+def default_resolvers(*, defer_low: bool = False) -> list[Resolver]:
+    """The rungs that need no model: deterministic rules, then the structured (entity-level) merge.
+
+    `defer_low`: a deterministic resolution of low confidence goes to a later `llm` rung first.
+    """
+    return [DeterministicResolver(defer_low=defer_low), StructuredResolver()]
 
 
 @dataclass
@@ -111,26 +114,36 @@ async def _climb(
     context: MergeContext,
     refusals: list[str],
     llm_context: Callable[[], Awaitable[MergeContext]],
+    site: MergeSite,
 ) -> dict[str, Resolution]:
     """Each rung in turn on the files still open; the `llm` rung also sees the merge, its other open files
-    and the semantic check's findings (`llm_context`, computed once when that rung is reached)."""
+    and the semantic check's findings (`llm_context`, computed once when that rung is reached). A rung that
+    defers its low-confidence resolutions (`defer_low`) keeps them for when no later `llm` rung does better."""
     found: dict[str, Resolution] = {}
-    for resolver in resolvers:
+    held: dict[str, Resolution] = {}
+    for at, resolver in enumerate(resolvers):
         left = [c for c in pending if c.path not in found]
         if not left:
             break
-        shared = await llm_context() if resolver.rung == "llm" else context
+        shared = await llm_context() if resolver.rung == "llm" else replace(context, site=context.site or site)
+        defer = getattr(resolver, "defer_low", False) and any(r.rung == "llm" for r in resolvers[at + 1 :])
         for conflict in left:
-            mine = replace(shared, siblings=tuple(c for c in left if c is not conflict)) if shared.site else shared
+            mine = (
+                replace(shared, siblings=tuple(c for c in left if c is not conflict))
+                if resolver.rung == "llm"
+                else shared
+            )
             res = await resolver.resolve(conflict, mine)
             if res is None:
                 continue
             problem = _acceptable(res, conflict)
-            if problem is None:
-                found[conflict.path] = res
-            else:
+            if problem is not None:
                 refusals.append(f"{conflict.path}: {res.rung} refused, {problem}")
-    return found
+            elif defer and res.confidence == "low":
+                held.setdefault(conflict.path, res)
+            else:
+                found[conflict.path] = res
+    return held | found
 
 
 class _LLMContext:
@@ -206,7 +219,8 @@ async def merge_commits(
             else:
                 by_attribute[pc.path] = res
     llm_context = _LLMContext(repo, ours_sha, theirs_sha, plan, context)
-    found = by_attribute | await _climb(pending, resolvers, context, refusals, llm_context)
+    site = MergeSite(repo, ours_sha, theirs_sha)
+    found = by_attribute | await _climb(pending, resolvers, context, refusals, llm_context, site)
     resolutions = [found[pc.path] for pc, _, _ in plan.loaded if pc.path in found]
     unresolved = [*plan.held, *(c for pc, c, _ in plan.loaded if pc.path not in found)]
     outcome = MergeOutcome(ours_sha, theirs_sha, None, clean=not plan.loaded and not plan.held)
@@ -217,8 +231,18 @@ async def merge_commits(
         tree = plan.merge.tree
         if resolutions:
             tree = await asyncio.to_thread(write_tree, repo, tree, resolutions, modes)
+        message = _with_low_confidence(message, resolutions)
         outcome.commit = await asyncio.to_thread(commit_merge, repo, tree, ours_sha, theirs_sha, message)
     return outcome
+
+
+def _with_low_confidence(message: str, resolutions: Sequence[Resolution]) -> str:
+    """The commit message, with the resolutions of low confidence listed for a reader to check."""
+    low = [r for r in resolutions if r.confidence == "low"]
+    if not low or not message:
+        return message
+    lines = "".join(f"- {r.path}: {r.reason}\n" for r in low)
+    return f"{message.rstrip(chr(10))}\n\nResolutions of low confidence (worth a look):\n{lines}"
 
 
 def merge_commits_sync(

@@ -8,9 +8,20 @@ from typing import TYPE_CHECKING, Literal, Protocol
 if TYPE_CHECKING:
     from plait.workspace import Repo
 
-__all__ = ["FileConflict", "Finding", "MergeContext", "MergeOutcome", "MergeSite", "Resolution", "Resolver", "Rung"]
+__all__ = [
+    "Confidence",
+    "FileConflict",
+    "Finding",
+    "MergeContext",
+    "MergeOutcome",
+    "MergeSite",
+    "Resolution",
+    "Resolver",
+    "Rung",
+]
 
 Rung = Literal["git", "deterministic", "structured", "llm", "redo"]
+Confidence = Literal["high", "low"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,8 @@ class Resolution:
     text: str | None
     rung: Rung
     reason: str
+    confidence: Confidence = "high"
+    """"low" when a rule had to choose (the order of two additions, an unordered list): worth a look."""
 
 
 class Resolver(Protocol):

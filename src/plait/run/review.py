@@ -34,7 +34,7 @@ def resolvers_for(
     settings: Settings, no_llm: bool, store: EventStore, run_id: str, warn: Callable[[str], None]
 ) -> list[Resolver]:
     """The merge ladder's rungs; the LLM rung too unless `no_llm` or its key is missing (then `warn` says so)."""
-    resolvers = default_resolvers()
+    resolvers = default_resolvers(defer_low=settings.low_confidence_to_llm)
     if no_llm:
         return resolvers
     try:
