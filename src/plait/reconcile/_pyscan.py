@@ -95,7 +95,7 @@ def scan_module(text: str) -> ModuleFacts | None:
         bound.update(_binds(node))
         if isinstance(node, ast.Global):
             names.update(node.names)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("globals", "vars"):
+        elif _binds_unseen(node):
             is_open = True
     is_open = is_open or "__getattr__" in names
     hooked = any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in tree.body)
@@ -106,6 +106,20 @@ def scan_module(text: str) -> ModuleFacts | None:
     )
     exported = _exported(tree)
     return ModuleFacts(tree, names, is_open, bound, exported=exported, calls=hooked, strings=strings)
+
+
+def _binds_unseen(node: ast.AST) -> bool:
+    """Whether `node` can bind module names `ast` cannot see: `globals()`, `vars()`, `locals()`, `exec`, or
+    the module object itself (`sys.modules[__name__]`)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in ("globals", "vars", "locals", "exec")
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "modules"
+        and isinstance(node.slice, ast.Name)
+        and node.slice.id == "__name__"
+    )
 
 
 def _binds(node: ast.AST) -> Iterator[str]:
