@@ -1,5 +1,8 @@
 """Record and replay of model calls: the call is logged before it is sent, its answer after.
 
+The answer is appended in a worker thread: it is synced to disk (a durable kind) before the agent goes on, and
+while it syncs the other agents keep running.
+
 On a replay (a resumed agent) an answered call is read back from the log instead of being
 paid for again; a request that no longer matches the logged one is reported, never mixed in.
 
@@ -11,6 +14,8 @@ raises anything but a `ModelError` is reported as one, so the agent stops with a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 import time
@@ -95,12 +100,25 @@ class Journal:
             self._store.append(ModelCallFailed(**base, error=error))
             raise ModelError(f"the model {model.name} failed at call {call}: {error}") from exc
         cost = self._prices.cost(model.name, response.usage)
-        self._store.append(
-            ModelCallFinished(
-                **base, req_hash=digest, response=response, cost_usd=cost, duration_s=time.monotonic() - started
-            )
+        answered = ModelCallFinished(
+            **base, req_hash=digest, response=response, cost_usd=cost, duration_s=time.monotonic() - started
         )
+        await self._append_durably(answered)
         return response, cost
+
+    async def _append_durably(self, event: ModelCallFinished) -> None:
+        """Append an answer in a worker thread: its sync to disk holds up this agent only, never the event loop.
+
+        The agent goes on (runs the answer's tool calls) only once the answer is on disk. Cancelled meanwhile, it
+        still waits for the append, so that nothing it logs next (that it was stopped) comes before the answer.
+        """
+        appending = asyncio.get_running_loop().run_in_executor(None, self._store.append, event)
+        try:
+            await asyncio.shield(appending)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await appending
+            raise
 
 
 def valid_text(text: str) -> str:
