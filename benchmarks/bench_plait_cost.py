@@ -282,7 +282,7 @@ def full_run(plan: Plan, latency: float, by: str) -> float:
             outcome = asyncio.run(run_plan(ctx, plan, DirectIntegrator(repo.head(), "main")))
             wall = time.perf_counter() - started
         store.close()
-        FULL_RUNS.append((f"{len(plan.tasks)} tasks, {by}", wall, store.on_loop, store.total))
+        FULL_RUNS.append((by, wall, store.on_loop, store.total))
         if any(r.status != "done" for r in outcome.results.values()):
             raise SystemExit(f"the {by} run dropped tasks: {outcome.dropped}")
         return wall
@@ -360,6 +360,8 @@ def makespans(latency: float, *, scheduler: bool, full: bool) -> None:
         for name, plan in plans.items():
             b = bound(plan, latency)
             old, new = run(plan, latency, "plan"), run(plan, latency, "critical path")
+            if kind == "full run":
+                FULL_RUNS[-2:] = [(f"{name}, {by}", w, loop, all_) for by, w, loop, all_ in FULL_RUNS[-2:]]
             print(
                 row(
                     [
