@@ -4,8 +4,9 @@ plait runs git by name from PATH (`plait.workspace._gitcall.argv`), so a script 
 plait gets, sees every git command it runs. The script runs the real git, then, when the command is the one
 aimed at (its words start with `KILL_GIT`, it is the `KILL_NTH`-th such, and the event `KILL_AFTER` is in the
 log, if set), kills its own process group: plait, every process it started in that group, and itself (before
-running the command instead, with `KILL_BEFORE`). It logs every command to `GIT_LOG`, so a failing test can
-show what plait was doing when it died.
+running the command instead, with `KILL_BEFORE`, and then holding the lock git takes on the branch the
+command creates, with `KILL_LOCK`: the state a git killed in the middle of it leaves). It logs every
+command to `GIT_LOG`, so a failing test can show what plait was doing when it died.
 
 The other way to aim is `kill_on_event`: poll the event log read-only and kill the group as soon as a row
 matching an SQL condition appears.
@@ -49,15 +50,26 @@ if [ -n "$KILL_GIT" ] && [[ "$words" == "$KILL_GIT"* ]]; then
   fi
   if [ "${seen:-0}" -gt 0 ]; then
     n=$(
-      flock 9
-      n=$(( $(cat "$KILL_COUNT" 2>/dev/null || echo 0) + 1 ))
-      echo $n > "$KILL_COUNT"
-      echo $n
-    ) 9>>"$KILL_COUNT.flock"
+      {
+        flock 9
+        n=$(( $(cat "$KILL_COUNT" 2>/dev/null || echo 0) + 1 ))
+        echo $n > "$KILL_COUNT"
+        echo $n
+      } 9>>"$KILL_COUNT.flock"
+    )
     [ "$n" -eq "${KILL_NTH:-1}" ] && fire=1
   fi
 fi
 if [ -n "$fire" ] && [ -n "$KILL_BEFORE" ]; then
+  if [ -n "$KILL_LOCK" ]; then
+    branch=""
+    for ((j = i; j < ${#args[@]} - 1; j++)); do
+      case "${args[$j]}" in -b|-B) branch="${args[$((j + 1))]}" ;; esac
+    done
+    lock="$("$REAL_GIT" rev-parse --git-common-dir)/refs/heads/$branch.lock"
+    mkdir -p "$(dirname "$lock")" && : > "$lock"
+    words="$words (holding $branch's lock)"
+  fi
   echo "before $words" > "$KILL_FIRED"
   kill -KILL 0
 fi
@@ -80,6 +92,8 @@ class GitAim:
     after: str = ""
     before: bool = False
     """Kill before the command runs rather than right after it."""
+    lock: bool = False
+    """Before the kill, take the lock of the branch the command creates (`-b`/`-B`), as a git killed mid-way does."""
 
 
 def environment(tmp: Path, concurrency: int) -> dict[str, str]:
@@ -122,7 +136,8 @@ def aimed(env: dict[str, str], repo: Path, aim: GitAim | None) -> dict[str, str]
         KILL_GIT=aim.words,
         KILL_NTH=str(aim.nth),
         KILL_AFTER=aim.after,
-        KILL_BEFORE="1" if aim.before else "",
+        KILL_BEFORE="1" if aim.before or aim.lock else "",
+        KILL_LOCK="1" if aim.lock else "",
         KILL_COUNT=str(count),
         KILL_FIRED=str(tmp / "kill-fired"),
         EVENTS_DB=str(events_db(repo)),
