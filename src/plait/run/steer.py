@@ -17,16 +17,38 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from plait.events.store import EventStore
 from plait.events.types import Decision, TaskStarted, UserSteered
 
-__all__ = ["SAID", "Steering", "notes_from", "said"]
+__all__ = ["SAID", "Action", "Steering", "notes_from", "said", "steer", "told"]
 
 SAID = "The user says"
 """How a user's message starts among the notes an agent is given."""
 
 _POLL_S = 0.5
+
+Action = Literal["say", "pause", "resume", "stop"]
+
+_TOLD = {
+    "say": "{task} reads it at its next model call",
+    "pause": "{task} pauses before its next model call; `plait agent {run} {task} --resume` lets it go on",
+    "resume": "{task} goes on",
+    "stop": "{task} stops after the step in flight; the task is dropped and the run goes on without it",
+    "retry": "{task} stops after the step in flight; the task is tried again from its work",
+}
+
+
+def steer(store: EventStore, run_id: str, task: str, action: Action, *, text: str = "", retry: bool = False) -> str:
+    """Log the user's word to `task`'s agent (the event `plait agent` and the live view write); what follows, said."""
+    store.append(UserSteered(run_id=run_id, agent=task, action=action, text=text, retry=retry))
+    return told(action, task, run_id, retry=retry)
+
+
+def told(action: Action, task: str, run_id: str, *, retry: bool = False) -> str:
+    """What steering `task` this way does, in a line."""
+    return _TOLD["retry" if retry and action == "stop" else action].format(task=task, run=run_id)
 
 
 def said(text: str) -> str:

@@ -12,30 +12,22 @@ import os
 import shlex
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
 from plait.errors import EnvironmentProblem, StateError, UsageError
-from plait.events.types import Event, RunFinished, TaskStarted, UserSteered
+from plait.events.types import Event, RunFinished, TaskStarted
+from plait.run.steer import Action, steer
 from plait.settings import load_settings
 from plait.ui._common import RepoOpt, err, open_store, out, resolve_run, run_store
 from plait.ui._safe import escaped
 from plait.ui.runview import RunView
 from plait.workspace import Repo
 
-__all__ = ["register"]
-
-Action = Literal["say", "pause", "resume", "stop"]
-
-_TOLD = {
-    "say": "{task} reads it at its next model call",
-    "pause": "{task} pauses before its next model call; `plait agent {run} {task} --resume` lets it go on",
-    "resume": "{task} goes on",
-    "stop": "{task} stops after the step in flight; the task is dropped and the run goes on without it",
-    "retry": "{task} stops after the step in flight; the task is tried again from its work",
-}
+__all__ = ["open_shell", "register"]
 
 
 def _action(say: str | None, pause: bool, resume: bool, stop: bool, retry: bool) -> Action | None:
@@ -85,6 +77,14 @@ def _shell(run_id: str, events: list[Event], task: str, state: str, command: lis
         raise EnvironmentProblem(f"cannot start {argv[0]}: {exc.strerror}") from exc
 
 
+def open_shell(run_id: str, events: list[Event], task: str, command: Sequence[str] = ()) -> int:
+    """`plait agent RUN TASK --shell`: `$SHELL` (or `command`) in the task's worktree, read-only while it runs.
+
+    Returns the shell's exit code; a usage, state or environment error when it cannot be opened.
+    """
+    return _shell(run_id, events, task, _task_state(run_id, events, task), list(command))
+
+
 def agent(
     run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
     task: Annotated[str, typer.Argument(help="The task whose agent to step into.")],
@@ -119,11 +119,10 @@ def agent(
             where = "the run has ended" if state == "ended" else f"the task is {state}"
             raise StateError(f"task '{task}' of run {run_id} cannot be steered: {where}")
         steered = run_store(store, load_settings(repo.root, report=None).settings)
-        steered.append(UserSteered(run_id=run_id, agent=task, action=action or "say", text=say or "", retry=retry))
+        told = steer(steered, run_id, task, action or "say", text=say or "", retry=retry)
     finally:
         store.close()
-    told = _TOLD["retry" if retry else action or "say"].format(task=escaped(task), run=run_id)
-    out.print(told)
+    out.print(escaped(told))
 
 
 def register(app: typer.Typer) -> None:

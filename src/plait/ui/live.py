@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, ClassVar, TypeVar
+from pathlib import Path
+from typing import Any, ClassVar, Literal, TypeVar
 
 from rich.console import Console
 from rich.text import Text
@@ -24,64 +25,19 @@ from plait.events.types import Event
 from plait.redact import Redactor
 from plait.ui import _fmt
 from plait.ui._common import err
+from plait.ui._live_review import ReviewScreen
+from plait.ui._live_rows import COLUMNS, cells, lease_lines, shown, widths
+from plait.ui._live_steer import MessageScreen, StopChoice, StopScreen, cannot_steer, send, shell
 from plait.ui._live_transcript import TranscriptScreen
 from plait.ui._nudge import ring_at_end, toggle_pause
 from plait.ui.feed import EventFeed
 from plait.ui.progress import ProgressPrinter
-from plait.ui.runview import AgentView, RunView, phase_of
+from plait.ui.runview import AgentView, RunView
 
 __all__ = ["Dashboard", "run_with_dashboard"]
 
 T = TypeVar("T")
 AutoPilot = Callable[[Pilot[object]], Coroutine[Any, Any, None]] | None
-
-_COLUMNS = ("agent", "task", "state", "now", "steps", "tokens", "cost", "merge")
-_TITLE_W, _NOW_W, _NOW_MIN, _TITLE_MIN = 30, 44, 20, 12
-"""The widest title and tool call shown; the `now` width the title gives way to; the narrowest title kept."""
-
-
-def _cells(agent: AgentView, title_w: int = _TITLE_W, now_w: int = _NOW_W) -> list[Text]:
-    """The row of an agent; every cell a `Text`, since the table would read a plain string as markup.
-
-    The title is cut to `title_w` (and left out at 0, its column dropped), the tool call to `now_w`.
-    """
-    state = agent.state + (f" #{agent.attempt}" if agent.attempt > 1 else "")
-    cells = [
-        Text(agent.id),
-        Text(_fmt.one_line(agent.title, title_w)),
-        Text(state, style=_fmt.STATE_STYLE.get(agent.state, "")),
-        Text(_fmt.one_line(agent.now, now_w)),
-        Text(str(agent.steps), justify="right"),
-        Text(_fmt.tokens(agent.usage.total_tokens), justify="right"),
-        Text(agent.cost_text, justify="right"),
-        Text(agent.merge),
-    ]
-    return cells if title_w else cells[:1] + cells[2:]
-
-
-def _widths(agents: list[AgentView], width: int) -> tuple[int, int]:
-    """How wide the title and the tool call may be for every column to fit in `width` cells: the title
-    shrinks first, then its column goes (0); the agent, state, steps, tokens, cost and merge show in full."""
-    rows = [_cells(a) for a in agents]
-    fixed = sum(
-        max([len(name), *(len(row[i].plain) for row in rows)]) + 2
-        for i, name in enumerate(_COLUMNS)
-        if name not in ("task", "now")
-    )
-    title = max([4, *(len(row[1].plain) for row in rows)])
-    now = max([3, *(len(row[3].plain) for row in rows)])
-    spare = width - fixed - 2 * 2 - 1  # the two cells' padding; one cell for the scrollbar's edge
-    if title + now <= spare:
-        return title, now
-    title = min(title, spare - min(now, _NOW_MIN))
-    if title >= _TITLE_MIN:
-        return title, spare - title
-    return 0, max(spare + 2, 3)  # the title's column and its padding go to the tool call
-
-
-def _shown(agent: AgentView, view: RunView) -> bool:
-    """Whether the agent has a row: not a planner that never ran because the run was given its plan."""
-    return not (phase_of(agent.id) == "planning" and view.plan and agent.steps == 0 and agent.state == "waiting")
 
 
 def end_lines(view: RunView) -> list[str]:
@@ -103,15 +59,7 @@ def end_lines(view: RunView) -> list[str]:
     return [f"{view.status}: {gate}", then]
 
 
-def _lease_lines(view: RunView) -> list[str]:
-    """Who holds a lease on a path outside its write-set, and who waits for one: a line, or none."""
-    parts = []
-    for agent in view.agents.values():
-        if agent.waiting_for:
-            parts.append(f"{agent.id} waits for {agent.waiting_for}")
-        if agent.claims:
-            parts.append(f"{agent.id} holds {', '.join(agent.claims)}")
-    return ["leases: " + " · ".join(parts)] if parts else []
+_BOARD_ACTIONS = frozenset({"pause", "message", "stop", "shell", "review"})
 
 
 class Dashboard(App[None]):
@@ -127,7 +75,11 @@ class Dashboard(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("t", "transcript", "Transcript", key_display="enter/t"),
         Binding("q", "quit_view", "Quit (the run goes on)"),
-        Binding("p", "pause", "Pause/resume agent", show=False),
+        Binding("p", "pause", "Pause/resume"),
+        Binding("m", "message", "Message"),
+        Binding("s", "stop", "Stop"),
+        Binding("o", "shell", "Shell"),
+        Binding("r", "review", "Review"),
         Binding("ctrl+c", "interrupt", "Stop the run", show=False, priority=True),
     ]
 
@@ -160,6 +112,10 @@ class Dashboard(App[None]):
         yield Static(id="merges")
         yield Footer()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The keys for the agent under the cursor act (and show) on the board alone, not over another screen."""
+        return action not in _BOARD_ACTIONS or len(self.screen_stack) == 1
+
     def on_mount(self) -> None:
         self.poll()
         self.set_interval(self.poll_s, self.poll)
@@ -170,13 +126,15 @@ class Dashboard(App[None]):
     async def _await_work(self, work: asyncio.Future[Any]) -> None:
         await asyncio.wait([work])
         self.poll()
-        self.exit()
+        if not isinstance(self.screen, ReviewScreen):
+            self.exit()  # else the result is under review: `q` closes the view
 
     def poll(self) -> int:
         """Read the events appended since the last poll and show them; returns how many there were."""
         if self.feed.run_id is None and self.run_id_getter is not None:
             self.feed.run_id = self.run_id_getter()
         fresh = self.feed.poll()
+        watched = self.view is not None and self.view.ended is None and self.view.last_seq > 0
         if self.feed.run_id is not None and self.view is None:
             self.view = RunView(self.feed.run_id)
             self.sub_title = f"run {self.feed.run_id}"
@@ -185,6 +143,8 @@ class Dashboard(App[None]):
             self.view.apply(fresh)
             self._show()
             ring_at_end(self, fresh)
+            if watched and self.view.ended is not None and self._reviewable():
+                self.open_review()  # the run ended while watched, with a result to look at
             if isinstance(self.screen, TranscriptScreen):
                 self.screen.add(fresh)
         elif self.view is None:
@@ -234,17 +194,17 @@ class Dashboard(App[None]):
         view = self.view
         assert view is not None
         self._show_summary(view)
-        self._show_rows([a for a in view.agents.values() if _shown(a, view)])
+        self._show_rows([a for a in view.agents.values() if shown(a, view)])
         lines = [f"merge {m.task}: {m.rung} {m.outcome} {', '.join(m.files[:3])}" for m in view.merges[-4:]]
-        lines += [_fmt.gate_line(view), _fmt.integration_line(view), *_lease_lines(view)]
+        lines += [_fmt.gate_line(view), _fmt.integration_line(view), *lease_lines(view)]
         lines += [f"decision by {d.agent or 'run'}: {d.decision}" for d in view.decisions[-2:]]
         self.query_one("#merges", Static).update(Text("\n".join(_fmt.one_line(x, 200) for x in lines)))
 
     def _show_rows(self, agents: list[AgentView]) -> None:
         """A row per agent, the title and the tool call cut (the title's column dropped) to fit the screen."""
         table = self.query_one("#agents", DataTable)
-        title_w, now_w = _widths(agents, self.size.width)
-        columns = [c for c in _COLUMNS if title_w or c != "task"]
+        title_w, now_w = widths(agents, self.size.width)
+        columns = [c for c in COLUMNS if title_w or c != "task"]
         if [c.value for c in table.columns] != columns:
             cursor = table.cursor_row
             table.clear(columns=True)
@@ -253,12 +213,12 @@ class Dashboard(App[None]):
                 table.add_column(column, key=column)
             table.move_cursor(row=cursor)
         for agent in agents:
-            cells = _cells(agent, title_w, now_w)
+            row = cells(agent, title_w, now_w)
             if agent.id not in self._rows:
                 self._rows.append(agent.id)
-                table.add_row(*cells, key=agent.id)
+                table.add_row(*row, key=agent.id)
                 continue
-            for column, value in zip(columns, cells, strict=True):
+            for column, value in zip(columns, row, strict=True):
                 table.update_cell(agent.id, column, value, update_width=True)
 
     def _show_summary(self, view: RunView) -> None:
@@ -281,8 +241,8 @@ class Dashboard(App[None]):
 
     def selected_agent(self) -> str | None:
         table = self.query_one("#agents", DataTable)
-        if not self._rows or isinstance(self.screen, TranscriptScreen):
-            return None
+        if not self._rows or len(self.screen_stack) > 1:
+            return None  # another screen is over the board
         return self._rows[min(max(table.cursor_row, 0), len(self._rows) - 1)]
 
     def open_transcript(self, agent: str) -> TranscriptScreen:
@@ -302,9 +262,68 @@ class Dashboard(App[None]):
 
     def action_pause(self) -> None:
         """Pause the agent under the cursor before its next model call, or let a paused one go on."""
-        row = self.query_one("#agents", DataTable).cursor_row
-        if self.view is not None and 0 <= row < len(self._rows):
-            toggle_pause(self.feed.store, self.view, self._rows[row])
+        agent = self.selected_agent()
+        if self.view is not None and agent is not None:
+            toggle_pause(self.feed.store, self.view, agent)
+
+    def _steerable(self) -> str | None:
+        """The agent under the cursor when it can be steered; else None, and the view says why."""
+        agent = self.selected_agent()
+        if agent is None or self.view is None:
+            return None
+        why = cannot_steer(self.view, agent)
+        if why:
+            self.notify(why, severity="warning")
+            return None
+        return agent
+
+    def action_message(self) -> None:
+        """Ask for a message to the agent under the cursor; it reads it at its next model call."""
+        agent = self._steerable()
+        if agent is not None:
+            self.push_screen(MessageScreen(agent), lambda text: self._steer(agent, "say", text or ""))
+
+    def action_stop(self) -> None:
+        """Stop the agent under the cursor, once confirmed: its task dropped, or tried again."""
+        agent = self._steerable()
+        if agent is not None:
+            self.push_screen(StopScreen(agent), lambda choice: self._stop(agent, choice))
+
+    def _stop(self, agent: str, choice: StopChoice | None) -> None:
+        if choice is not None:
+            self._steer(agent, "stop", retry=choice == "retry")
+
+    def _steer(self, agent: str, action: Literal["say", "stop"], text: str = "", retry: bool = False) -> None:
+        if self.view is None or (action == "say" and not text):
+            return
+        self.notify(send(self.feed.store, self.view, agent, action, text=text, retry=retry))
+
+    def action_shell(self) -> None:
+        """A shell in the worktree of the agent under the cursor (read-only while it runs), as `plait agent --shell`."""
+        agent = self.selected_agent()
+        if agent is not None and self.view is not None:
+            self.notify(shell(self, self.view, self.feed.store.events(self.view.run_id), agent))
+
+    def _reviewable(self) -> bool:
+        """Whether the run's repository is on this machine, to review the run's tasks in."""
+        return self.view is not None and bool(self.view.repo) and Path(self.view.repo).is_dir()
+
+    def open_review(self) -> ReviewScreen | None:
+        """Show the run's tasks for review (see `ReviewScreen`); None when its repository is not here."""
+        if self.view is None or isinstance(self.screen, ReviewScreen):
+            return None
+        if not self._reviewable():
+            self.notify(
+                f"run {self.view.run_id}'s repository {self.view.repo} is not on this machine", severity="warning"
+            )
+            return None
+        screen = ReviewScreen(Path(self.view.repo), self.feed.store, self.view.run_id, self.feed.redact)
+        self.push_screen(screen)
+        return screen
+
+    def action_review(self) -> None:
+        if len(self.screen_stack) == 1:
+            self.open_review()
 
     def action_quit_view(self) -> None:
         """Close the view; a run of this process goes on, printing plain progress lines (see `run_work`)."""
