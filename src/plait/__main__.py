@@ -1,5 +1,7 @@
 """`python -m plait` is the `plait` command."""
 
+import sys
+
 from plait.ui.cli import main
 
-main()
+sys.exit(main())

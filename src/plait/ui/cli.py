@@ -1,31 +1,160 @@
-"""The `plait` command line."""
+"""The `plait` command line.
+
+The top-level help lists every command from `COMMANDS`, a static table; a command's module is imported only when
+that command runs (or shows its own help), so `plait runs` does not pay for `plait run`'s imports.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+from importlib import import_module
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
-from rich.table import Table
+from rich.markup import escape
+from typer.core import TyperCommand, TyperGroup
 
 from plait import __version__
 from plait.errors import EnvironmentProblem, PlaitError, UsageError
-from plait.events.store import EventStore
-from plait.settings import load_settings, settings_to_show
-from plait.ui._common import JsonOpt, RepoOpt, err, has_log, open_store, out, resolve_run
-from plait.ui._safe import escaped, visible
-from plait.ui.cmd_init import detected_verify
-from plait.ui.feed import make_redactor, redact_event
-from plait.ui.summary import RunSummary, summarize
-from plait.ui.transcript import render_transcript
-from plait.workspace import Repo
+from plait.textsafe import visible
+from plait.ui._common import JsonOpt, RepoOpt, err, out
 
-__all__ = ["app", "main"]
+if TYPE_CHECKING:
+    from typer import _click
+
+    from plait.events.store import EventStore
+    from plait.ui.summary import RunSummary
+
+__all__ = ["COMMANDS", "app", "load_command", "main"]
+
+
+class Entry(NamedTuple):
+    """Where a command lives and the line the top-level help shows for it (its docstring's first paragraph)."""
+
+    module: str
+    help: str
+
+
+COMMANDS: dict[str, Entry] = {
+    "runs": Entry("plait.ui.cli", "List the runs of this repository, newest last."),
+    "show": Entry(
+        "plait.ui.cli",
+        "Show a run's transcript: messages, tool calls and results, and the diff of a run that changed code.",
+    ),
+    "config": Entry("plait.ui.cli", "Print the effective settings and where each value came from (secrets masked)."),
+    "run": Entry(
+        "plait.ui.cmd_run",
+        "Plan TASK, run its parts in parallel worktrees, and integrate them on plait/RUN/integration.",
+    ),
+    "resume": Entry(
+        "plait.ui.cmd_run",
+        "Continue an interrupted run: finished work is kept, answered model calls are not paid again.",
+    ),
+    "demo": Entry("plait.ui.cmd_run", "Run scripted agents on a bundled repository: no network, no API key."),
+    "doctor": Entry(
+        "plait.ui.cmd_maint",
+        "Check this repository's plait state: the event log, worktrees, branches, checkpoints, ref locks.",
+    ),
+    "gc": Entry(
+        "plait.ui.cmd_maint",
+        "Remove what ended runs left or no longer need (worktrees, refs, stale locks, spent branches).",
+    ),
+    "status": Entry(
+        "plait.ui.cmd_view",
+        "Show every agent of a run (live in a terminal), whether it runs in another process or has ended.",
+    ),
+    "log": Entry(
+        "plait.ui.cmd_view",
+        "Print a run's events in order (secrets redacted): one line each, or JSON lines with --json.",
+    ),
+    "cost": Entry(
+        "plait.ui.cmd_view",
+        "What a run spent, by agent, by model and by phase, and its speed-up over one agent after another.",
+    ),
+    "report": Entry(
+        "plait.ui.cmd_view",
+        "Summarize a run; with --html, write one HTML file (timeline, merges, cost, changes, transcripts).",
+    ),
+    "trace": Entry(
+        "plait.ui.cmd_view",
+        "Print a run as OpenTelemetry spans (JSON, one per line) with GenAI token usage; needs the otel extra.",
+    ),
+    "integrate": Entry(
+        "plait.ui.cmd_integrate",
+        "Merge BRANCHes onto a new, verified integration branch; your checkout is not touched.",
+    ),
+    "apply": Entry(
+        "plait.ui.cmd_integrate",
+        "Bring a run's verified result into your current branch (fast-forward, else a merge commit; --squash: one"
+        " commit). The commits made here are yours (git's user.name and user.email).",
+    ),
+    "sandbox": Entry(
+        "plait.ui.cmd_policy",
+        "Probe the OS sandbox layers that work here and say which one agents' commands get.",
+    ),
+    "ask": Entry("plait.ui.cmd_session", "Ask read-only investigators, one per area of the code; get one answer."),
+    "session": Entry("plait.ui.cmd_session", "Talk with a lead agent that keeps helpers and dispatches changes."),
+    "trust": Entry(
+        "plait.ui.cmd_trust",
+        "Trust a repository with its own .plait.toml: a sandbox, limits, keys and model servers it sets are obeyed.",
+    ),
+    "mcp": Entry("plait.ui.cmd_mcp", "Serve this repository's runs to another agent over MCP (stdio or HTTP)."),
+    "review": Entry(
+        "plait.ui.cmd_review",
+        "Review a run task by task: its change against the base and the integration head, its summary, cost,"
+        " the merge rung that placed it and the gate's verdict. Every task is kept unless you --drop it.",
+    ),
+    "pr": Entry(
+        "plait.ui.cmd_pr",
+        "Push a run's verified result and open a pull request for it (with `gh`, else print where to open one).",
+    ),
+    "agent": Entry(
+        "plait.ui.cmd_agent",
+        "Step into one agent of a run: tell it something, pause, resume or stop it, or look at its worktree.",
+    ),
+    "init": Entry(
+        "plait.ui.cmd_init",
+        "Write a commented .plait.toml for this repository: its test command and a model for your API key.",
+    ),
+    "policy": Entry("plait.ui.cmd_policy", "The permission policy for agents' commands."),
+    "bench": Entry("plait.ui.cmd_bench", "Measure plait on real history."),
+}
+
+
+def load_command(name: str) -> _click.Command:
+    """The full command `name`, built from its module (whose `register` adds its commands to a Typer app)."""
+    module = import_module(COMMANDS[name].module)
+    own = typer.Typer(rich_markup_mode="rich")
+    module.register(own)
+    return typer.main.get_group(own).commands[name]
+
+
+class _LazyGroup(TyperGroup):
+    """The root group: a command not defined here stands as a stub with its help line until it is resolved."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.stubs = {name for name in COMMANDS if name not in self.commands}
+        for name in self.stubs:
+            self.commands[name] = TyperCommand(name, short_help=COMMANDS[name].help, help=COMMANDS[name].help)
+
+    def list_commands(self, ctx: _click.Context) -> list[str]:
+        return list(COMMANDS) + [n for n in self.commands if n not in COMMANDS]
+
+    def resolve_command(
+        self, ctx: _click.Context, args: list[str]
+    ) -> tuple[str | None, _click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name in self.stubs:
+            self.commands[name] = load_command(name)
+            self.stubs.discard(name)
+        return super().resolve_command(ctx, args)
+
 
 app = typer.Typer(
+    cls=_LazyGroup,
     help="Run LLM coding agents in isolated git worktrees and weave their work into one tested result.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -65,12 +194,24 @@ def _root(
 
 
 def _summaries(store: EventStore) -> list[RunSummary]:
+    from plait.ui.summary import summarize
+
     return [summarize(run_id, store.events(run_id)) for run_id in store.run_ids()]
 
 
 @app.command()
 def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     """List the runs of this repository, newest last."""
+    import json
+
+    from rich.table import Table
+
+    from plait.settings import load_settings
+    from plait.ui._common import has_log, open_store
+    from plait.ui._safe import escaped
+    from plait.ui.feed import make_redactor
+    from plait.workspace import Repo
+
     repo = Repo.discover(repo_path)
     summaries = _summaries(open_store(repo, create=False)) if has_log(repo) else []
     if summaries:  # a log written before events were redacted on the way in holds the task as it was given
@@ -113,6 +254,13 @@ def show(
     """Show a run's transcript: messages, tool calls and results, and the diff of a run that changed code.
 
     In a terminal it goes through your pager ($PAGER, else `less -R`); lines are never cut."""
+    from plait.settings import load_settings
+    from plait.ui._common import open_store, resolve_run
+    from plait.ui.feed import make_redactor, redact_event
+    from plait.ui.summary import summarize
+    from plait.ui.transcript import render_transcript
+    from plait.workspace import Repo
+
     repo = Repo.discover(repo_path)
     store = open_store(repo, create=False)
     run_id = resolve_run(store, run_ref)
@@ -144,6 +292,15 @@ def config(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
 
     A setting that cannot be taken is shown as BROKEN with why, the others as they would be without it, and the
     command exits 2."""
+    import json
+
+    from rich.table import Table
+
+    from plait.settings import settings_to_show
+    from plait.ui._safe import escaped
+    from plait.ui.cmd_init import detected_verify
+    from plait.workspace import Repo
+
     try:
         repo: Repo | None = Repo.discover(repo_path)
     except EnvironmentProblem:
@@ -166,55 +323,24 @@ def config(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
         raise typer.Exit(UsageError.exit_code)
 
 
-# Commands defined in their own modules register themselves here, one line each.
-from plait.ui.cmd_run import register as _register_run  # noqa: E402
-
-_register_run(app)
-from plait.ui.cmd_maint import register as _register_maint  # noqa: E402
-
-_register_maint(app)
-from plait.ui.cmd_view import register as _register_view  # noqa: E402
-
-_register_view(app)
-from plait.ui.cmd_integrate import register as _register_integrate  # noqa: E402
-
-_register_integrate(app)
-from plait.ui.cmd_policy import register as _register_policy  # noqa: E402
-
-_register_policy(app)
-from plait.ui.cmd_bench import register as _register_bench  # noqa: E402
-
-_register_bench(app)
-from plait.ui.cmd_session import register as _register_session  # noqa: E402
-
-_register_session(app)
-from plait.ui.cmd_trust import register as _register_trust  # noqa: E402
-
-_register_trust(app)
-from plait.ui.cmd_mcp import register as _register_mcp  # noqa: E402
-
-_register_mcp(app)
-from plait.ui.cmd_review import register as _register_review  # noqa: E402
-
-_register_review(app)
-from plait.ui.cmd_pr import register as _register_pr  # noqa: E402
-
-_register_pr(app)
-from plait.ui.cmd_agent import register as _register_agent  # noqa: E402
-
-_register_agent(app)
-from plait.ui.cmd_init import register as _register_init  # noqa: E402
-
-_register_init(app)
+def _exit_code(code: object) -> int:
+    if code is None or isinstance(code, int):
+        return code or 0
+    err.print(escape(visible(str(code))), highlight=False)  # `sys.exit("why")` prints why and exits 1
+    return 1
 
 
-def main() -> None:
-    """Entry point: expected failures are one line on stderr and an exit code, never a traceback."""
+def main(argv: list[str] | None = None) -> int:
+    """Run `plait` with `argv` (the process's arguments by default) and return its exit code: expected failures
+    are one line on stderr and an exit code, never a traceback."""
     try:
-        app(prog_name="plait")  # `python -m plait` too: its help and shell completion name the command
+        app(args=argv, prog_name="plait")  # `python -m plait` too: its help and shell completion name the command
+    except SystemExit as exc:
+        return _exit_code(exc.code)
     except PlaitError as exc:
-        err.print(f"[red]plait: error:[/] {escaped(str(exc))}", highlight=False, soft_wrap=True)
-        sys.exit(exc.exit_code)
+        err.print(f"[red]plait: error:[/] {escape(visible(str(exc)))}", highlight=False, soft_wrap=True)
+        return exc.exit_code
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]")
-        sys.exit(130)
+        return 130
+    return 0
