@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from plait.agent.tools import ToolOutcome
+from plait.events.journal import agent_events
 from plait.events.store import EventStore
 from plait.events.types import AgentStopped, Decision, PromptGiven, TaskStarted, ToolCalled, ToolReturned
 from plait.models.base import ToolCall
@@ -80,11 +81,7 @@ class Recorded:
         self.prompted = False
         self.stopped = False
         current = 1
-        for event in store.events(
-            run_id,
-            agent=agent,
-            kinds=["task_started", "prompt", "tool_call", "tool_result", "decision", "agent_stopped"],
-        ):
+        for event in agent_events(store, run_id, agent):
             if isinstance(event, TaskStarted):
                 current = event.attempt
             elif isinstance(event, AgentStopped) and current == attempt and event.reason != "interrupted":

@@ -18,16 +18,19 @@ import asyncio
 import contextlib
 import json
 import re
+import threading
 import time
+import weakref
+from dataclasses import dataclass, field
 from typing import Any
 
 from plait.errors import ModelError, StateError
 from plait.events.store import EventStore
-from plait.events.types import ModelCallFailed, ModelCallFinished, ModelCallRetried, ModelCallStarted
+from plait.events.types import Event, ModelCallFailed, ModelCallFinished, ModelCallRetried, ModelCallStarted
 from plait.models.base import MessageChain, Model, ModelRequest, ModelResponse, ToolCall
 from plait.models.pricing import PriceTable
 
-__all__ = ["ARGUMENT_DEPTH", "Journal", "loggable", "valid_text"]
+__all__ = ["ARGUMENT_DEPTH", "REPLAYED", "Journal", "agent_events", "loggable", "valid_text"]
 
 ARGUMENT_DEPTH = 64
 """Levels of nesting a tool call's arguments may have: tools take flat arguments, and the log's encoder stops at a
@@ -40,6 +43,44 @@ _UNPAIRED = re.compile("[\ud800-\udfff]")
 _SCALARS = (str, int, float, bool, type(None))
 
 
+REPLAYED = ("task_started", "prompt", "tool_call", "tool_result", "decision", "agent_stopped", "model_response")
+"""The kinds of an agent's events that a resumed agent is rebuilt from (see `agent_events`)."""
+
+
+@dataclass
+class _Read:
+    events: list[Event] = field(default_factory=list)
+    last: int = 0
+
+
+_reads: weakref.WeakKeyDictionary[EventStore, dict[tuple[str, str], _Read]] = weakref.WeakKeyDictionary()
+_reads_lock = threading.Lock()
+
+
+def agent_events(store: EventStore, run_id: str, agent: str) -> list[Event]:
+    """The events of the `REPLAYED` kinds of one agent of a run, in order.
+
+    A resumed agent's journal and replay both start from them, and a resumed run asks for them before each
+    attempt's worktree and again for its agent: the log is read and decoded once per store, run and agent,
+    and later calls read only the events appended since (the log is append-only, and an agent's own events
+    are appended by the process running it, each before the next is read), so the past of a long run is not
+    decoded again by every reader.
+    """
+    with _reads_lock:
+        try:
+            reads = _reads.setdefault(store, {})
+        except TypeError:  # a store that cannot be weakly referred to is read in full each time
+            return store.events(run_id, agent=agent, kinds=REPLAYED)
+        read = reads.setdefault((run_id, agent), _Read())
+        fresh = store.events(run_id, agent=agent, kinds=REPLAYED, after=read.last)
+        if fresh and fresh[0].seq > read.last:
+            read.events.extend(fresh)
+            read.last = fresh[-1].seq
+        elif fresh:  # a store that does not number its events: what it gave is all there is
+            read.events = fresh
+        return list(read.events)
+
+
 class Journal:
     """The model calls of one agent, numbered from 1 in the order the agent makes them."""
 
@@ -50,9 +91,8 @@ class Journal:
         self._prices = prices
         self._attempt = attempt
         self._recorded: dict[int, ModelCallFinished] = {}
-        for event in store.events(run_id, agent=agent, kinds=["model_response"]):
-            assert isinstance(event, ModelCallFinished)
-            if event.attempt == attempt:
+        for event in agent_events(store, run_id, agent):
+            if isinstance(event, ModelCallFinished) and event.attempt == attempt:
                 self._recorded[event.call] = event
         self.calls = 0
         self._chain = MessageChain()

@@ -25,6 +25,18 @@ __all__ = ["RunState", "load_state", "recharge"]
 
 Key = tuple[str, int]
 
+_STATE_KINDS = (
+    "run_started",
+    "run_finished",
+    "plan",
+    "task_started",
+    "agent_stopped",
+    "commit",
+    "task_finished",
+    "integrated",
+)
+"""The kinds `load_state` reads: a few per task, never the model calls and tool calls that make up most of a log."""
+
 
 @dataclass
 class RunState:
@@ -85,7 +97,7 @@ class RunState:
 def load_state(store: EventStore, run_id: str) -> RunState:
     state = RunState(run_id)
     current: dict[str, int] = {}
-    for event in store.events(run_id):
+    for event in store.events(run_id, kinds=_STATE_KINDS):
         key = (event.agent, current.get(event.agent, 1))
         if isinstance(event, RunStarted):
             state.started = event
