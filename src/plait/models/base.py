@@ -259,6 +259,11 @@ class ModelRequest(_Frozen):
         The messages are hashed as a chain, one link per message; with a `MessageChain` that saw
         the earlier messages of this conversation, only the new ones are hashed.
         """
+        chain = chain or MessageChain()
+        return hashlib.sha256(chain.head(self) + chain.digest(self.messages).encode()).hexdigest()
+
+    def head_blob(self) -> bytes:
+        """What the fingerprint hashes of the request besides its messages."""
         head = {
             "system": self.system,
             "tools": [t.model_dump(mode="json") for t in self.tools],
@@ -266,19 +271,30 @@ class ModelRequest(_Frozen):
         }
         if self.tool_choice is not None:  # only when set, so that earlier logs still match
             head["tool_choice"] = self.tool_choice
-        blob = json.dumps(head, sort_keys=True, separators=(",", ":"))
-        link = (chain or MessageChain()).digest(self.messages)
-        return hashlib.sha256(blob.encode() + link.encode()).hexdigest()
+        return json.dumps(head, sort_keys=True, separators=(",", ":")).encode()
 
 
 class MessageChain:
-    """Hashes a growing conversation in time proportional to what is new since the last call."""
+    """Hashes a growing conversation in time proportional to what is new since the last call.
+
+    The rest of the request (system prompt, tools, limits) is the same from call to call of one agent: it is
+    serialised again only when it changed.
+    """
 
     def __init__(self) -> None:
         self._count = 0
         self._first: object = None
         self._last: object = None
         self._digest = hashlib.sha256(b"plait-messages").hexdigest()
+        self._head: tuple[str, tuple[ToolSpec, ...], int, str | None] | None = None
+        self._head_blob = b""
+
+    def head(self, request: ModelRequest) -> bytes:
+        """`request.head_blob()`, serialised again only when the system prompt, tools or limits changed."""
+        key = (request.system, request.tools, request.max_output_tokens, request.tool_choice)
+        if self._head is None or not _same_head(self._head, key):
+            self._head, self._head_blob = key, request.head_blob()
+        return self._head_blob
 
     def digest(self, messages: tuple[Message, ...]) -> str:
         same = 0 < self._count <= len(messages) and messages[0] is self._first
@@ -291,6 +307,16 @@ class MessageChain:
         self._count = len(messages)
         self._first, self._last = (messages[0], messages[-1]) if messages else (None, None)
         return self._digest
+
+
+def _same_head(
+    old: tuple[str, tuple[ToolSpec, ...], int, str | None], new: tuple[str, tuple[ToolSpec, ...], int, str | None]
+) -> bool:
+    """Whether two request heads are equal; tool specs an agent reuses are compared by identity first."""
+    (system, tools, limit, choice), (system2, tools2, limit2, choice2) = old, new
+    if system != system2 or limit != limit2 or choice != choice2 or len(tools) != len(tools2):
+        return False
+    return all(a is b or a == b for a, b in zip(tools, tools2, strict=True))
 
 
 class ModelResponse(_Frozen):
