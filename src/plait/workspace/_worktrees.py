@@ -4,6 +4,11 @@ A process killed in the middle of `git worktree add` can leave a worktree git st
 being made, its directory half there or gone) and a `refs/heads/<branch>.lock` file that makes every later
 update of the branch fail with "cannot lock ref". `drop` and `clear_ref_lock` take those away, so that making
 the same worktree again works whatever the last process left.
+
+`git worktree add` runs must not overlap (one reads the files of a worktree another is still writing, and fails:
+"failed to read .git/worktrees/<name>/commondir"), and `worktree prune` may take away a worktree being made: both
+hold `worktree_lock`. `git worktree remove` runs side by side with each other and with an `add`, so `remove`
+takes the lock only to clear up what git refused to remove.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from pathlib import Path
 
 from plait.workspace._gitcall import run
 
-__all__ = ["clear_ref_lock", "drop", "worktree_lock"]
+__all__ = ["clear_ref_lock", "drop", "remove", "worktree_lock"]
 
 _THREADS = threading.Lock()
 
@@ -51,6 +56,14 @@ def drop(root: Path, path: Path) -> None:
         if done.returncode != 0:
             shutil.rmtree(path, ignore_errors=True)
     run(("worktree", "prune"), root)
+
+
+def remove(root: Path, common_dir: Path, path: Path) -> None:
+    """Delete the worktree at `path` and git's record of it; see the module's docstring for when it locks."""
+    if path.exists() and run(("worktree", "remove", "--force", "--force", str(path)), root).returncode == 0:
+        return
+    with worktree_lock(common_dir):
+        drop(root, path)
 
 
 def clear_ref_lock(common_dir: Path, branch: str, *, owned: str) -> bool:

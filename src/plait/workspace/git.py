@@ -17,6 +17,7 @@ from plait.errors import EnvironmentProblem
 from plait.workspace import _gitstage
 from plait.workspace._gitcall import GitError, first_line, run
 from plait.workspace._worktrees import clear_ref_lock, drop, worktree_lock
+from plait.workspace._worktrees import remove as remove_worktree
 
 __all__ = ["PLAIT_IDENTITY", "GitError", "Repo", "Worktree", "worktree_lock"]
 
@@ -373,7 +374,6 @@ class Worktree:
 
     def remove(self, delete_branch: bool = False) -> None:
         """Delete the worktree's directory and git's record of it; optionally its branch too."""
-        with worktree_lock(self.repo.common_dir):
-            self.repo.drop_worktree(self.path)
+        remove_worktree(self.repo.root, self.repo.common_dir, self.path)
         if delete_branch and self.repo.branch_exists(self.branch):
             self.repo.delete_branch(self.branch)
