@@ -7,17 +7,31 @@ A process killed between the two finds the intent in the log, makes the worktree
 (clearing what the killed `worktree add` left) and logs `task_started` then. The failure of the attempt
 before, which the brief tells of, is taken from the same event, so a resumed agent asks its model exactly
 what the first process asked.
+
+The git work of the attempts (making worktrees, checkpoints, the commit at the end) runs in `GitThreads`, a thread
+per slot of the run: a git command waits neither for another attempt's git in a pool smaller than the run, nor
+holds up the default pool, where the agents' answers are appended to the log.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from plait.events.store import EventStore
 from plait.events.types import Decision, TaskStarted
 from plait.run.scheduler import Attempt
+from plait.workspace import Repo, Worktree
 
-__all__ = ["Opening", "log_opening", "log_started", "logged_openings"]
+__all__ = ["GitThreads", "Opening", "log_opening", "log_started", "logged_openings", "make_worktree"]
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 TOPIC = "worktree"
 
@@ -84,3 +98,25 @@ def logged_openings(store: EventStore, run_id: str) -> dict[tuple[str, int], Ope
                 str(d.get("detail", "")),
             )
     return found
+
+
+def make_worktree(repo: Repo, path: Path, branch: str, base: str, *, fresh: bool, run_id: str) -> Worktree:
+    """The attempt's worktree; a resumed process makes it again, whatever a killed one left of it."""
+    if fresh:
+        return repo.add_worktree(path, branch, base)
+    return repo.readd_worktree(path, branch, base, owned=f"plait/{run_id}/")
+
+
+class GitThreads:
+    """Threads for the git work of a run's attempts, one per slot (see the module's docstring)."""
+
+    def __init__(self, slots: int) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=max(slots, 1), thread_name_prefix="plait-git")
+
+    async def run(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """`fn(*args, **kwargs)` in one of the threads."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
+
+    def close(self) -> None:
+        """No new work; what runs (a cancelled attempt's last commit) finishes."""
+        self._pool.shutdown(wait=False)

@@ -24,14 +24,14 @@ from plait.models.pricing import PriceTable
 from plait.plan.globs import matches
 from plait.plan.model import Plan, PlanTask
 from plait.run._brief import interfaces, worker_systems
-from plait.run._opening import Opening, log_opening, log_started
+from plait.run._opening import GitThreads, Opening, log_opening, log_started, make_worktree
 from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_carried, logged_carried
 from plait.run._wrapup import wrap_up
 from plait.run.base import Base
 from plait.run.experts import RunExperts, run_expert_specs
 from plait.run.integrate import Integrator, PlannedIntegrator
 from plait.run.radar import Radar
-from plait.run.scheduler import Attempt, Scheduler, TaskResult
+from plait.run.scheduler import Attempt, Scheduler, TaskResult, release_slot
 from plait.run.state import RunState, recharge
 from plait.run.steer import Steering, notes_from
 from plait.settings import Settings
@@ -120,6 +120,7 @@ class _TaskRunner:
             # the run's own total was charged by its caller
             recharge(ctx.budget, ctx.store, ctx.run_id, {**self.budgets, **self.experts.budgets})
         self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
+        self.git = GitThreads(s.concurrency)
         self.dependents = {t.id: [d.id for d in plan.tasks if t.id in d.depends_on] for t in plan.tasks}
         if isinstance(integrator, PlannedIntegrator):
             integrator.planned(plan)
@@ -172,12 +173,14 @@ class _TaskRunner:
                 opening = Opening(number, branch, str(path), base, *((last.reason, last.detail) if last else ("", "")))
                 log_opening(ctx.store, ctx.run_id, task_id, opening)
             base, saved, opened = opening.base, "", opening
-        worktree = await asyncio.to_thread(self._worktree, path, branch, base, fresh=state is None)
+        worktree = await self.git.run(
+            make_worktree, ctx.repo, path, branch, base, fresh=state is None, run_id=ctx.run_id
+        )
         if opened is not None:
             log_started(ctx.store, ctx.run_id, task_id, task.title, opened)
         carried: Carried | None = None
         if saved:
-            await asyncio.to_thread(worktree.restore, saved)
+            await self.git.run(worktree.restore, saved)
             carried = logged_carried(ctx.store, ctx.run_id, task_id, number)
         elif number > 1:
             carried = await self._carry(worktree, task_id, number)
@@ -189,7 +192,7 @@ class _TaskRunner:
             failure = str(exc)
         finally:
             # shielded: a cancelled attempt still commits what its agent left, so nothing is lost
-            commit = await asyncio.shield(asyncio.to_thread(self._wrap_up, worktree, task, result, number))
+            commit = await asyncio.shield(self.git.run(self._wrap_up, worktree, task, result, number))
             if result is None and not failure:
                 self._finished(task_id, "interrupted", "stopped before the agent finished", commit)
         # one agent on the user's task is tried again only when the gate rejects its work
@@ -204,17 +207,11 @@ class _TaskRunner:
         self.summaries[task_id] = result.summary
         return await self._integrate(task, branch, commit, result.summary)
 
-    def _worktree(self, path: Path, branch: str, base: str, *, fresh: bool) -> Worktree:
-        """The attempt's worktree; a resumed process makes it again, whatever a killed one left of it."""
-        if fresh:
-            return self.ctx.repo.add_worktree(path, branch, base)
-        return self.ctx.repo.readd_worktree(path, branch, base, owned=f"plait/{self.ctx.run_id}/")
-
     async def _carry(self, worktree: Worktree, task_id: str, number: int) -> Carried:
         """Bring the last attempt's work into the new attempt's worktree, and log what it was given."""
         ctx = self.ctx
         previous = last_commit(ctx.store, ctx.run_id, task_id)
-        carried = await asyncio.to_thread(
+        carried = await self.git.run(
             carry_over, ctx.repo, worktree, previous, number - 1, task_id=task_id, leases=self.leases
         )
         log_carried(ctx.store, ctx.run_id, task_id, number, carried)
@@ -254,6 +251,7 @@ class _TaskRunner:
 
     async def _integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> Attempt:
         if commit and task.id not in (self.ctx.state.integrated if self.ctx.state else set()):
+            release_slot()  # the agent is done: merging is not agent work, and may wait for other merges
             ok, why = await self.integrator.integrate(task, branch, commit, summary)
             if not ok:
                 first = why.splitlines()[0] if why else ""
@@ -268,7 +266,7 @@ class _TaskRunner:
         last = {"sha": Recorded(self.ctx.store, self.ctx.run_id, task.id, attempt).last_checkpoint or worktree.base}
 
         async def checkpoint() -> str | None:
-            sha = await asyncio.to_thread(worktree.checkpoint, ref, last["sha"])
+            sha = await self.git.run(worktree.checkpoint, ref, last["sha"])
             if sha:
                 last["sha"] = sha
             return sha
@@ -377,6 +375,7 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
         if watching is not None:
             watching.cancel()
         await runner.experts.close()
+        runner.git.close()
     already = ctx.state.dropped if ctx.state else {}
     for task_id, result in results.items():
         if result.status == "dropped" and task_id not in already:

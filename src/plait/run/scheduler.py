@@ -8,17 +8,30 @@ A free slot goes to the waiting attempt on the longest chain of tasks still to r
 critical path), ties in plan order: starting the short branches first lets the long chain wait for a
 slot, and the run ends later than it must. The slots are handed out by the run's own loop, after the
 tasks a finished one made ready have joined the queue, so that a freed slot can go to them.
+
+An attempt whose own work is done, and which only waits for something else (its turn to merge), gives its slot
+back early with `release_slot()`: the slot goes to the next waiting attempt.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import heapq
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Attempt", "AttemptFn", "Scheduler", "TaskResult"]
+__all__ = ["Attempt", "AttemptFn", "Scheduler", "TaskResult", "release_slot"]
+
+_RELEASE: contextvars.ContextVar[Callable[[], None]] = contextvars.ContextVar("release_slot")
+
+
+def release_slot() -> None:
+    """Give back the slot of the attempt running in this task early; nothing when it holds none."""
+    release = _RELEASE.get(None)
+    if release is not None:
+        release()
 
 
 @dataclass(frozen=True)
@@ -133,11 +146,20 @@ class Scheduler:
                     if not slot.cancelled():  # given a slot as the run was being stopped
                         self._free += 1
                     raise
+                held = [True]
+
+                def release(held: list[bool] = held) -> None:
+                    if held[0]:
+                        held[0] = False
+                        self._free += 1
+                        wake.set()
+
+                _RELEASE.set(release)
                 try:
                     self.on_state(task, "running", f"attempt {number}")
                     last = await self._one(task, number, last)
                 finally:
-                    self._free += 1
+                    release()
                 if last.ok:
                     self._finish(task, TaskResult("done", number, failures=failures))
                     return

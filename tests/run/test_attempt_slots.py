@@ -1,0 +1,83 @@
+"""What an attempt holds while it is not agent work: no slot while it waits to merge, no lock to remove its worktree."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from integrators import MergeTreeIntegrator
+
+from plait.events import Event, ObservedStore, SQLiteEventStore, TaskStarted
+from plait.models import ScriptedModel
+from plait.plan.model import Plan, PlanTask
+from plait.run.parallel import RunContext, run_plan
+from plait.run.single import Base
+from plait.settings import Settings
+from plait.workspace import LocalRunner, Repo
+from plait.workspace.git import worktree_lock
+
+
+class HeldIntegrator(MergeTreeIntegrator):
+    """Merges `first` only once `other`'s attempt has started (as a merge queue busy with other merges would)."""
+
+    def __init__(self, repo: Repo, run_id: str, base: str, first: str, other: threading.Event) -> None:
+        super().__init__(repo, run_id, base)
+        self.first, self.other = first, other
+        self.other_started_meanwhile: bool | None = None
+
+    async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> tuple[bool, str]:
+        if task.id == self.first:  # the fail-safe wait only ends a run that would never end
+            self.other_started_meanwhile = await asyncio.to_thread(self.other.wait, 10)
+        return await super().integrate(task, branch, commit, summary)
+
+
+def _task(name: str) -> dict[str, object]:
+    edit = {"path": f"{name}.py", "old": "return 0", "new": "return 1"}
+    return {
+        "match": f"Your task is `{name}`",
+        "turns": [
+            {"tool_calls": [{"name": "edit_file", "arguments": edit}]},
+            {"tool_calls": [{"name": "finish", "arguments": {"summary": f"{name} returns 1"}}]},
+        ],
+    }
+
+
+def test_an_attempt_waiting_to_merge_gives_its_slot_to_the_next(repo: Repo, tmp_path: Path) -> None:
+    beta_started = threading.Event()
+
+    def started(event: Event) -> None:
+        if isinstance(event, TaskStarted) and event.agent == "beta":
+            beta_started.set()
+
+    store = ObservedStore(SQLiteEventStore(tmp_path / "events.db"), started)
+    base = Base(repo.head(), "main")
+    integrator = HeldIntegrator(repo, "r1", base.commit, "alpha", beta_started)
+    tasks = [PlanTask(id=n, title=n, instructions=f"Make {n} return 1.", writes=[f"{n}.py"]) for n in ("alpha", "beta")]
+    ctx = RunContext(
+        repo=repo,
+        settings=Settings(concurrency=1, max_attempts=1),
+        model=ScriptedModel(conversations=[_task("alpha"), _task("beta")]),
+        store=store,
+        run_id="r1",
+        base=base,
+        runners=lambda path, agent, env: LocalRunner(),
+    )
+
+    outcome = asyncio.run(run_plan(ctx, Plan(mode="parallel", reason="two", tasks=tasks), integrator))
+
+    assert integrator.other_started_meanwhile is True
+    assert {t: r.status for t, r in outcome.results.items()} == {"alpha": "done", "beta": "done"}
+
+
+def test_a_worktree_is_removed_while_another_is_being_made(repo: Repo, tmp_path: Path) -> None:
+    worktree = repo.add_worktree(tmp_path / "wt", "plait/r1/alpha", "HEAD")
+    removing = threading.Thread(target=worktree.remove)
+    with worktree_lock(repo.common_dir):  # held as a `worktree add` holds it
+        removing.start()
+        removing.join(timeout=10)  # a fail-safe: a removal waiting for the lock would wait forever
+        removed_meanwhile = not removing.is_alive()
+    removing.join()
+    assert removed_meanwhile
+    assert not worktree.path.exists()
+    assert worktree.path not in repo.worktrees()
