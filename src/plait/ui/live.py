@@ -59,7 +59,7 @@ def end_lines(view: RunView) -> list[str]:
     return [f"{view.status}: {gate}", then]
 
 
-_BOARD_ACTIONS = frozenset({"pause", "message", "stop", "shell", "review"})
+_BOARD_ACTIONS = frozenset({"transcript", "pause", "message", "stop", "shell", "review"})
 
 
 class Dashboard(App[None]):
