@@ -22,7 +22,9 @@ Outcome = RunOutcome | ParallelOutcome | None
 
 
 def report_outcome(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
-    """Print how the run ended (JSON with `as_json`) and return its exit code."""
+    """Print how the run ended (JSON with `as_json`) and return its exit code; in a terminal, ring its bell."""
+    if err.is_terminal:  # a run left to go on in another window says it ended
+        err.bell()
     if outcome is None:
         err.print("the plan was not accepted: nothing more was spent")
         return 1

@@ -101,6 +101,8 @@ def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
     shown = Plan.model_validate(scrub_strings(plan.model_dump(mode="json"), visible))
     said = [dataclasses.replace(d, what=visible(d.what), why=visible(d.why)) for d in decisions]
     err.print(render_plan(shown, said))
+    if err.is_terminal:  # the run waits for the user's word: the bell calls them back to this window
+        err.bell()
     return typer.confirm("Run this plan?", default=True, err=True)
 
 

@@ -213,6 +213,8 @@ class ConsoleAsker:
     def __call__(self, decision: Decision, agent: str) -> bool:
         """Print the question on stderr and read y/N from stdin; no answer (EOF) is a no."""
         with self._lock:
+            if sys.stderr.isatty():  # a run left in another window needs the user: the terminal's bell says so
+                print("\a", end="", file=sys.stderr, flush=True)
             why = f" ({visible(decision.reason)})" if decision.reason else ""
             subject = visible(decision.subject)  # a command can hide what it is behind CR, ESC or bidi marks
             print(f"plait: agent {visible(agent) or '?'} wants to {decision.action}: {subject}{why}", file=sys.stderr)
