@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -75,9 +76,13 @@ class SQLiteEventStore:
     """Events in one SQLite file (WAL). Safe to share between threads and between processes.
 
     Every append survives a crash of plait. An event of the `durable` kinds (`DURABLE_KINDS`) also survives a
-    crash of the machine: its commit is synced to disk (synchronous=FULL) before `append` returns, and `synced`
-    is then its sequence number. The others are committed with `synchronous` (NORMAL: written, synced at the next
-    sync), a power cut losing at most those after the last synced one.
+    crash of the machine: its commit is synced to disk before `append` returns, and `synced` is then its sequence
+    number. The others are committed with `synchronous` (NORMAL: written, synced at the next sync), a power cut
+    losing at most those after the last synced one.
+
+    A durable event is committed like the others, then the write-ahead log is synced (as synchronous=FULL syncs it
+    at the commit) after the store's lock is let go: a thread waiting for its answer to reach the disk holds up no
+    other thread's append. Without a write-ahead log, the commit itself is made with synchronous=FULL.
     """
 
     def __init__(
@@ -94,9 +99,14 @@ class SQLiteEventStore:
         self.synced = 0
         """The last event known synced to disk: it and every event before it survive a power cut."""
         self._lock = threading.Lock()
+        self._wal: Path | None = None
+        """The write-ahead log a durable append syncs, None when the commit itself syncs."""
+        self._wal_dir_synced = False
         try:
             self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() == "wal" and str(path) != ":memory:":
+                self._wal = self.path.with_name(self.path.name + "-wal")
             self._db.execute(f"PRAGMA synchronous={self._synchronous}")
             self._db.executescript(_SCHEMA)
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
@@ -107,7 +117,8 @@ class SQLiteEventStore:
 
     def append(self, event: Event) -> Event:
         payload = event.model_dump_json(exclude={"seq"})
-        sync = event.kind in self._durable and not self._always_synced
+        durable = event.kind in self._durable and not self._always_synced
+        sync = durable and self._wal is None
         with self._lock:
             try:
                 if sync:
@@ -126,7 +137,26 @@ class SQLiteEventStore:
             assert seq is not None
             if sync or self._always_synced:
                 self.synced = seq
+        if durable and not sync:
+            self._sync_wal(seq)
         return event.model_copy(update={"seq": seq})
+
+    def _sync_wal(self, seq: int) -> None:
+        """Sync the write-ahead log, which holds event `seq` and every event before it.
+
+        Those a checkpoint has moved since into the database file are synced there: a checkpoint syncs the log
+        before it copies, and the database file after.
+        """
+        assert self._wal is not None
+        try:
+            _fsync(self._wal)
+            if not self._wal_dir_synced:  # the log's own entry in its directory, as SQLite syncs a log it made
+                _fsync(self._wal.parent)
+                self._wal_dir_synced = True
+        except OSError as exc:
+            raise StateError(f"cannot sync the event log {self.path} to disk: {exc}") from exc
+        with self._lock:
+            self.synced = max(self.synced, seq)
 
     def events(
         self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
@@ -196,6 +226,14 @@ class SQLiteEventStore:
                 where = ".".join(str(p) for p in first["loc"])
                 raise StateError(f"event {seq} in {self.path} is malformed at {where}: {first['msg']}") from exc
             yield event.model_copy(update={"seq": seq})
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class ObservedStore:
