@@ -37,12 +37,12 @@ def test_a_sorted_list_stays_sorted_with_high_confidence() -> None:
     assert found.confidence == "high" and "kept the list sorted" in found.reason
 
 
-def test_without_history_ours_goes_first_and_the_resolution_says_it_chose() -> None:
+def test_outside_a_sorted_list_ours_goes_first_and_the_resolution_says_it_chose() -> None:
     log = "Contributors\n============\n\n- Zoe\n- Adam\n"
     found = _resolve("AUTHORS.rst", log, log + "- Mia\n", log + "- Ben\n")
     assert found.text == log + "- Mia\n- Ben\n"
     assert found.confidence == "low" and found.reason.startswith("low confidence")
-    assert "history's order unknown" in found.reason
+    assert "ours first: the order was chosen" in found.reason
 
 
 def test_a_header_both_sides_added_is_held_once() -> None:
@@ -108,24 +108,14 @@ def _merge(box: Sandbox, ours: str, theirs: str, **kwargs: object) -> tuple[str,
 LOG = "Contributors (chronological)\n============================\n\n- Zoe\n- Adam\n"
 
 
-def test_the_mainline_addition_goes_first_and_the_commit_message_marks_the_choice(box: Sandbox) -> None:
+def test_a_chosen_order_is_marked_in_the_merge_commit_message(box: Sandbox) -> None:
     base = box.start({"AUTHORS.rst": LOG})
-    feature = _commit(box, {"AUTHORS.rst": LOG + "- Getka\n"}, base, "2020-01-03T10:00:00")
-    pr = _commit(box, {"AUTHORS.rst": LOG + "- Reskov\n"}, base, "2020-01-05T10:00:00")
-    tree = git(box.root, "rev-parse", f"{pr}^{{tree}}")
-    dev = _dated(box, "2020-01-05T11:00:00", "commit-tree", tree, "-p", base, "-p", pr, "-m", "Merge pull request")
-    text, message, (res,) = _merge(box, feature, dev, resolvers=default_resolvers())
-    assert text == LOG + "- Reskov\n- Getka\n"
-    assert res.confidence == "low" and "theirs first: the mainline" in res.reason
-    assert "Resolutions of low confidence" in message and "AUTHORS.rst" in message
-
-
-def test_with_no_mainline_the_earlier_commit_goes_first(box: Sandbox) -> None:
-    base = box.start({"AUTHORS.rst": LOG})
-    ours = _commit(box, {"AUTHORS.rst": LOG + "- Late\n"}, base, "2021-06-01T10:00:00")
-    theirs = _commit(box, {"AUTHORS.rst": LOG + "- Early\n"}, base, "2021-05-01T10:00:00")
-    text, _, (res,) = _merge(box, ours, theirs, resolvers=default_resolvers())
-    assert text == LOG + "- Early\n- Late\n" and "theirs first: its commit is the earlier" in res.reason
+    ours = _commit(box, {"AUTHORS.rst": LOG + "- Getka\n"}, base, "2020-01-03T10:00:00")
+    theirs = _commit(box, {"AUTHORS.rst": LOG + "- Reskov\n"}, base, "2020-01-05T10:00:00")
+    text, message, (res,) = _merge(box, ours, theirs, resolvers=default_resolvers())
+    assert text == LOG + "- Getka\n- Reskov\n"
+    assert res.confidence == "low" and "ours first: the order was chosen" in res.reason
+    assert "Resolutions of low confidence" in message and f"- AUTHORS.rst: {res.reason}" in message
 
 
 class _Model:

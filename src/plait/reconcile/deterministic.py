@@ -12,8 +12,7 @@ from pathlib import PurePosixPath
 from plait.reconcile import _hunks
 from plait.reconcile._additions import added_both, merge_additions, sorted_merge
 from plait.reconcile._mergefile import Hunk, Region, Stable, assemble, diff3_regions
-from plait.reconcile._order import first_side
-from plait.reconcile.types import FileConflict, MergeContext, MergeSite, Resolution, Rung
+from plait.reconcile.types import FileConflict, MergeContext, Resolution, Rung
 
 __all__ = ["DeterministicResolver", "resolve_deterministic", "same_content"]
 
@@ -61,8 +60,8 @@ def same_content(a: str, b: str, path: str) -> bool:
 class _File:
     """One conflicted file cut into regions, with the rules that settle a hunk."""
 
-    def __init__(self, conflict: FileConflict, regions: list[Region], site: MergeSite | None = None) -> None:
-        self.path, self.site = conflict.path, site
+    def __init__(self, conflict: FileConflict, regions: list[Region]) -> None:
+        self.path = conflict.path
         self.low = False
         """Whether a rule had to choose (an order of additions)."""
         self.language = _language(conflict.path)
@@ -146,12 +145,7 @@ class _File:
             return kept, "kept the list sorted"
         self.low = True
         listing = bool(_LISTING.match(PurePosixPath(self.path).name))
-        known = first_side(self.site, self.path)
-        if known is None:
-            return merge_additions(ours, theirs, listing=listing), "ours first: history's order unknown"
-        side, why = known
-        first, second = (ours, theirs) if side == "ours" else (theirs, ours)
-        return merge_additions(first, second, listing=listing), why
+        return merge_additions(ours, theirs, listing=listing), "ours first: the order was chosen"
 
 
 def _trailing_spaces(lines: Sequence[str]) -> int:
@@ -199,26 +193,26 @@ def _final_newline(text: str, conflict: FileConflict) -> str:
     return text
 
 
-def resolve_deterministic(conflict: FileConflict, site: MergeSite | None = None) -> Resolution | None:
+def resolve_deterministic(conflict: FileConflict) -> Resolution | None:
     """A resolution of `conflict` by the deterministic rules, or None when one hunk needs judgement.
 
-    `site` (the merge) lets the order of two additions follow history; a rule that had to choose an order
-    gives a resolution of low confidence.
+    A rule that had to choose an order (two additions at one spot, outside a sorted list) gives a resolution
+    of low confidence.
     """
     found = _whole_file(conflict)
     if found is not None or conflict.ours is None or conflict.theirs is None:
         return found
     if "\0" in conflict.ours or "\0" in conflict.theirs:
         return None
-    return _by_hunks(conflict, conflict.ours, conflict.theirs, site) or _reformatted(conflict)
+    return _by_hunks(conflict, conflict.ours, conflict.theirs) or _reformatted(conflict)
 
 
-def _by_hunks(conflict: FileConflict, ours: str, theirs: str, site: MergeSite | None) -> Resolution | None:
+def _by_hunks(conflict: FileConflict, ours: str, theirs: str) -> Resolution | None:
     try:
         regions = diff3_regions(conflict.base or "", ours, theirs)
     except ValueError:
         return None
-    file = _File(conflict, regions, site)
+    file = _File(conflict, regions)
     chosen: list[list[str]] = []
     rules: Counter[str] = Counter()
     for index in range(len(file.hunks)):
@@ -249,4 +243,4 @@ class DeterministicResolver:
 
     async def resolve(self, conflict: FileConflict, context: MergeContext) -> Resolution | None:
         """Settle every hunk by rule, or return None."""
-        return await asyncio.to_thread(resolve_deterministic, conflict, context.site)
+        return await asyncio.to_thread(resolve_deterministic, conflict)

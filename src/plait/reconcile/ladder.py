@@ -114,7 +114,6 @@ async def _climb(
     context: MergeContext,
     refusals: list[str],
     llm_context: Callable[[], Awaitable[MergeContext]],
-    site: MergeSite,
 ) -> dict[str, Resolution]:
     """Each rung in turn on the files still open; the `llm` rung also sees the merge, its other open files
     and the semantic check's findings (`llm_context`, computed once when that rung is reached). A rung that
@@ -125,14 +124,10 @@ async def _climb(
         left = [c for c in pending if c.path not in found]
         if not left:
             break
-        shared = await llm_context() if resolver.rung == "llm" else replace(context, site=context.site or site)
+        shared = await llm_context() if resolver.rung == "llm" else context
         defer = getattr(resolver, "defer_low", False) and any(r.rung == "llm" for r in resolvers[at + 1 :])
         for conflict in left:
-            mine = (
-                replace(shared, siblings=tuple(c for c in left if c is not conflict))
-                if resolver.rung == "llm"
-                else shared
-            )
+            mine = replace(shared, siblings=tuple(c for c in left if c is not conflict)) if shared.site else shared
             res = await resolver.resolve(conflict, mine)
             if res is None:
                 continue
@@ -219,8 +214,7 @@ async def merge_commits(
             else:
                 by_attribute[pc.path] = res
     llm_context = _LLMContext(repo, ours_sha, theirs_sha, plan, context)
-    site = MergeSite(repo, ours_sha, theirs_sha)
-    found = by_attribute | await _climb(pending, resolvers, context, refusals, llm_context, site)
+    found = by_attribute | await _climb(pending, resolvers, context, refusals, llm_context)
     resolutions = [found[pc.path] for pc, _, _ in plan.loaded if pc.path in found]
     unresolved = [*plan.held, *(c for pc, c, _ in plan.loaded if pc.path not in found)]
     outcome = MergeOutcome(ours_sha, theirs_sha, None, clean=not plan.loaded and not plan.held)
