@@ -16,12 +16,12 @@ from plait.models.base import (
     UserMessage,
 )
 from plait.models.pricing import DEFAULT_PRICES, Price, PriceTable
-from plait.models.registry import make_model
-from plait.models.scripted import FunctionModel, ScriptedModel, ScriptTurn
 
 if TYPE_CHECKING:
     from plait.models.anthropic_provider import AnthropicModel
     from plait.models.openai_provider import OpenAIModel
+    from plait.models.registry import make_model
+    from plait.models.scripted import FunctionModel, ScriptedModel, ScriptTurn
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -48,7 +48,16 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """Import a provider, and its SDK, on first use: the SDKs take a second to import."""
+    """Import a provider, and its SDK, on first use: the SDKs take a second to import; the registry and the
+    scripted models (yaml, asyncio) too, which reading an event log never needs."""
+    if name == "make_model":
+        from plait.models.registry import make_model
+
+        return make_model
+    if name in ("FunctionModel", "ScriptedModel", "ScriptTurn"):
+        from plait.models import scripted
+
+        return getattr(scripted, name)
     if name == "AnthropicModel":
         from plait.models.anthropic_provider import AnthropicModel
 

@@ -11,7 +11,6 @@ from pydantic import SecretStr
 
 from plait.errors import MissingApiKey, UsageError
 from plait.models.base import Model
-from plait.models.scripted import ScriptedModel
 
 if TYPE_CHECKING:  # plait.settings imports plait.models for prices
     from plait.settings import Settings
@@ -94,5 +93,7 @@ def make_model(spec: str, settings: Settings, env: Mapping[str, str] | None = No
             provider=provider,
         )
     if provider == "scripted":
+        from plait.models.scripted import ScriptedModel  # yaml and asyncio: not for reading settings
+
         return ScriptedModel.from_file(rest)
     raise UsageError(f"model '{spec}' has an unknown provider '{provider}': use {SPEC_FORMS}")

@@ -5,18 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from plait.errors import EnvironmentProblem, UsageError
-from plait.events.backends import open_event_store, store_scope
-from plait.events.store import EventStore, ObservedStore, RedactingStore
-from plait.events.types import AgentStopped, Event, ModelCallFailed, ModelCallFinished
-from plait.settings import Settings, load_settings
-from plait.ui.feed import make_redactor
-from plait.workspace import Repo
+
+if TYPE_CHECKING:  # the event log and the settings are imported where used: `plait --help` needs neither
+    from plait.events.store import EventStore, ObservedStore
+    from plait.events.types import Event
+    from plait.settings import Settings
+    from plait.workspace import Repo
 
 __all__ = [
     "JsonOpt",
@@ -53,6 +53,9 @@ def open_store(repo: Repo, *, create: bool) -> EventStore:
 
     The setting is read from the user's configuration, never from a run: `plait resume` finds the run there.
     """
+    from plait.events.backends import open_event_store, store_scope
+    from plait.settings import load_settings
+
     location = load_settings(repo.root, report=None).settings.store
     path = repo.common_dir / "plait" / "events.db"
     if not location and not create and not path.exists():
@@ -62,12 +65,17 @@ def open_store(repo: Repo, *, create: bool) -> EventStore:
 
 def has_log(repo: Repo) -> bool:
     """Whether the repository has an event log to read (a server always has one)."""
+    from plait.settings import load_settings
+
     return bool(load_settings(repo.root, report=None).settings.store) or (repo.common_dir / "plait/events.db").exists()
 
 
 def run_store(store: EventStore, settings: Settings | None) -> ObservedStore:
     """`store` as a run writes to it: each event redacted (the environment's and the settings' secrets) before
     it is written, then told to the listeners (progress lines)."""
+    from plait.events.store import ObservedStore, RedactingStore
+    from plait.ui.feed import make_redactor
+
     return ObservedStore(RedactingStore(store, make_redactor(settings)))
 
 
@@ -93,6 +101,8 @@ def resolve_run(store: EventStore, ref: str, *, acts_on: Callable[[str], bool] |
 def provider_failure(events: list[Event]) -> str:
     """The provider's one-line error when a run got no answer from it and every agent stopped on its error
     (a rejected key, an unknown model): such a run exits as a model provider problem, not a failed task."""
+    from plait.events.types import AgentStopped, ModelCallFailed, ModelCallFinished
+
     stops = [e for e in events if isinstance(e, AgentStopped)]
     if not stops or any(e.reason != "model_error" for e in stops):
         return ""

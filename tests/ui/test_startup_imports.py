@@ -1,0 +1,87 @@
+"""A read-only command imports what it uses: never the terminal UI, a provider's SDK, MCP, the merge machinery,
+the sandbox or the run loop, which only a run (or the live view) needs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_support import git
+from synthetic_run import RUN_ID, append_run, parallel_run
+
+from plait.events.store import SQLiteEventStore
+
+FORBIDDEN = (
+    "textual",
+    "openai",
+    "anthropic",
+    "mcp",
+    "httpx",
+    "plait.reconcile",
+    "plait.workspace.sandbox",
+    "plait.models.scripted",
+    "plait.run",
+    "plait.agent",
+    "plait.ui.cmd_run",
+)
+# the progress lines' few string helpers; `config` shows the test command the gate would detect
+ALLOWED = {"plait.reconcile", "plait.reconcile.verdict"}
+ALLOWED_FOR = {"config": {"plait.reconcile.verify"}}
+
+_PROBE = """
+import json, sys
+from plait.ui.cli import main
+code = main(sys.argv[1:])
+print("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _imported(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, set[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+def _forbidden(modules: set[str], allowed: set[str]) -> list[str]:
+    return sorted(m for m in modules - allowed if any(m == f or m.startswith(f + ".") for f in FORBIDDEN))
+
+
+@pytest.fixture
+def recorded(project: Path) -> Path:
+    store = SQLiteEventStore(project / ".git" / "plait" / "events.db")
+    append_run(store, parallel_run(base=git(project, "rev-parse", "HEAD")))
+    store.close()
+    return project
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["runs"],
+        ["runs", "--json"],
+        ["status", "--json"],
+        ["status", "--plain"],
+        ["show", "last", "--no-pager"],
+        ["log", RUN_ID],
+        ["cost", "last"],
+        ["config"],
+        ["--help"],
+        ["--version"],
+    ],
+    ids=" ".join,
+)
+def test_a_read_only_command_imports_no_run_machinery(recorded: Path, env: dict[str, str], argv: list[str]) -> None:
+    code, modules = _imported(argv, recorded, env)
+    assert code == 0
+    assert _forbidden(modules, ALLOWED | ALLOWED_FOR.get(argv[0], set())) == []
+
+
+def test_the_top_level_help_imports_no_command_module(recorded: Path, env: dict[str, str]) -> None:
+    code, modules = _imported(["--help"], recorded, env)
+    assert code == 0
+    assert sorted(m for m in modules if m.startswith(("plait.ui.cmd_", "plait.events", "plait.settings"))) == []
