@@ -62,6 +62,9 @@ class Settings(BaseModel):
     """Seconds a command run by an agent may take; the whole process tree is killed after."""
     output_limit: int = Field(16_000, ge=200)
     """Characters of tool output shown to the model; the head and tail are kept."""
+    instructions_chars: int = Field(8_000, ge=0)
+    """Characters of the repository's AGENTS.md and CLAUDE.md files (the root's, and those on the way to a task's
+    files) given to each agent, all together; a file cut or left out is named. 0 gives none."""
     request_timeout: float = Field(600.0, gt=0)
     """Seconds to wait for one model reply (connecting gets at most 10 of them). A reply is not streamed, so this
     is the time to write the whole of it: allow for a long one from a slow server."""

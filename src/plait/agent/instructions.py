@@ -160,6 +160,9 @@ class ProjectInstructions:
             return self._text(target, hops + 1)
         return text
 
+    def _collect(self, dirs: Iterable[str], *, root: bool = True, seen: Iterable[str] = ()) -> list[Instruction]:
+        return self.collect(dirs, root=root, seen=seen) if self.budget > 0 else []
+
     def collect(self, dirs: Iterable[str], *, root: bool = True, seen: Iterable[str] = ()) -> list[Instruction]:
         """The instructions of the root (when `root`) and of `dirs`, in their order; texts in `seen` left out."""
         order = ([""] if root else []) + [d for d in dirs if d]
@@ -176,23 +179,23 @@ class ProjectInstructions:
 
     def root_section(self) -> str:
         """The section of the root's instructions (the part every agent of a run shares, word for word)."""
-        return render(self.collect(()), self.budget)
+        return render(self._collect(()), self.budget)
 
     def around(self, paths: Iterable[str]) -> str:
         """The section of the instructions of the directories on the way to `paths`, beyond the root's.
 
         It is given the budget the root's instructions leave.
         """
-        shared = self.collect(())
+        shared = self._collect(())
         used = min(self.budget, sum(len(i.text) for i in shared))
-        found = self.collect(directories(paths), root=False, seen=[i.text for i in shared])
+        found = self._collect(directories(paths), root=False, seen=[i.text for i in shared])
         return render(found, self.budget - used, heading="Project instructions for the directories of your files")
 
     def section(self, paths: Iterable[str] = ()) -> str:
         """The root's instructions and those on the way to `paths`, in one section."""
-        return render(self.collect(directories(paths)), self.budget)
+        return render(self._collect(directories(paths)), self.budget)
 
     def top_level(self) -> str:
         """The root's instructions and those of its top-level directories (for the planner, who sees it all)."""
         tops = sorted({p.split("/")[0] for p in self._list() if p.count("/") == 1})
-        return render(self.collect(tops), self.budget)
+        return render(self._collect(tops), self.budget)

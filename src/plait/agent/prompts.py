@@ -56,17 +56,23 @@ must touch a file outside your write-set, keep the change minimal and say why in
 """
 
 
-def shared_prefix(repo_map: str, plan_overview: str, *, whole_map: bool = False) -> str:
+def shared_prefix(
+    repo_map: str, plan_overview: str, *, whole_map: bool = False, instructions: str = "", own_instructions: str = ""
+) -> str:
     """The system prompt of an agent of a parallel run: the part every agent shares first, its own part last.
 
-    The instructions come first, word for word the same for every agent, then `repo_map` (the map of its
-    own area of the repository) and `plan_overview` (the rows of the plan that concern it). A `whole_map`
-    (of a small repository) is every agent's: it joins the shared part. `SYSTEM_BREAK` ends that part.
+    The instructions come first, word for word the same for every agent, with the repository's own
+    `instructions` (its root's AGENTS.md, see `plait.agent.instructions`), then `own_instructions` (those of the
+    directories of its files), `repo_map` (the map of its own area of the repository) and `plan_overview` (the
+    rows of the plan that concern it). A `whole_map` (of a small repository) is every agent's: it joins the
+    shared part. `SYSTEM_BREAK` ends that part.
     """
+    shared = f"{instructions.strip()}\n\n" if instructions.strip() else ""
+    own = f"{own_instructions.strip()}\n\n" if own_instructions.strip() else ""
     if whole_map:
-        shared, own = f"The repository:\n{repo_map.strip()}\n\n", ""
+        shared += f"The repository:\n{repo_map.strip()}\n\n"
     else:
-        shared, own = "", f"The repository around your task:\n{repo_map.strip()}\n\n"
+        own += f"The repository around your task:\n{repo_map.strip()}\n\n"
     return system_prompt(f"{_PARALLEL}\n{shared}{SYSTEM_BREAK}{own}The plan:\n{plan_overview.strip()}")
 
 

@@ -76,9 +76,10 @@ Example of a parallel plan (a JSON object, the argument of submit_plan):
 """
 
 
-def planner_system(repo_map: str) -> str:
-    """The planner's system prompt: instructions, then the map of the repository."""
-    return f"{_INSTRUCTIONS}\nThe repository:\n\n{repo_map.rstrip()}\n"
+def planner_system(repo_map: str, instructions: str = "") -> str:
+    """The planner's system prompt: instructions, the repository's own (its AGENTS.md files), then its map."""
+    own = f"\n{instructions.strip()}\n" if instructions.strip() else ""
+    return f"{_INSTRUCTIONS}{own}\nThe repository:\n\n{repo_map.rstrip()}\n"
 
 
 def planner_task(task: str, verify: str | None = None) -> str:

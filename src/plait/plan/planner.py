@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from plait.agent.context import ContextBudget, context_budget
+from plait.agent.instructions import ProjectInstructions
 from plait.agent.loop import Agent, AgentLimits, Spending
 from plait.agent.tools import Toolbox, ToolOutcome
 from plait.errors import ModelError, PlaitError
@@ -161,6 +162,7 @@ async def make_plan(
     verify: str | None = None,
     split: str = "auto",
     max_tasks: int | None = None,
+    instructions: ProjectInstructions | None = None,
 ) -> Plan:
     """Run the planner agent on `task` over the repository at `repo_root`; its validated plan, split only if that pays.
 
@@ -177,6 +179,8 @@ async def make_plan(
         verify: The command the merge gate will run ('' for none), told to the planner; None when not known.
         split: "auto" runs a split only when its estimate says it pays; "always" runs the plan as proposed.
         max_tasks: The most tasks a plan may have; a larger one is rejected, with the maximum, like any invalid plan.
+        instructions: The project instructions of the run's base commit; the planner is given the root's and
+            those of the top-level directories.
 
     Raises:
         PlanError: no valid plan after `max_attempts` submissions, or the planner stopped without one.
@@ -198,7 +202,7 @@ async def make_plan(
         toolbox=tools,
         store=store,
         prices=prices,
-        system=planner_system(repo_map),
+        system=planner_system(repo_map, await asyncio.to_thread(instructions.top_level) if instructions else ""),
         limits=AgentLimits(max_steps=max_steps),
         budget=budget,
         context=context or context_budget(model.name),

@@ -1,7 +1,8 @@
 """What the plan tells each agent of a parallel run: the map of its area, the plan rows that concern it, its interfaces.
 
 Each agent's system prompt is the shared instructions (byte-identical for every agent, so a provider
-caches them once), then the map of its own area and its neighbours, then its rows of the plan: its task,
+caches them once, with the root's project instructions), then the project instructions of the directories of
+its files, the map of its own area and its neighbours, then its rows of the plan: its task,
 the tasks it starts from or that start from it, the owners of files near its own, and the contracts it
 provides or consumes. Other tasks are counted, not listed.
 """
@@ -11,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
+from plait.agent.instructions import ProjectInstructions
 from plait.agent.prompts import shared_prefix
 from plait.plan._areamap import Area, RepoIndex
 from plait.plan.globs import expand, new_paths
 from plait.plan.model import Plan, PlanTask
 
-__all__ = ["interfaces", "plan_overview", "task_area", "worker_systems"]
+__all__ = ["ProjectInstructions", "interfaces", "plan_overview", "task_area", "worker_systems"]
 
 _FILES_SHOWN = 3
 
@@ -96,17 +98,28 @@ def task_area(index: RepoIndex, plan: Plan, task: PlanTask) -> Area:
     return index.area(task.writes, task.reads, contracts)
 
 
-def worker_systems(plan: Plan, root: Path, files: list[str] | None = None) -> dict[str, str]:
+def worker_systems(
+    plan: Plan, root: Path, files: list[str] | None = None, instructions: ProjectInstructions | None = None
+) -> dict[str, str]:
     """Each task's system prompt: the shared instructions, the map of its area, its rows of the plan.
 
     A repository whose whole map is no longer than an area's gets that map for every task instead: shared
-    word for word, it is cached once for all of them.
+    word for word, it is cached once for all of them. So are the root's project `instructions` (AGENTS.md,
+    CLAUDE.md); those of the directories of a task's files are its own.
     """
     index = RepoIndex(root, files)
     whole = index.whole()
+    common = instructions.root_section() if instructions is not None else ""
     systems = {}
     for task in plan.tasks:
         area = task_area(index, plan, task)
         overview = plan_overview(plan, task, area.files | set(area.new), index.paths)
-        systems[task.id] = shared_prefix(whole or index.render(area), overview, whole_map=whole is not None)
+        own = instructions.around([*task.writes, *task.reads]) if instructions is not None else ""
+        systems[task.id] = shared_prefix(
+            whole or index.render(area),
+            overview,
+            whole_map=whole is not None,
+            instructions=common,
+            own_instructions=own,
+        )
     return systems

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
+from plait.agent.instructions import ProjectInstructions
 from plait.errors import PlaitError
 from plait.events.store import EventStore
 from plait.events.types import Decision, NotePosted, PlanMade, RunFinished
@@ -167,6 +168,7 @@ async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: Price
         verify=verify,
         split=o.settings.split,
         max_tasks=o.settings.max_tasks,
+        instructions=ProjectInstructions(o.repo.root, o.base.commit, o.settings.instructions_chars),
     )
 
 

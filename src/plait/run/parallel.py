@@ -23,7 +23,7 @@ from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.globs import matches
 from plait.plan.model import Plan, PlanTask
-from plait.run._brief import interfaces, worker_systems
+from plait.run._brief import ProjectInstructions, interfaces, worker_systems
 from plait.run._opening import GitThreads, Opening, log_opening, log_started, make_worktree
 from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_carried, logged_carried
 from plait.run._wrapup import wrap_up
@@ -90,7 +90,8 @@ class _TaskRunner:
     def __init__(self, ctx: RunContext, plan: Plan, integrator: Integrator) -> None:
         self.ctx, self.plan, self.integrator = ctx, plan, integrator
         self.tasks = {t.id: t for t in plan.tasks}
-        self.systems = {t.id: ctx.system for t in plan.tasks} if ctx.system else worker_systems(plan, ctx.repo.root)
+        at = ProjectInstructions(ctx.repo.root, ctx.base.commit, ctx.settings.instructions_chars)  # the run's base
+        self.systems = {t.id: ctx.system for t in plan.tasks} if ctx.system else worker_systems(plan, at.root, None, at)
         s = ctx.settings
         self.bootstrap = Bootstrap(ctx.repo.root, tuple(s.worktree_include), s.setup_command)
         self.budgets = {

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from plait.agent.budget import Budget, Limits
+from plait.agent.instructions import ProjectInstructions
 from plait.agent.prompts import system_prompt, task_brief
 from plait.events.store import EventStore
 from plait.events.types import AgentStopped, Committed, Decision, RunStarted
@@ -140,6 +141,7 @@ async def run_single(
         integrator = GatedIntegrator(gate, store, run_id, branch)
         command = await asyncio.to_thread(gate.command_for, base.commit)
         verify = command or ""
+    instructions = ProjectInstructions(repo.root, base.commit, s.instructions_chars)
     ctx = RunContext(
         repo=repo,
         settings=s if gate is not None else s.model_copy(update={"max_attempts": 1}),
@@ -150,7 +152,7 @@ async def run_single(
         runners=runners or (lambda path, agent, env: runner or LocalRunner()),
         prices=PriceTable(s.prices),
         budget=budget,
-        system=system_prompt(),
+        system=system_prompt(await asyncio.to_thread(instructions.root_section)),
         single=True,
         state=state,
         verify=verify,

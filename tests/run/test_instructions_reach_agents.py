@@ -1,0 +1,136 @@
+"""The repository's AGENTS.md files reach the planner and every worker of a run, as the run's base commit has them.
+
+A real repository, planner, worktrees, agent loops and merge queue; only the model is scripted. What each agent
+was told is read from the log (the system prompt it was given) and from the requests the model received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+
+import pytest
+from integrators import git
+
+from plait.events import SQLiteEventStore
+from plait.events.types import PromptGiven
+from plait.models.base import SYSTEM_BREAK, ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.models.scripted import FunctionModel
+from plait.run.orchestrate import Orchestration, orchestrate
+from plait.run.parallel import ParallelOutcome
+from plait.run.single import Base, run_single
+from plait.settings import Settings
+from plait.workspace import LocalRunner, Repo
+
+RUN = "r1"
+ROOT_RULE = "ROOT RULE: every function has a docstring."
+DB_RULE = "DB RULE: never write raw SQL."
+WEB_RULE = "WEB RULE: views return dicts."
+_TASK = re.compile(r"Your task is `([a-z]+)`")
+_PLAN = {
+    "mode": "parallel",
+    "reason": "the database and the web layer are apart",
+    "tasks": [
+        {"id": "db", "title": "models", "instructions": "Add a model.", "writes": ["db/models.py"]},
+        {"id": "web", "title": "views", "instructions": "Add a view.", "writes": ["web/views.py"]},
+    ],
+}
+
+
+@pytest.fixture
+def layered(repo: Repo) -> Repo:
+    files = {
+        "AGENTS.md": f"# Conventions\n{ROOT_RULE}\n",
+        "db/AGENTS.md": f"{DB_RULE}\n",
+        "db/models.py": "MODELS = []\n",
+        "web/AGENTS.md": f"{WEB_RULE}\n",
+        "web/views.py": "VIEWS = []\n",
+    }
+    for path, text in files.items():
+        (repo.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo.root / path).write_text(text)
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-q", "-m", "layers")
+    return repo
+
+
+def _call(name: str, **arguments: object) -> ModelResponse:
+    return ModelResponse(tool_calls=(ToolCall(id="c1", name=name, arguments=arguments),))
+
+
+def _answer(request: ModelRequest) -> ModelResponse:
+    first = next(m.text for m in request.messages if isinstance(m, UserMessage))
+    if "Make a plan for this task" in first:
+        return _call("submit_plan", **_PLAN)
+    task = _TASK.search(first)
+    name = task[1] if task else "main"
+    if not any(m.kind == "assistant" for m in request.messages):
+        path = {"db": "db/models.py", "web": "web/views.py", "main": "db/models.py"}[name]
+        return _call("write_file", path=path, content=f"# by {name}\n")
+    return _call("finish", summary=f"{name} done")
+
+
+def _systems(store: SQLiteEventStore) -> dict[str, str]:
+    return {e.agent: e.system for e in store.events(RUN, kinds=["prompt"]) if isinstance(e, PromptGiven)}
+
+
+def test_the_planner_and_each_worker_get_the_root_file_and_their_own_directories(layered: Repo, tmp_path: Path) -> None:
+    base = Base(layered.head(), "main")
+    # after the run's base: a commit, and an uncommitted edit; neither is the run's
+    (layered.root / "AGENTS.md").write_text("LATER RULE: committed after the base.\n")
+    git(layered.root, "commit", "-q", "-am", "later")
+    (layered.root / "db" / "AGENTS.md").write_text("DIRTY RULE: not committed.\n")
+    store = SQLiteEventStore(tmp_path / "events.db")
+    model = FunctionModel(_answer)
+    o = Orchestration(
+        repo=layered,
+        task="Add a model and a view.",
+        settings=Settings(concurrency=2, split="always", verify_command="true"),
+        model=model,
+        store=store,
+        base=base,
+        run_id=RUN,
+        runners=lambda path, agent, env: LocalRunner(),
+        use_llm_resolver=False,
+    )
+    outcome = asyncio.run(orchestrate(o))
+    assert isinstance(outcome, ParallelOutcome) and outcome.status == "done", outcome
+
+    systems = _systems(store)
+    planner, db, web = systems["planner"], systems["db"], systems["web"]
+    assert all(rule in planner for rule in (ROOT_RULE, DB_RULE, WEB_RULE))  # the root and the top-level directories
+    assert "Project instructions (from AGENTS.md, db/AGENTS.md, web/AGENTS.md):" in planner
+    for worker, own, other in ((db, DB_RULE, WEB_RULE), (web, WEB_RULE, DB_RULE)):
+        shared, mine = worker.split(SYSTEM_BREAK)
+        assert shared.count(ROOT_RULE) == 1 and ROOT_RULE not in mine
+        assert own in mine and own not in shared and other not in worker
+        assert "LATER RULE" not in worker and "DIRTY RULE" not in worker
+    assert db.split(SYSTEM_BREAK)[0] == web.split(SYSTEM_BREAK)[0]  # cached once for both
+    # the requests the model received said the same
+    sent = {_TASK.search(next(m.text for m in r.messages if isinstance(m, UserMessage))): r.system for r in model.calls}
+    asked = {m[1]: system for m, system in sent.items() if m is not None}
+    assert asked == {"db": db, "web": web}
+    common = os.path.commonprefix([db, web])
+    assert common.startswith(db.split(SYSTEM_BREAK)[0] + SYSTEM_BREAK)
+    store.close()
+
+
+def test_one_agent_gets_the_root_file(layered: Repo, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "events.db")
+    outcome = asyncio.run(
+        run_single(
+            layered,
+            "Add a model.",
+            settings=Settings(),
+            model=FunctionModel(_answer),
+            store=store,
+            base=Base(layered.head(), "main"),
+            run_id=RUN,
+            runner=LocalRunner(),
+        )
+    )
+    assert outcome.status == "done", outcome
+    system = _systems(store)["main"]
+    assert system.count(ROOT_RULE) == 1 and DB_RULE not in system and WEB_RULE not in system
