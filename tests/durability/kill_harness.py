@@ -21,7 +21,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -220,7 +219,7 @@ def kill_on_event(proc: subprocess.Popen[str], repo: Path, where: str, nth: int 
 
 
 def wait(proc: subprocess.Popen[str], timeout: float = 300) -> tuple[int, str, str]:
-    """Wait for `proc`; then make sure nothing of its group is left (a git wrapper's kill leaves none)."""
+    """Wait for `proc` to end: its exit code (-9 when killed), its output and its errors."""
     out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out, err
 
@@ -287,7 +286,3 @@ def leftovers(repo: Path) -> dict[str, list[str]]:
 def run_id(repo: Path) -> str:
     rows = query(repo, "SELECT run_id FROM events WHERE kind = 'run_started' ORDER BY seq LIMIT 1")
     return str(rows[0][0]) if rows else ""
-
-
-Killer = Callable[[subprocess.Popen[str], Path], str]
-"""Watches a running plait process and kills it at the aimed point: what the last logged event was, or ""."""
