@@ -18,6 +18,8 @@ from plait.events import SQLiteEventStore
 from plait.events.types import PromptGiven
 from plait.models.base import SYSTEM_BREAK, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models.scripted import FunctionModel
+from plait.reconcile.ladder import default_resolvers, merge_commits
+from plait.reconcile.llm_resolver import LLMResolver
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome
 from plait.run.single import Base, run_single
@@ -134,3 +136,30 @@ def test_one_agent_gets_the_root_file(layered: Repo, tmp_path: Path) -> None:
     assert outcome.status == "done", outcome
     system = _systems(store)["main"]
     assert system.count(ROOT_RULE) == 1 and DB_RULE not in system and WEB_RULE not in system
+
+
+def test_the_resolver_gets_the_root_file_and_the_conflicted_files_directories(layered: Repo) -> None:
+    root = layered.root
+
+    def commit(text: str, parent: str, message: str) -> str:
+        git(root, "checkout", "-q", "--detach", parent)
+        (root / "db" / "models.py").write_text(text)
+        git(root, "commit", "-q", "-am", message)
+        return git(root, "rev-parse", "HEAD").strip()
+
+    base = layered.head()
+    ours = commit("MODELS = ['user']\n", base, "add users")
+    theirs = commit("MODELS = ['order']\n", base, "add orders")
+    seen: list[ModelRequest] = []
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        seen.append(request)
+        return _call("resolve_conflicts", hunks=[{"id": "H1", "text": "MODELS = ['user', 'order']\n"}])
+
+    resolvers = [*default_resolvers(), LLMResolver(FunctionModel(answer))]
+    outcome = asyncio.run(merge_commits(layered, ours, theirs, resolvers=resolvers))
+
+    assert outcome.commit is not None, outcome
+    (request,) = seen
+    assert ROOT_RULE in request.system and DB_RULE in request.system and WEB_RULE not in request.system
+    assert "Project instructions (from AGENTS.md, db/AGENTS.md):" in request.system

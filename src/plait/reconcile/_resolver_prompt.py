@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from plait.agent.instructions import ProjectInstructions
 from plait.models.base import ToolSpec
 from plait.reconcile._intent import (
     Commit,
@@ -23,7 +24,7 @@ from plait.reconcile._mergefile import split_lines
 from plait.reconcile._whole_prompt import fence as _fence
 from plait.reconcile.types import Finding, MergeContext, MergeSite
 
-__all__ = ["RESOLVE_CONFLICTS", "SYSTEM", "Facts", "gather", "hunk_prompt", "relevant_findings"]
+__all__ = ["RESOLVE_CONFLICTS", "SYSTEM", "Facts", "gather", "hunk_prompt", "relevant_findings", "with_instructions"]
 
 SYSTEM = """You resolve git merge conflicts. Two sides changed the same code from a common base: "ours" is \
 already integrated, "theirs" is being merged in. Each conflict is shown where it sits, as a block
@@ -350,3 +351,21 @@ def hunk_prompt(located: Sequence[Located], context: MergeContext, facts: Facts)
         )
     parts.append(f"Call `resolve_conflicts` once, with a text for each of {', '.join(ids)}.")
     return "\n\n".join(parts) + "\n"
+
+
+def with_instructions(
+    system: str, site: MergeSite | None, paths: Sequence[str], known: dict[str, ProjectInstructions]
+) -> str:
+    """`system`, then the project instructions (AGENTS.md) of the root and of the directories of `paths`.
+
+    They are read from the merge's base, the commit both sides started from; `known` keeps them by commit.
+    """
+    if site is None:
+        return system
+    base = site.repo.git("merge-base", site.ours, site.theirs, check=False).strip()
+    if not base:
+        return system
+    if base not in known:
+        known[base] = ProjectInstructions(site.repo.root, base)
+    text = known[base].section(paths)
+    return f"{system}\n\n{text}" if text else system

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from plait.agent.instructions import ProjectInstructions
 from plait.errors import ModelError
 from plait.events.journal import Journal
 from plait.events.store import EventStore, redaction
@@ -29,7 +30,15 @@ from plait.models.pricing import PriceTable
 from plait.reconcile._deleted import RESOLVE_DELETED, deleted_prompt, sides
 from plait.reconcile._locate import Located, NotIsolated, locate
 from plait.reconcile._related import group_of
-from plait.reconcile._resolver_prompt import RESOLVE_CONFLICTS, SYSTEM, Facts, gather, hunk_prompt, relevant_findings
+from plait.reconcile._resolver_prompt import (
+    RESOLVE_CONFLICTS,
+    SYSTEM,
+    Facts,
+    gather,
+    hunk_prompt,
+    relevant_findings,
+    with_instructions,
+)
 from plait.reconcile._splice import Edit, Refused, blocks_from_whole, splice
 from plait.reconcile._syntax import conflict_markers, syntax_error
 from plait.reconcile._whole_prompt import RESOLVE, WHOLE_SYSTEM, whole_file_prompt
@@ -160,6 +169,12 @@ class LLMResolver:
         self.cost_usd = 0.0
         self.calls: list[Call] = []
         self._answers: dict[str, dict[str, Resolution | None]] = {}
+        self._instructions: dict[str, ProjectInstructions] = {}
+
+    async def _system(self, system: str, context: MergeContext, paths: Sequence[str]) -> str:
+        """`system` with the project instructions that bear on `paths` (redacted, as an agent's prompt is)."""
+        text = await asyncio.to_thread(with_instructions, system, context.site, paths, self._instructions)
+        return redaction(self.store)(text) if self.store is not None and text != system else text
 
     def _sendable(self, conflict: FileConflict) -> bool:
         return not any("\0" in (s or "") for s in (conflict.base, conflict.ours, conflict.theirs))
@@ -236,10 +251,11 @@ class LLMResolver:
         messages: list[Message] = [UserMessage(text=prompt)]
         chars = sum(len(x) for loc in located for p in loc.pieces for x in (*p.hunk.ours, *p.hunk.theirs))
         budget = chars // 2 + 1024
-        journal = self._journal(self._request(messages, RESOLVE_CONFLICTS, SYSTEM, budget))
+        system = await self._system(SYSTEM, context, paths)
+        journal = self._journal(self._request(messages, RESOLVE_CONFLICTS, system, budget))
         done: dict[str, Resolution] = {}
         for attempt in range(1, self.attempts + 1):
-            request = self._request(messages, RESOLVE_CONFLICTS, SYSTEM, budget)
+            request = self._request(messages, RESOLVE_CONFLICTS, system, budget)
             try:
                 response = await self._call(journal, request)
             except ModelError:
@@ -307,9 +323,10 @@ class LLMResolver:
         messages: list[Message] = [UserMessage(text=prompt)]
         longest = max(len(s or "") for s in (conflict.base, conflict.ours, conflict.theirs))
         budget = longest // 3 + 1024
-        journal = self._journal(self._request(messages, RESOLVE, WHOLE_SYSTEM, budget))
+        system = await self._system(WHOLE_SYSTEM, context, [conflict.path])
+        journal = self._journal(self._request(messages, RESOLVE, system, budget))
         for attempt in range(1, self.attempts + 1):
-            request = self._request(messages, RESOLVE, WHOLE_SYSTEM, budget)
+            request = self._request(messages, RESOLVE, system, budget)
             try:
                 response = await self._call(journal, request)
             except ModelError:
@@ -343,9 +360,10 @@ class LLMResolver:
         gone, kept = sides(conflict)
         messages: list[Message] = [UserMessage(text=prompt)]
         budget = len(getattr(conflict, kept) or "") // 3 + 1024
-        journal = self._journal(self._request(messages, RESOLVE_DELETED, SYSTEM_DELETED, budget))
+        system = await self._system(SYSTEM_DELETED, context, [conflict.path])
+        journal = self._journal(self._request(messages, RESOLVE_DELETED, system, budget))
         for attempt in range(1, self.attempts + 1):
-            request = self._request(messages, RESOLVE_DELETED, SYSTEM_DELETED, budget)
+            request = self._request(messages, RESOLVE_DELETED, system, budget)
             try:
                 response = await self._call(journal, request)
             except ModelError:
