@@ -14,14 +14,16 @@ from pathlib import Path
 import pytest
 from integrators import git
 
+from plait.coord.experts import expert_id
 from plait.events import SQLiteEventStore
 from plait.events.types import PromptGiven
 from plait.models.base import SYSTEM_BREAK, ModelRequest, ModelResponse, ToolCall, UserMessage
-from plait.models.scripted import FunctionModel
+from plait.models.scripted import FunctionModel, ScriptedModel
 from plait.reconcile.ladder import default_resolvers, merge_commits
 from plait.reconcile.llm_resolver import LLMResolver
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome
+from plait.run.session import Session, SessionConfig
 from plait.run.single import Base, run_single
 from plait.settings import Settings
 from plait.workspace import LocalRunner, Repo
@@ -163,3 +165,51 @@ def test_the_resolver_gets_the_root_file_and_the_conflicted_files_directories(la
     (request,) = seen
     assert ROOT_RULE in request.system and DB_RULE in request.system and WEB_RULE not in request.system
     assert "Project instructions (from AGENTS.md, db/AGENTS.md):" in request.system
+
+
+def _session_model() -> ScriptedModel:
+    def call(tool: str, **arguments: object) -> dict[str, object]:
+        return {"tool_calls": [{"name": tool, "arguments": arguments}]}
+
+    lead = [
+        call("spawn_helper", name="db", area=["db/**"], brief="The models."),
+        call("ask_expert", expert="db", question="What models are there?"),
+        call("answer", answer="MODELS is empty."),
+        call("ask_expert", expert="db", question="Any views?"),
+        call("answer", answer="None in db."),
+    ]
+    helper = [call("read_file", path="db/models.py"), call("answer", answer="none"), call("answer", answer="none")]
+    return ScriptedModel(
+        conversations=[
+            {"name": "lead", "match": "You are the lead of an interactive plait session", "turns": lead},
+            {"name": "db", "match": "You are `db`", "turns": helper},
+        ]
+    )
+
+
+def test_a_continued_session_keeps_the_prompts_it_was_given(layered: Repo, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "events.db")
+    first, second = _session_model(), _session_model()
+
+    async def talk(model: ScriptedModel, settings: Settings, base: Base | None, text: str) -> str:
+        runners = lambda events, run_id: lambda path, agent, env: LocalRunner()  # noqa: E731
+        session = Session(SessionConfig(layered, settings, model, store, RUN, runners, base))
+        await session.open()
+        reply = await session.say(text)
+        await session.close(None)
+        return reply.text
+
+    said = asyncio.run(talk(first, Settings(), Base(layered.head(), "main"), "What models are there?"))
+    assert said == "MODELS is empty."
+    # between the two processes the root's AGENTS.md changes, and so does the user's budget for instructions
+    (layered.root / "AGENTS.md").write_text("LATER RULE: committed after the session started.\n")
+    git(layered.root, "commit", "-q", "-am", "later")
+    said = asyncio.run(talk(second, Settings(instructions_chars=20), None, "Any views?"))
+    assert said == "None in db."
+
+    systems = _systems(store)
+    for agent, match in (("lead", "You are the lead"), (expert_id("db"), "You are `db`")):
+        system = systems[agent]
+        assert system.count(ROOT_RULE) == 1 and DB_RULE not in system and "LATER" not in system, agent
+        assert {r.system for r in [*first.calls, *second.calls] if match in r.system} == {system}, agent
+    assert any("You are `db`" in r.system for r in second.calls)  # the helper was asked again, live

@@ -17,11 +17,12 @@ from pydantic import Field
 
 from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
 from plait.agent.context import context_budget
+from plait.agent.instructions import ProjectInstructions
 from plait.agent.loop import Agent, AgentLimits, AgentResult, Spending, ToolSet
 from plait.agent.tools import ToolOutcome
 from plait.coord.asking import ExpertTools
 from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, specs_from_log
-from plait.events.store import EventStore
+from plait.events.store import EventStore, redaction
 from plait.events.types import Decision, PromptGiven, RunStarted
 from plait.models.base import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
@@ -113,7 +114,9 @@ def lead_agent(maker: ExpertMaker, tools: ToolSet, prompt: str, files: list[str]
     s = maker.settings
     system = logged_system(maker.store, maker.run_id, LEAD)
     if system is None:
-        system = prompt + "\nThe repository:\n" + repo_map(maker.root, budget=6000, files=files).strip() + "\n"
+        known = maker.instructions()
+        system = prompt + (f"\n{known}" if known else "")
+        system += "\nThe repository:\n" + repo_map(maker.root, budget=6000, files=files).strip() + "\n"
     return Agent(
         run_id=maker.run_id,
         agent_id=LEAD,
@@ -141,8 +144,13 @@ class ExpertMaker:
     settings: Settings
     budget: Spending | None = None
 
+    def instructions(self) -> str:
+        """The project instructions of the root (AGENTS.md, CLAUDE.md) as the run's commit has them."""
+        return ProjectInstructions(self.root, self.commit, self.settings.instructions_chars).root_section()
+
     def expert(self, spec: ExpertSpec, origin: Origin) -> Expert:
-        return Expert(
+        """An expert of the run; a new one is given the project instructions, a rebuilt one what it was given."""
+        expert = Expert(
             spec,
             run_id=self.run_id,
             store=self.store,
@@ -155,6 +163,10 @@ class ExpertMaker:
             limits=lead_limits(self.settings),
             context=context_budget(self.model.name, self.settings.context_tokens),
         )
+        system = logged_system(self.store, self.run_id, expert.id)
+        known = self.instructions() if system is None else ""
+        expert.agent.system = system or expert.agent.system + (f"\n{redaction(self.store)(known)}" if known else "")
+        return expert
 
 
 async def rebuild_experts(maker: ExpertMaker, experts: Experts) -> None:
