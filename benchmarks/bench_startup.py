@@ -1,0 +1,100 @@
+"""Start-up time of the read-only commands: how long `plait` takes before it is any use.
+
+A demo run (`plait demo --fast --no-tui`) is made in a temporary repository, then each command is started
+N times as a new process and its median wall time is printed, against `python -c pass` (the interpreter's own
+start) and `git status` in the same repository, measured in the same run, with the ratio to each.
+
+Run: .venv/bin/python benchmarks/bench_startup.py [--runs 15] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+COMMANDS: list[tuple[str, list[str]]] = [
+    ("plait --help", ["--help"]),
+    ("plait --version", ["--version"]),
+    ("plait runs", ["runs"]),
+    ("plait status --json", ["status", "--json"]),
+    ("plait show last --no-pager", ["show", "last", "--no-pager"]),
+]
+
+
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _wall(argv: list[str], cwd: Path, env: dict[str, str], runs: int) -> tuple[float, float]:
+    """The median wall time and CPU time (user + system) of `argv`, in seconds, after one unmeasured start (the
+    page cache, .pyc files). On a loaded machine the CPU time is the steadier figure."""
+    walls, cpus = [], []
+    for i in range(runs + 1):
+        began, cpu = time.perf_counter(), _cpu()
+        subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if i:
+            walls.append(time.perf_counter() - began)
+            cpus.append(_cpu() - cpu)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def _demo(root: Path, env: dict[str, str]) -> Path:
+    repo = root / "demo"
+    argv = [sys.executable, "-m", "plait", "demo", "--dir", str(repo), "--fast", "--no-tui"]
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return repo
+
+
+def measure(runs: int) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="plait-startup-") as tmp:
+        root = Path(tmp)
+        env = {**os.environ, "HOME": str(root / "home"), "GIT_CONFIG_GLOBAL": "/dev/null", "COLUMNS": "120"}
+        env.pop("PLAIT_STORE", None)
+        repo = _demo(root, env)
+        load = os.getloadavg()[0]
+        python, python_cpu = _wall([sys.executable, "-c", "pass"], repo, env, runs)
+        git, git_cpu = _wall(["git", "status"], repo, env, runs)
+        rows = [
+            {"command": "python -c pass", "median_s": python, "cpu_s": python_cpu},
+            {"command": "git status", "median_s": git, "cpu_s": git_cpu},
+        ]
+        for name, args in COMMANDS:
+            took, cpu = _wall([sys.executable, "-m", "plait", *args], repo, env, runs)
+            rows.append({"command": name, "median_s": took, "cpu_s": cpu})
+    for row in rows:
+        row |= {"x_python": row["median_s"] / python, "x_git_status": row["median_s"] / git}
+    return {"runs": runs, "load_1min": (load + os.getloadavg()[0]) / 2, "commands": rows}
+
+
+def _print(result: dict[str, object]) -> None:
+    print(f"median of {result['runs']} starts, 1-minute load average {result['load_1min']:.1f}")
+    print(f"| {'command':26} | {'wall':>7} | {'CPU':>7} | {'x python -c pass':>16} | {'x git status':>12} |")
+    print(f"|{'-' * 28}|{'-' * 8}:|{'-' * 8}:|{'-' * 17}:|{'-' * 13}:|")
+    for row in result["commands"]:  # type: ignore[attr-defined]
+        wall, cpu = f"{row['median_s'] * 1000:.0f} ms", f"{row['cpu_s'] * 1000:.0f} ms"
+        print(f"| {row['command']:26} | {wall:>7} | {cpu:>7} | {row['x_python']:16.1f} | {row['x_git_status']:12.1f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15, help="starts per command (the median is kept)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    result = measure(args.runs)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print(result)
+
+
+if __name__ == "__main__":
+    main()
