@@ -173,6 +173,36 @@ CASES: dict[str, tuple[list[Build], Build]] = {
         ],
         _const(finish()),
     ),
+    "long-path-under-the-cap": (
+        [
+            _const({"tool_calls": [{"name": "read_file", "arguments": {"path": "p" * 200_000}}]}),
+            _const({"tool_calls": [{"name": "write_file", "arguments": {"path": "d/" * 100_000, "content": "x"}}]}),
+            _const({"tool_calls": [{"name": "edit_file", "arguments": {"path": "e" * 5000, "old": "a", "new": "b"}}]}),
+        ],
+        _const(finish()),
+    ),
+    "arguments-nested-100000": (
+        [raw_call("write_file", '{"path": "n.py", "content": ' + nested(100_000) + "}")],
+        _const(finish()),
+    ),
+    "ten-mb-text": ([_const({"text": "t" * BIG, **finish()})], _const(finish())),
+    "odd-names-and-ids": (
+        [
+            _const(
+                {
+                    "tool_calls": [
+                        {
+                            "name": f"read{SURROGATE}_file" + "n" * 100_000,
+                            "arguments": {},
+                            "id": f"c{SURROGATE}" * 9000,
+                        },
+                        {"name": "", "arguments": {}, "id": ""},
+                    ]
+                }
+            )
+        ],
+        _const(finish()),
+    ),
     "duplicate-call-ids": ([duplicate_ids], _const(finish())),
     "html-body": ([_const({"body": b"<html>502</html>", "headers": {"content-type": "text/html"}})], _const(finish())),
     "json-array-body": ([_const({"raw": []})], _const(finish())),
@@ -234,6 +264,7 @@ class HostileModel:
     turns: list[Build]
     fallback: Build
     plan: Callable[[], dict[str, Any]] | None = None
+    planner_turns: list[Build] = field(default_factory=list)
     served: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -241,6 +272,11 @@ class HostileModel:
         tools = {t.get("name") or t.get("function", {}).get("name") for t in body.get("tools", [])}
         if "submit_plan" in tools:
             assert self.plan is not None, "a planner asked in a --single run"
+            with self.lock:
+                turn = self.served.get("planner", 0)
+                self.served["planner"] = turn + 1
+            if turn < len(self.planner_turns):
+                return self.planner_turns[turn](fmt)
             return {"tool_calls": [{"name": "submit_plan", "arguments": {"plan": self.plan()}}]}
         first = next((str(m["content"]) for m in body["messages"] if m["role"] == "user"), "")
         with self.lock:

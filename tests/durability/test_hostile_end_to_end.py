@@ -152,6 +152,7 @@ QUICK = {  # one case of each kind by default, on alternating wire formats; ever
     "arguments-nested-1000": "openai",
     "body-nested-1000": "anthropic",
     "ten-mb-summary": "openai",
+    "ten-mb-text": "anthropic",
     "one-mb-path": "anthropic",
     "duplicate-call-ids": "openai",
     "html-body": "anthropic",
@@ -222,6 +223,15 @@ def test_parallel_agents_with_hostile_replies_end_cleanly(tmp_path: Path, repo: 
     turns, fallback = CASES[case]
     fmt = FORMATS[len(case) % 2]
     model = HostileModel(turns, fallback, plan=plan_of(2, seed=len(case)))
+    run, _, env = _run_case(tmp_path, repo, fmt, model, "--split", "always", "--no-llm-merge")
+    _check(repo, env, run)
+
+
+@pytest.mark.parametrize("case", _agent_cases())
+def test_a_planner_with_hostile_replies_ends_cleanly(tmp_path: Path, repo: Path, case: str) -> None:
+    turns, fallback = CASES[case]
+    fmt = FORMATS[(len(case) + 1) % 2]
+    model = HostileModel([], lambda f: finish(), plan=plan_of(2, seed=len(case)), planner_turns=[*turns, fallback])
     run, _, env = _run_case(tmp_path, repo, fmt, model, "--split", "always", "--no-llm-merge")
     _check(repo, env, run)
 
