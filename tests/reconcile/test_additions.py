@@ -147,3 +147,13 @@ def test_the_setting_makes_the_ladder_defer_low_confidence_resolutions(tmp_path:
     on = resolvers_for(Settings(low_confidence_to_llm=True), True, store, "r1", print)
     off = resolvers_for(Settings(), True, store, "r1", print)
     assert [getattr(r, "defer_low", None) for r in (on[0], off[0])] == [True, False]
+
+
+def test_a_changelog_entry_both_sides_added_elsewhere_is_kept_whole() -> None:
+    base = "Changes\n=======\n\n-   Old fix.\n"
+    shared = "-   ``Request.host`` validates the\n    characters of the value. :pr:`3113`\n"
+    other = "-   ``Request.host`` validates the\n    port as well. :pr:`3114`\n"
+    ours = base + shared + "-   Fix multipart parsing. :issue:`3088`\n"
+    theirs = base + other + shared
+    found = _resolve("CHANGES.rst", base, ours, theirs)
+    assert found.text == ours + other + shared

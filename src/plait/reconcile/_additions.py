@@ -1,9 +1,8 @@
 """Both sides added lines at one spot: in what order, and held once when both added the same header or entry.
 
-A sorted list stays sorted (high confidence). Otherwise the order is history's when it is known (see
-`_order`), else ours first; either way an order was chosen, so the result is of low confidence. A header
-both sides added (their additions' common first lines) is kept once, and so is an entry (a bullet, or a
-line of an authors-like list) both added.
+A sorted list stays sorted (high confidence). Otherwise ours' additions go first: an order was chosen, so
+the result is of low confidence. A header both sides added (their additions' common first entries) is kept
+once, and so is a line of an authors-like list both added.
 """
 
 from __future__ import annotations
@@ -84,6 +83,22 @@ def _entry(line: str, listing: bool) -> bool:
     return bool(line.strip()) and (listing or bool(_BULLET.match(line)))
 
 
+def _chunks(lines: Lines, listing: bool) -> list[list[str]]:
+    """Lines cut into entries: a bullet (or, in a listing, any line) with the lines that continue it."""
+    chunks: list[list[str]] = []
+    for line in lines:
+        starts = not line.strip() or _entry(line, listing) or not chunks or not chunks[-1][-1].strip()
+        if starts:
+            chunks.append([line])
+        else:
+            chunks[-1].append(line)
+    return chunks
+
+
+def _text(chunk: Lines) -> str:
+    return " ".join(line.strip() for line in chunk)
+
+
 def _trailing_blanks(lines: list[str]) -> tuple[list[str], list[str]]:
     end = len(lines)
     while end and not lines[end - 1].strip():
@@ -92,23 +107,26 @@ def _trailing_blanks(lines: list[str]) -> tuple[list[str], list[str]]:
 
 
 def merge_additions(first: Lines, second: Lines, *, listing: bool) -> list[str]:
-    """`first`'s additions then `second`'s, a header both start with kept once and entries both add held once.
+    """`first`'s additions then `second`'s, a header (or first entries) both start with kept once.
 
-    `listing`: every line is an entry (an authors list), not only bullets.
+    `listing`: every line is an entry (an authors list), and one both sides add is held once; elsewhere an
+    entry both add stays twice (a changelog lists a fix under two releases).
     """
+    ones, twos = _chunks(first, listing), _chunks(second, listing)
     shared = 0
-    while shared < min(len(first), len(second)) and first[shared] == second[shared]:
+    while shared < min(len(ones), len(twos)) and ones[shared] == twos[shared]:
         shared += 1
-    if not any(line.strip() for line in first[:shared]):
+    if not any(line.strip() for chunk in ones[:shared] for line in chunk):
         shared = 0
-    head, one, two = list(first[:shared]), list(first[shared:]), list(second[shared:])
-    held = {line.strip() for line in one if _entry(line, listing)}
-    two = [line for line in two if not (_entry(line, listing) and line.strip() in held)]
+    head = [line for chunk in ones[:shared] for line in chunk]
+    one = [line for chunk in ones[shared:] for line in chunk]
+    held = {_text(chunk) for chunk in ones[shared:]} if listing else set()
+    two = [line for chunk in twos[shared:] if not (chunk[0].strip() and _text(chunk) in held) for line in chunk]
     one_core, one_tail = _trailing_blanks(one)
     two_core, two_tail = _trailing_blanks(two)
     if not two_core:
         return [*head, *one]
     if not one_core:
         return [*head, *two]
-    joined = bool(one_tail and two_tail) and bool(_BULLET.match(one_core[-1])) and bool(_BULLET.match(two_core[0]))
+    joined = bool(one_tail and two_tail and _BULLET.match(two_core[0]) and any(_BULLET.match(x) for x in one_core))
     return [*head, *one_core, *([] if joined else one_tail), *two_core, *two_tail]  # one list stays one list
