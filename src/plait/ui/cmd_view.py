@@ -6,24 +6,22 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from plait.errors import EnvironmentProblem, UsageError
-from plait.events.backends import wait_for_news
 from plait.events.types import Event, PlanMade, RunFinished
-from plait.redact import Redactor
 from plait.settings import load_settings
 from plait.ui._common import JsonOpt, RepoOpt, console, open_store, resolve_run
-from plait.ui._log_lines import log_line
-from plait.ui.cost import cost_breakdown
 from plait.ui.feed import EventFeed, make_redactor
-from plait.ui.overview import print_run_summary, render_cost, render_status
 from plait.ui.runview import RunView
-from plait.ui.summary import summarize
 from plait.workspace import Repo
+
+if TYPE_CHECKING:  # each command imports what only it shows (the tables, the cost breakdown, the log lines)
+    from rich.console import Console
+
+    from plait.redact import Redactor
 
 __all__ = ["register"]
 
@@ -74,6 +72,8 @@ def status(
     """Show every agent of a run (live in a terminal), whether it runs in another process or has ended."""
     run = _Run(repo_path, run_ref)
     if as_json:
+        from plait.ui.summary import summarize
+
         events = run.events()
         view = RunView.of(run.run_id, events)
         data = summarize(run.run_id, events).as_json() | {
@@ -85,6 +85,8 @@ def status(
         _write(json.dumps(data, indent=2))
         return
     if plain or not sys.stdout.isatty():
+        from plait.ui.overview import render_status
+
         render_status(_console(), RunView.of(run.run_id, run.events()))
         return
     from plait.ui.live import Dashboard
@@ -121,6 +123,9 @@ def log(
     interval: IntervalOpt = 0.25,
 ) -> None:
     """Print a run's events in order (secrets redacted): one line each, or JSON lines with --json."""
+    from plait.events.backends import wait_for_news
+    from plait.ui._log_lines import log_line
+
     run = _Run(repo_path, run_ref)
     feed = run.feed()
     start: float | None = None
@@ -153,6 +158,9 @@ def _check_agent(run_id: str, events: list[Event], agent: str, *, waits: bool) -
 
 def cost(run_ref: RunArg, repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
     """What a run spent, by agent, by model and by phase, and its speed-up over one agent after another."""
+    from plait.ui.cost import cost_breakdown
+    from plait.ui.overview import render_cost
+
     run = _Run(repo_path, run_ref)
     costs = cost_breakdown(run.events())
     if as_json:
@@ -173,6 +181,8 @@ def report(
     run = _Run(repo_path, run_ref)
     events = run.events()
     if not html:
+        from plait.ui.overview import print_run_summary
+
         print_run_summary(_console(), events)
         return
     from plait.ui.report import task_diffs, write_report

@@ -18,7 +18,6 @@ from plait.events.types import (
 from plait.models.base import Usage
 from plait.models.pricing import PriceTable, logged_prices
 from plait.trust import REPO_FILE
-from plait.ui._fmt import usd as usd_text
 
 __all__ = ["RunSummary", "config_note", "summarize"]
 
@@ -90,6 +89,8 @@ class RunSummary:
     @property
     def cost_text(self) -> str:
         """The dollars, or `unpriced` when the model has no price."""
+        from plait.ui._fmt import usd as usd_text  # _fmt reads the run view: `plait runs` needs only this
+
         return usd_text(self.cost_usd, calls=self.model_calls, unpriced=self.unpriced_calls)
 
     def notes(self) -> list[str]:
