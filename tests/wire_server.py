@@ -1,4 +1,4 @@
-"""A local HTTP server that speaks the OpenAI Chat Completions and Anthropic Messages wire formats.
+"""A local HTTP server that speaks the OpenAI Chat Completions, OpenAI Responses and Anthropic Messages wire formats.
 
 Point a real SDK (or `plait run`) at it to test providers over real HTTP without a network:
 
@@ -21,16 +21,24 @@ Anthropic rendering splits it into fresh, cache-read and cache-write tokens. Wit
 (tests/wire_cache.py), a reply without `usage` gets the usage the provider would report, cache reads
 and writes included, and an Anthropic request with more than 4 cache breakpoints gets the API's 400.
 
+A request with `stream: true` gets a rendered reply as server-sent events (tests/wire_stream.py), sent in
+chunked encoding; a reply may say how: `"stream": False` answers with the JSON body all the same, `"cut": N`
+breaks the connection after N events, `"gap": S` waits S seconds before each event, and `"hold": N` sends
+N events, then waits (30 s at most) for the client to hang up, which `hangups` counts. A Responses reply may
+carry `"reasoning": [{"encrypted_content": "..."}]`, items sent before the message.
+
 Replies come from a queue (`push`) or from a callable `(format, request_body) -> reply`,
-where format is "openai" or "anthropic". A request with nothing queued gets a 418 error
+where format is "openai", "responses" or "anthropic". A request with nothing queued gets a 418 error
 whose message says so, which no client retries.
 """
 
 from __future__ import annotations
 
 import json
+import select
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +47,7 @@ from types import TracebackType
 from typing import Any
 
 from wire_cache import PromptCache
+from wire_stream import EVENTS, responses_body, sse
 
 __all__ = ["Recorded", "Reply", "ReplyFunction", "WireServer"]
 
@@ -75,6 +84,7 @@ class _State:
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     cache: PromptCache | None = None
+    hangups: int = 0
 
 
 def _usage(reply: Reply) -> tuple[int, int, int, int]:
@@ -179,13 +189,16 @@ def _render(fmt: str, reply: Reply, model: str, number: int) -> tuple[int, dict[
             return int(reply.get("status", 200)), reply["raw"]
         if "status" in reply:
             return int(reply["status"]), error_body(fmt, reply)
-        return 200, (anthropic_body if fmt == "anthropic" else openai_body)(reply, model, number)
+        render = {"anthropic": anthropic_body, "responses": responses_body}.get(fmt, openai_body)
+        return 200, render(reply, model, number)
     except (KeyError, TypeError, ValueError) as exc:
         return 418, error_body(fmt, {"status": 418, "message": f"wire server cannot render {reply!r}: {exc!r}"})
 
 
 def _cached(cache: PromptCache, fmt: str, body: dict[str, Any], reply: Reply) -> Reply:
     """`reply` with the usage the provider would report for `body`, given what earlier requests cached."""
+    if fmt == "responses":  # not modelled: its input items are not chat messages
+        return reply
     if fmt == "anthropic":
         marks = json.dumps(body).count('"cache_control"')
         if marks > 4:
@@ -212,7 +225,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
         body = json.loads(raw) if raw else {}
-        fmt = "anthropic" if self.path.rstrip("/").endswith("/messages") else "openai"
+        path = self.path.rstrip("/")
+        fmt = "anthropic" if path.endswith("/messages") else "responses" if path.endswith("/responses") else "openai"
         state = self.server.state
         with state.lock:
             state.requests.append(Recorded(fmt, self.path, {k.lower(): v for k, v in self.headers.items()}, body))
@@ -232,7 +246,42 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(int(reply.get("status", 200)), data if isinstance(data, bytes) else str(data).encode(), reply)
             return
         status, payload = _render(fmt, reply, str(body.get("model", "")), number)
+        if body.get("stream") and status == 200 and "raw" not in reply and reply.get("stream", True):
+            self._stream(fmt, payload, reply)
+            return
         self._send(status, json.dumps(payload).encode(), reply)
+
+    def _stream(self, fmt: str, payload: dict[str, Any], reply: Reply) -> None:
+        """`payload` as server-sent events, one chunk each, cut, slowed or held as `reply` says."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        events = [sse(name, data) for name, data in EVENTS[fmt](payload)]
+        if fmt == "openai":
+            events.append(sse("", "[DONE]"))
+        cut = int(reply.get("cut", len(events)))
+        for number, event in enumerate(events[:cut], 1):
+            time.sleep(float(reply.get("gap", 0)))
+            self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+            self.wfile.flush()
+            if number == reply.get("hold"):
+                self._await_hangup()
+                return
+        if cut < len(events):
+            self.close_connection = True
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _await_hangup(self) -> None:
+        """Wait for the client to close the connection (at most 30 s), and count it."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if select.select([self.connection], [], [], 0.05)[0] and not self.connection.recv(1):
+                with self.server.state.lock:
+                    self.server.state.hangups += 1
+                break
+        self.close_connection = True
 
     def _send(self, status: int, data: bytes, reply: Reply) -> None:
         headers: Mapping[str, str] = reply.get("headers", {})
@@ -319,6 +368,12 @@ class WireServer:
         """Every request received so far, in order."""
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def hangups(self) -> int:
+        """Held streams whose client hung up."""
+        with self._state.lock:
+            return self._state.hangups
 
     @property
     def pending(self) -> int:

@@ -27,7 +27,7 @@ from typing import Any
 from plait.errors import ModelError, StateError
 from plait.events.store import EventStore
 from plait.events.types import Event, ModelCallFailed, ModelCallFinished, ModelCallRetried, ModelCallStarted
-from plait.models.base import MessageChain, Model, ModelRequest, ModelResponse, ToolCall
+from plait.models.base import MessageChain, Model, ModelRequest, ModelResponse, TextHook, TextStreaming, ToolCall
 from plait.models.pricing import PriceTable
 
 __all__ = ["ARGUMENT_DEPTH", "REPLAYED", "Journal", "agent_events", "loggable", "valid_text"]
@@ -104,8 +104,14 @@ class Journal:
         """Whether model call `call` of this attempt was answered in an earlier process (it is read back)."""
         return call in self._recorded
 
-    async def complete(self, model: Model, request: ModelRequest) -> tuple[ModelResponse, float]:
-        """Answer the agent's next call, from the log when it was answered before; returns (response, cost)."""
+    async def complete(
+        self, model: Model, request: ModelRequest, *, on_text: TextHook | None = None
+    ) -> tuple[ModelResponse, float]:
+        """Answer the agent's next call, from the log when it was answered before; returns (response, cost).
+
+        `on_text` is told the reply's text as it streams in, from a model that streams: for a live view only,
+        it is not logged.
+        """
         self.calls += 1
         call, digest = self.calls, request.fingerprint(self._chain)
         recorded = self._recorded.get(call)
@@ -131,7 +137,11 @@ class Journal:
 
         started = time.monotonic()
         try:
-            response = loggable(await model.complete(request, on_retry=on_retry))
+            if on_text is not None and isinstance(model, TextStreaming):
+                answer = await model.complete(request, on_retry=on_retry, on_text=on_text)
+            else:
+                answer = await model.complete(request, on_retry=on_retry)
+            response = loggable(answer)
         except ModelError as exc:
             self._store.append(ModelCallFailed(**base, error=valid_text(str(exc))))
             raise

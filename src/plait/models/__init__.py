@@ -8,7 +8,9 @@ from plait.models.base import (
     Model,
     ModelRequest,
     ModelResponse,
+    Reasoning,
     RetryHook,
+    TextHook,
     ToolCall,
     ToolResultMessage,
     ToolSpec,
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from plait.models.anthropic_provider import AnthropicModel
     from plait.models.openai_provider import OpenAIModel
     from plait.models.registry import make_model
+    from plait.models.responses_provider import OpenAIResponsesModel
     from plait.models.scripted import FunctionModel, ScriptedModel, ScriptTurn
 
 __all__ = [
@@ -33,11 +36,14 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "OpenAIModel",
+    "OpenAIResponsesModel",
     "Price",
     "PriceTable",
+    "Reasoning",
     "RetryHook",
     "ScriptTurn",
     "ScriptedModel",
+    "TextHook",
     "ToolCall",
     "ToolResultMessage",
     "ToolSpec",
@@ -66,4 +72,8 @@ def __getattr__(name: str) -> object:
         from plait.models.openai_provider import OpenAIModel
 
         return OpenAIModel
+    if name == "OpenAIResponsesModel":
+        from plait.models.responses_provider import OpenAIResponsesModel
+
+        return OpenAIResponsesModel
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

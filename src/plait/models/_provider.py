@@ -1,10 +1,12 @@
 """What the two SDK-backed providers share: their settings, their name, one TLS context per model, and the
 transport faults every SDK reports alike.
 
-Timeouts: connecting gets `CONNECT_TIMEOUT` seconds (a server that is up accepts at once); the reply gets
-the request timeout, which must allow a long generation, since a call without streaming hears nothing until
-the whole reply is written. A refused connection to this machine means no server is running there: it fails
-at once; one to another host is retried `REFUSED_RETRIES` times at most (a server restarting).
+Every call is streamed, so a long generation never runs into a timeout: connecting gets `CONNECT_TIMEOUT`
+seconds (a server that is up accepts at once), and the request timeout bounds each wait for the next piece
+of the reply (the first included), not the whole reply. A stream that breaks off is retried from the start.
+Cancelling the call (Ctrl-C) closes its connection at once. A server that answers without streaming is read
+as such. A refused connection to this machine means no server is running there: it fails at once; one to
+another host is retried `REFUSED_RETRIES` times at most (a server restarting).
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ import asyncio
 import ipaddress
 import socket
 import ssl
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import httpx2
 
 from plait.errors import ModelError
+from plait.models._reply import read_json
 from plait.models._retry import RETRY_BUDGET, Sleep, Transient, with_retries
+from plait.models._stream import Stream, assemble
 from plait.models.base import RetryHook
 
 T = TypeVar("T")
@@ -46,6 +50,17 @@ def local_url(url: str) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
+class RawResponse(Protocol):
+    """What the SDKs' streaming responses share."""
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    async def read(self) -> bytes: ...
+
+    def iter_bytes(self) -> AsyncIterator[bytes]: ...
+
+
 def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
     """The first exception of type `kind` in the chain of causes and contexts of `exc`."""
     seen: set[int] = set()
@@ -60,6 +75,8 @@ def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | Non
 
 class ProviderBase:
     """A model behind an HTTP API: a fresh SDK client per call, so no connection outlives its event loop."""
+
+    streams_text = True
 
     def __init__(
         self,
@@ -114,7 +131,18 @@ class ProviderBase:
         if _cause(exc, httpx2.ConnectTimeout) is not None:
             connect = min(CONNECT_TIMEOUT, self._timeout)
             return Transient(f"cannot connect to {self.base_url} within {connect:g}s")
+        if isinstance(exc, httpx2.TimeoutException):  # raised while streaming, where the SDKs do not wrap it
+            return Transient(f"{self.base_url} sent nothing for {self._timeout:g}s")
+        if isinstance(exc, httpx2.TransportError):
+            return Transient(f"the connection to {self.base_url} broke off: {' '.join(str(exc).split())[:200]}")
         return self._classify(exc)
+
+    async def _body(self, raw: RawResponse, stream: Stream, end: str) -> dict[str, Any]:
+        """The reply body: assembled from its events, or read whole from a server that did not stream."""
+        kind = raw.headers.get("content-type", "")
+        if "text/event-stream" not in kind.lower():
+            return read_json(await raw.read(), kind)
+        return await assemble(raw.iter_bytes(), stream, end)
 
     async def _retrying(self, once: Callable[[], Awaitable[T]], on_retry: RetryHook | None) -> T:
         """`once()`, retried on what `_transport` calls transient, as the settings allow."""

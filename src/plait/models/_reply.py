@@ -23,6 +23,7 @@ __all__ = [
     "excerpt",
     "field",
     "one_line",
+    "read_chunk",
     "reply_error",
     "read_json",
     "string",
@@ -74,6 +75,11 @@ def _clean(value: Any) -> Any:
             if isinstance(key, str) and (cleaned := clean_text(key)) is not key:
                 node[cleaned] = node.pop(key)
     return value
+
+
+def read_chunk(data: bytes) -> dict[str, Any]:
+    """The data of one event of a streamed reply as a JSON object; `BadReplyBody` when it is not one."""
+    return read_json(data, "a streamed event")
 
 
 def read_json(data: bytes, content_type: str = "") -> dict[str, Any]:

@@ -25,8 +25,9 @@ from anthropic.types import MessageParam, TextBlockParam, ToolUnionParam
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
 from plait.models._provider import ProviderBase
-from plait.models._reply import MAX_STOP, cap_text, count, field, read_json, reply_error, string, usage
+from plait.models._reply import MAX_STOP, cap_text, count, field, reply_error, string, usage
 from plait.models._retry import RETRY_BUDGET, Sleep, Transient, status_transient
+from plait.models._stream import AnthropicStream
 from plait.models.base import (
     STOP_LENGTH,
     STOP_REFUSAL,
@@ -36,6 +37,7 @@ from plait.models.base import (
     ModelRequest,
     ModelResponse,
     RetryHook,
+    TextHook,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -206,21 +208,26 @@ class AnthropicModel(ProviderBase):
             return UnknownModel(f"anthropic at {self.base_url} does not know model '{self.model_id}': {message}")
         return ModelError(f"{self._name} rejected the request ({status}): {message}")
 
-    async def _once(self, request: ModelRequest) -> ModelResponse:
-        async with self._client() as client:
-            raw = await client.messages.with_raw_response.create(
+    async def _once(self, request: ModelRequest, on_text: TextHook | None) -> ModelResponse:
+        async with (
+            self._client() as client,
+            client.messages.with_streaming_response.create(
                 model=self.model_id,
                 max_tokens=request.max_output_tokens,
                 system=to_system(request) or anthropic.omit,
                 messages=to_messages(request),
                 tools=to_tools(request) if request.tools else anthropic.omit,
                 tool_choice={"type": "tool", "name": request.tool_choice} if request.tool_choice else anthropic.omit,
-            )
-            body = read_json(await raw.read(), raw.headers.get("content-type", ""))
+                stream=True,
+            ) as raw,
+        ):
+            body = await self._body(raw, AnthropicStream(on_text), "message_stop")
         return from_message(body, self._name)
 
-    async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
+    async def complete(
+        self, request: ModelRequest, *, on_retry: RetryHook | None = None, on_text: TextHook | None = None
+    ) -> ModelResponse:
         try:
-            return await self._retrying(lambda: self._once(request), on_retry)
+            return await self._retrying(lambda: self._once(request, on_text), on_retry)
         except anthropic.APIError as exc:
             raise self._error(exc) from exc

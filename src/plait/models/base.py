@@ -27,6 +27,9 @@ __all__ = [
     "SYSTEM_BREAK",
     "ModelRequest",
     "ModelResponse",
+    "Reasoning",
+    "TextHook",
+    "TextStreaming",
     "ToolCall",
     "ToolResultMessage",
     "ToolSpec",
@@ -189,10 +192,27 @@ class UserMessage(_Frozen):
     text: str
 
 
+class Reasoning(_Frozen):
+    """A reasoning item of the OpenAI Responses API: sent back with its turn, so the model keeps its thread."""
+
+    id: str
+    encrypted_content: str = ""
+    summary: tuple[str, ...] = ()
+
+
+def _none(value: tuple[Reasoning, ...]) -> bool:
+    return not value
+
+
+_REASONING: Any = Field(default=(), exclude_if=_none)
+"""Left out of the JSON when empty, so that messages and replies logged before it hash and read the same."""
+
+
 class AssistantMessage(_Frozen):
     kind: Literal["assistant"] = "assistant"
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: tuple[Reasoning, ...] = _REASONING
 
 
 class ToolResultMessage(_Frozen):
@@ -327,13 +347,17 @@ class ModelResponse(_Frozen):
     stop_reason: str = ""
     """Why the model stopped, in the provider's words, except `STOP_LENGTH` and `STOP_REFUSAL`, which are
     the same for every provider."""
+    reasoning: tuple[Reasoning, ...] = _REASONING
 
     def as_message(self) -> AssistantMessage:
-        return AssistantMessage(text=self.text, tool_calls=self.tool_calls)
+        return AssistantMessage(text=self.text, tool_calls=self.tool_calls, reasoning=self.reasoning)
 
 
 RetryHook = Callable[[int, float, str], None]
 """Called before a retry with (attempt number, seconds to wait, reason), so the wait can be logged."""
+TextHook = Callable[[str], None]
+"""Called with each piece of reply text as it streams in; after a retry (told to the `RetryHook`) the reply
+starts again, and the pieces before are void."""
 
 
 @runtime_checkable
@@ -347,4 +371,17 @@ class Model(Protocol):
 
     async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
         """Answer one request, retrying what is transient. Raises `plait.errors.ModelError` for good failures."""
+        ...
+
+
+@runtime_checkable
+class TextStreaming(Protocol):
+    """A model that can tell its reply text as it arrives (the providers stream every call)."""
+
+    streams_text: bool
+
+    async def complete(
+        self, request: ModelRequest, *, on_retry: RetryHook | None = None, on_text: TextHook | None = None
+    ) -> ModelResponse:
+        """`Model.complete`, telling `on_text` each piece of the reply's text as it arrives."""
         ...

@@ -19,8 +19,9 @@ from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnio
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
 from plait.models._provider import ProviderBase
-from plait.models._reply import MAX_STOP, cap_text, field, read_json, reply_error, string, usage
+from plait.models._reply import MAX_STOP, cap_text, field, reply_error, string, usage
 from plait.models._retry import RETRY_BUDGET, Sleep, Transient, status_transient
+from plait.models._stream import ChatStream
 from plait.models.base import (
     STOP_REFUSAL,
     SYSTEM_BREAK,
@@ -29,6 +30,7 @@ from plait.models.base import (
     ModelRequest,
     ModelResponse,
     RetryHook,
+    TextHook,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -195,11 +197,12 @@ class OpenAIModel(ProviderBase):
             return UnknownModel(f"{self.provider} at {self.base_url} does not know model '{self.model_id}': {message}")
         return ModelError(f"{self._name} rejected the request ({status}): {message}")
 
-    async def _once(self, request: ModelRequest) -> ModelResponse:
+    async def _once(self, request: ModelRequest, on_text: TextHook | None) -> ModelResponse:
         # Many local servers know only the older `max_tokens`.
         openai_proper = self.provider == "openai"
-        async with self._client() as client:
-            raw = await client.chat.completions.with_raw_response.create(
+        async with (
+            self._client() as client,
+            client.chat.completions.with_streaming_response.create(
                 model=self.model_id,
                 messages=to_messages(request),
                 tools=to_tools(request) if request.tools else openai.omit,
@@ -209,12 +212,17 @@ class OpenAIModel(ProviderBase):
                 max_completion_tokens=request.max_output_tokens if openai_proper else openai.omit,
                 max_tokens=openai.omit if openai_proper else request.max_output_tokens,
                 prompt_cache_key=self.cache_key if openai_proper else openai.omit,
-            )
-            body = read_json(raw.content, raw.headers.get("content-type", ""))
+                stream=True,
+                stream_options={"include_usage": True},
+            ) as raw,
+        ):
+            body = await self._body(raw, ChatStream(on_text), "[DONE]")
         return from_completion(body, self._name)
 
-    async def complete(self, request: ModelRequest, *, on_retry: RetryHook | None = None) -> ModelResponse:
+    async def complete(
+        self, request: ModelRequest, *, on_retry: RetryHook | None = None, on_text: TextHook | None = None
+    ) -> ModelResponse:
         try:
-            return await self._retrying(lambda: self._once(request), on_retry)
+            return await self._retrying(lambda: self._once(request, on_text), on_retry)
         except openai.APIError as exc:
             raise self._error(exc) from exc

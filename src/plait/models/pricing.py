@@ -75,6 +75,9 @@ class PriceTable:
         self._prices: dict[str, Price] = {**DEFAULT_PRICES, **(overrides or {})}
 
     def price(self, model: str) -> Price | None:
+        provider, _, name = model.partition(":")
+        if provider in ("openai-responses", "openai-chat"):  # the same models, whichever API they are asked through
+            model = f"openai:{name}"
         if model in self._prices:
             return self._prices[model]
         base = model.rsplit("-", 1)[0] if model[-8:].isdigit() else model

@@ -15,9 +15,12 @@ from plait.models.base import Model
 if TYPE_CHECKING:  # plait.settings imports plait.models for prices
     from plait.settings import Settings
 
-__all__ = ["SPEC_FORMS", "compatible_url", "make_model"]
+__all__ = ["OPENAI_URL", "SPEC_FORMS", "compatible_url", "make_model", "openai_api"]
 
-SPEC_FORMS = "openai:NAME, anthropic:NAME, openai-compatible:NAME@URL or scripted:FILE"
+SPEC_FORMS = (
+    "openai:NAME, openai-responses:NAME, openai-chat:NAME, anthropic:NAME, openai-compatible:NAME@URL or scripted:FILE"
+)
+OPENAI_URL = "https://api.openai.com/v1"
 _COMPATIBLE_EXAMPLE = "openai-compatible:qwen2.5-coder@http://localhost:11434/v1"
 _COMPATIBLE = re.compile(r"(?P<name>[^@]+)@(?P<url>https?://\S+)")
 
@@ -27,6 +30,18 @@ def compatible_url(spec: str) -> str | None:
     provider, _, rest = spec.partition(":")
     match = _COMPATIBLE.fullmatch(rest.strip()) if provider == "openai-compatible" else None
     return match["url"] if match else None
+
+
+def openai_api(provider: str, url: str | None) -> str:
+    """Which OpenAI API a spec's provider speaks: "responses" or "chat".
+
+    `openai-responses` and `openai-chat` say so; `openai` speaks the Responses API to OpenAI's own endpoint
+    (what OpenAI recommends, and the only API of some of its models) and Chat Completions to any other
+    OPENAI_BASE_URL (proxies and gateways seldom know the newer API).
+    """
+    if provider in ("openai-responses", "openai-chat"):
+        return provider.removeprefix("openai-")
+    return "responses" if url is None or url.rstrip("/") == OPENAI_URL else "chat"
 
 
 def _key(setting: SecretStr | None, env: Mapping[str, str], var: str, field: str) -> str:
@@ -41,7 +56,8 @@ def make_model(spec: str, settings: Settings, env: Mapping[str, str] | None = No
     """Build the model `spec` names.
 
     Args:
-        spec: `openai:NAME`, `anthropic:NAME`, `openai-compatible:NAME@URL` or `scripted:FILE`.
+        spec: `openai:NAME`, `openai-responses:NAME`, `openai-chat:NAME` (see `openai_api`), `anthropic:NAME`,
+            `openai-compatible:NAME@URL` (Chat Completions) or `scripted:FILE`.
         settings: Gives the API keys, the request timeout, the retry count and the retry budget.
         env: Where OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL and ANTHROPIC_BASE_URL
             are looked up when settings lack them; `os.environ` by default.
@@ -58,14 +74,14 @@ def make_model(spec: str, settings: Settings, env: Mapping[str, str] | None = No
         raise UsageError(f"model '{spec}' is not valid: use {SPEC_FORMS}")
     timeout, retries, budget = settings.request_timeout, settings.max_retries, settings.retry_budget
     # Each provider's SDK is imported when first needed: together they take a second to import.
-    if provider == "openai":
+    if provider in ("openai", "openai-responses", "openai-chat"):
         from plait.models.openai_provider import OpenAIModel
+        from plait.models.responses_provider import OpenAIResponsesModel
 
         key = _key(settings.openai_api_key, env, "OPENAI_API_KEY", "openai_api_key")
         url = env.get("OPENAI_BASE_URL") or None
-        return OpenAIModel(
-            spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries, retry_budget=budget
-        )
+        kind = OpenAIResponsesModel if openai_api(provider, url) == "responses" else OpenAIModel
+        return kind(spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries, retry_budget=budget)
     if provider == "anthropic":
         from plait.models.anthropic_provider import AnthropicModel
 
