@@ -210,6 +210,11 @@ CASES: dict[str, tuple[list[Build], Build]] = {
         [_const({"body": b'{"id": "\xff\xfe\xfd', "headers": {"content-type": "application/json"}})],
         _const(finish()),
     ),
+    "no-choices-or-content": (
+        [lambda fmt: {"raw": {"choices": []} if fmt == "openai" else {"type": "message", "content": []}}],
+        _const(finish()),
+    ),
+    "error-in-a-200": ([_const({"raw": {"error": {"message": "upstream overloaded"}}})], _const(finish())),
     "html-every-time": ([], _const({"body": b"<html>502</html>", "headers": {"content-type": "text/html"}})),
     "usage-empty": ([], usage({})),
     "usage-strings": (
@@ -257,6 +262,13 @@ CASES: dict[str, tuple[list[Build], Build]] = {
 }
 
 
+def _text(content: Any) -> str:
+    """A message's text: its content, or its first block's text (blocks after it and cache marks come and go)."""
+    if isinstance(content, list):
+        return next((str(b.get("text", "")) for b in content if isinstance(b, dict)), "")
+    return str(content)
+
+
 @dataclass
 class HostileModel:
     """The reply function of a `WireServer`: the planner and each agent play their own copy of a case."""
@@ -278,10 +290,10 @@ class HostileModel:
             if turn < len(self.planner_turns):
                 return self.planner_turns[turn](fmt)
             return {"tool_calls": [{"name": "submit_plan", "arguments": {"plan": self.plan()}}]}
-        first = next((str(m["content"]) for m in body["messages"] if m["role"] == "user"), "")
+        first = _text(next((m["content"] for m in body["messages"] if m["role"] == "user"), ""))[:300]
         with self.lock:
-            turn = self.served.get(first[:300], 0)
-            self.served[first[:300]] = turn + 1
+            turn = self.served.get(first, 0)
+            self.served[first] = turn + 1
         return (self.turns[turn] if turn < len(self.turns) else self.fallback)(fmt)
 
 
