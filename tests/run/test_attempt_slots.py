@@ -6,7 +6,7 @@ import asyncio
 import threading
 from pathlib import Path
 
-from integrators import MergeTreeIntegrator
+from integrators import MergeTreeIntegrator, git
 
 from plait.events import Event, ObservedStore, SQLiteEventStore, TaskStarted
 from plait.models import ScriptedModel
@@ -81,3 +81,30 @@ def test_a_worktree_is_removed_while_another_is_being_made(repo: Repo, tmp_path:
     assert removed_meanwhile
     assert not worktree.path.exists()
     assert worktree.path not in repo.worktrees()
+
+
+def test_a_worktree_is_made_while_another_checks_out_its_files(repo: Repo, tmp_path: Path) -> None:
+    """The first checkout waits in a smudge filter until the second worktree is made; git's own `worktree add`
+    checks out holding the lock, and the second would wait for the filter's fail-safe to run out."""
+    flag, started, timed_out = tmp_path / "go", tmp_path / "smudging", tmp_path / "timed-out"
+    smudge = (
+        f"if [ ! -e {started} ]; then touch {started}; i=0; "
+        f"while [ ! -e {flag} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+        f"[ -e {flag} ] || touch {timed_out}; fi; cat"
+    )
+    git(repo.root, "config", "filter.slow.smudge", smudge)
+    git(repo.root, "config", "filter.slow.clean", "cat")
+    (repo.root / ".gitattributes").write_text("alpha.py filter=slow\n")
+    git(repo.root, "add", ".gitattributes")
+    git(repo.root, "commit", "-q", "-m", "filter")
+    making = threading.Thread(target=repo.add_worktree, args=(tmp_path / "one", "plait/r1/one", "HEAD"))
+    making.start()
+    while not started.exists() and making.is_alive():  # the first checkout is under way, held in the filter
+        making.join(timeout=0.05)
+    assert started.exists()
+    second = repo.add_worktree(tmp_path / "two", "plait/r1/two", "HEAD")
+    flag.touch()
+    making.join()
+    assert not timed_out.exists()
+    assert (second.path / "alpha.py").read_text() == "def alpha():\n    return 0\n"
+    assert (tmp_path / "one" / "alpha.py").read_text() == "def alpha():\n    return 0\n"

@@ -166,8 +166,8 @@ class Repo:
         sha = self.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         path = path.absolute()
         with worktree_lock(self.common_dir):
-            self.git("worktree", "add", "--quiet", "-b", branch, str(path), sha)
-        return Worktree(path=path, branch=branch, base=sha, repo=self)
+            self.git("worktree", "add", "--quiet", "-b", branch, "--no-checkout", str(path), sha)
+        return self._checked_out(Worktree(path=path, branch=branch, base=sha, repo=self))
 
     def readd_worktree(self, path: Path, branch: str, base: str, *, owned: str = "") -> Worktree:
         """A worktree at `path` on `branch` reset to `base`, whatever a killed process left there.
@@ -182,8 +182,17 @@ class Repo:
             if owned:
                 clear_ref_lock(self.common_dir, branch, owned=owned)
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.git("worktree", "add", "--quiet", "--force", "-B", branch, str(path), sha)
-        return Worktree(path=path, branch=branch, base=sha, repo=self)
+            self.git("worktree", "add", "--quiet", "--force", "-B", branch, "--no-checkout", str(path), sha)
+        return self._checked_out(Worktree(path=path, branch=branch, base=sha, repo=self))
+
+    @staticmethod
+    def _checked_out(worktree: Worktree) -> Worktree:
+        """The files of a worktree made with `--no-checkout`, checked out as `worktree add` would (its own command).
+
+        Only git's bookkeeping of a new worktree needs `worktree_lock`; the checkout, most of its time, does not.
+        """
+        worktree._git("reset", "--hard", "--no-recurse-submodules", "--quiet")
+        return worktree
 
     def worktrees(self) -> list[Path]:
         """Every worktree of the repository, the main one first."""
