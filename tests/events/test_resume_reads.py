@@ -1,8 +1,9 @@
 """A resumed run reads its long log without decoding it again and again: counted, not timed.
 
 `load_state` decodes the few events that say where a run stands, not its model and tool calls; an agent's
-past is decoded once although its journal, its replay and the run (for the attempt's last checkpoint) each
-ask for it; and what is appended between two reads is still seen by the second.
+past is decoded once although its journal, its replay and the run (for the attempt's last checkpoint, and to
+charge the budgets with what was paid) each ask for it; and what is appended between two reads is still seen
+by the second.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from plait.agent._replay import Recorded
+from plait.agent.budget import Budget, Limits
 from plait.events import Event, SQLiteEventStore
 from plait.events.journal import Journal
 from plait.events.types import (
@@ -22,9 +24,9 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
-from plait.models.base import ModelResponse, ToolCall
+from plait.models.base import ModelResponse, ToolCall, Usage
 from plait.models.pricing import PriceTable
-from plait.run.state import load_state
+from plait.run.state import load_state, recharge
 
 RUN = "r"
 STEPS = 200
@@ -66,8 +68,9 @@ def _long_run(path: Path, agents: Sequence[str]) -> SQLiteEventStore:
         for agent in agents:
             call = ToolCall(id=f"c{step}", name="read_file", arguments={"path": "x"})
             ids = {"run_id": RUN, "agent": agent}
+            answer = ModelResponse(tool_calls=(call,), usage=Usage(input_tokens=1))
             store.append(ModelCallStarted(**ids, call=step, req_hash="h", model="m", messages=step))
-            store.append(ModelCallFinished(**ids, call=step, req_hash="h", response=ModelResponse(tool_calls=(call,))))
+            store.append(ModelCallFinished(**ids, call=step, req_hash="h", response=answer))
             store.append(ToolCalled(**ids, call=call, step=step))
             store.append(ToolReturned(**ids, call_id=call.id, name="read_file", output="x", step=step, checkpoint=""))
     return store
@@ -81,17 +84,23 @@ def test_load_state_decodes_where_the_run_stands_not_its_model_and_tool_calls(tm
     assert store.decoded <= 10  # the run's start, its plan, each task's start: not 2 x 4 x STEPS events
 
 
-def test_an_agents_past_is_decoded_once_by_all_that_read_it(tmp_path: Path) -> None:
+def test_the_runs_past_is_decoded_once_by_all_that_read_it(tmp_path: Path) -> None:
     store = CountingStore(_long_run(tmp_path / "events.db", ["a", "b"]))
-    # as a resumed run does: the attempt's last checkpoint before its worktree, again for its agent, then the
-    # agent's journal and its own replay
-    for _ in range(2):
-        assert Recorded(store, RUN, "a", 1).last_checkpoint == ""
-    journal = Journal(store, RUN, "a", PriceTable(), 1)
-    recorded = Recorded(store, RUN, "a", 1)
-    assert journal.answered(STEPS) and not journal.answered(STEPS + 1)
-    assert recorded.results.get((STEPS, f"c{STEPS}")) is not None
-    assert store.decoded <= 3 * STEPS + 1  # its model answers, tool calls and results, once
+    run = Budget(scope="run", limits=Limits(), store=store, run_id=RUN)
+    tasks = {agent: run.child(agent, Limits()) for agent in ("a", "b")}
+    recharge(run, store, RUN)  # as a resumed run does: the run's budget, then each task's
+    recharge(run, store, RUN, tasks)
+    for agent in ("a", "b"):  # the attempt's last checkpoint before its worktree, again for its agent, then the
+        # agent's journal and its own replay
+        for _ in range(2):
+            assert Recorded(store, RUN, agent, 1).last_checkpoint == ""
+        journal = Journal(store, RUN, agent, PriceTable(), 1)
+        recorded = Recorded(store, RUN, agent, 1)
+        assert journal.answered(STEPS) and not journal.answered(STEPS + 1)
+        assert recorded.results.get((STEPS, f"c{STEPS}")) is not None
+    assert tasks["a"].usage.input_tokens == tasks["b"].usage.input_tokens == STEPS
+    assert run.usage.input_tokens == 2 * STEPS
+    assert store.decoded <= 2 * (3 * STEPS + 1)  # each agent's start, model answers, tool calls and results, once
 
 
 def test_what_is_appended_between_two_reads_is_seen_by_the_second(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from plait.events.types import Event, ModelCallFailed, ModelCallFinished, ModelC
 from plait.models.base import MessageChain, Model, ModelRequest, ModelResponse, TextHook, TextStreaming, ToolCall
 from plait.models.pricing import PriceTable
 
-__all__ = ["ARGUMENT_DEPTH", "REPLAYED", "Journal", "agent_events", "loggable", "valid_text"]
+__all__ = ["ARGUMENT_DEPTH", "REPLAYED", "Journal", "agent_events", "answered_calls", "loggable", "valid_text"]
 
 ARGUMENT_DEPTH = 64
 """Levels of nesting a tool call's arguments may have: tools take flat arguments, and the log's encoder stops at a
@@ -49,36 +49,47 @@ REPLAYED = ("task_started", "prompt", "tool_call", "tool_result", "decision", "a
 
 @dataclass
 class _Read:
-    events: list[Event] = field(default_factory=list)
+    by_agent: dict[str, list[Event]] = field(default_factory=dict)
     last: int = 0
 
 
-_reads: weakref.WeakKeyDictionary[EventStore, dict[tuple[str, str], _Read]] = weakref.WeakKeyDictionary()
+_reads: weakref.WeakKeyDictionary[EventStore, dict[str, _Read]] = weakref.WeakKeyDictionary()
 _reads_lock = threading.Lock()
+
+
+def _read(store: EventStore, run_id: str) -> dict[str, list[Event]]:
+    """The run's events of the `REPLAYED` kinds by agent, read in full once per store and run, then only what
+    was appended since: the log is append-only and numbered in the order its appends were committed."""
+    with _reads_lock:
+        try:
+            reads = _reads.setdefault(store, {})
+        except TypeError:  # a store that cannot be weakly referred to is read in full each time
+            reads = {}
+        read = reads.setdefault(run_id, _Read())
+        fresh = store.events(run_id, kinds=REPLAYED, after=read.last)
+        if fresh and not fresh[0].seq > read.last:  # a store that does not number its events: all there is
+            read.by_agent, read.last = {}, 0
+        for event in fresh:
+            read.by_agent.setdefault(event.agent, []).append(event)
+        read.last = fresh[-1].seq if fresh else read.last
+        return read.by_agent
 
 
 def agent_events(store: EventStore, run_id: str, agent: str) -> list[Event]:
     """The events of the `REPLAYED` kinds of one agent of a run, in order.
 
-    A resumed agent's journal and replay both start from them, and a resumed run asks for them before each
-    attempt's worktree and again for its agent: the log is read and decoded once per store, run and agent,
-    and later calls read only the events appended since (the log is append-only, and an agent's own events
-    are appended by the process running it, each before the next is read), so the past of a long run is not
-    decoded again by every reader.
+    A resumed agent's journal and replay both start from them, the run asks for them for each attempt's last
+    checkpoint, and for every agent's answered calls to charge its budgets again: the run's log is read and
+    decoded once (per store), later calls reading only what was appended since, so that the past of a long
+    run is not decoded again by every reader of it.
     """
-    with _reads_lock:
-        try:
-            reads = _reads.setdefault(store, {})
-        except TypeError:  # a store that cannot be weakly referred to is read in full each time
-            return store.events(run_id, agent=agent, kinds=REPLAYED)
-        read = reads.setdefault((run_id, agent), _Read())
-        fresh = store.events(run_id, agent=agent, kinds=REPLAYED, after=read.last)
-        if fresh and fresh[0].seq > read.last:
-            read.events.extend(fresh)
-            read.last = fresh[-1].seq
-        elif fresh:  # a store that does not number its events: what it gave is all there is
-            read.events = fresh
-        return list(read.events)
+    return list(_read(store, run_id).get(agent, ()))
+
+
+def answered_calls(store: EventStore, run_id: str) -> list[ModelCallFinished]:
+    """Every model call of the run that was answered, in the log's order (read as `agent_events` reads)."""
+    answered = [e for events in _read(store, run_id).values() for e in events if isinstance(e, ModelCallFinished)]
+    return sorted(answered, key=lambda e: e.seq)
 
 
 class Journal:

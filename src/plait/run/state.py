@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from plait.agent.budget import Budget
+from plait.events.journal import answered_calls
 from plait.events.store import EventStore
 from plait.events.types import (
     AgentStopped,
     Committed,
     Integrated,
-    ModelCallFinished,
     PlanMade,
     RunFinished,
     RunStarted,
@@ -132,8 +132,7 @@ def recharge(run: Budget, store: EventStore, run_id: str, tasks: dict[str, Budge
 
     The run's budget gets everything; with `tasks`, each task's budget gets its own agent's share only.
     """
-    for event in store.events(run_id, kinds=["model_response"]):
-        assert isinstance(event, ModelCallFinished)
+    for event in answered_calls(store, run_id):
         if tasks is None:
             run.charge(event.response.usage, event.cost_usd)
         elif event.agent in tasks:
