@@ -215,6 +215,7 @@ _CHECKS: dict[str, Check] = {
     "openai_api_key": _never("openai_api_key"),
     "anthropic_api_key": _never("anthropic_api_key"),
     "store": _never("store"),
+    "agent": _never("agent"),  # a command template runs what it says, and an external agent spends the user's key
     "model": _model,
     "include_uncommitted": _uncommitted,
     "split": _split,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from plait.errors import PlaitError
 from plait.plan.globs import expand
@@ -115,6 +116,9 @@ class PlanTask(_Strict):
     kind: Literal["work", "contract"] = Field(
         "work", description="Leave it out: plait adds the 'contract' tasks, which only write interface stubs, itself."
     )
+    agent: SkipJsonSchema[str] = Field("", exclude_if=lambda v: not v)
+    """The agent that works on the task (`claude-code`, `command:TEMPLATE`), set in a plan file; '' for the run's.
+    Not in the planner's schema, and left out of the plan's record when unset."""
 
     @field_validator("writes", "reads", "provides", "consumes", "depends_on", mode="before")
     @classmethod

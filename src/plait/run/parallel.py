@@ -11,6 +11,7 @@ from typing import Literal
 from plait.agent._replay import Recorded
 from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
+from plait.agent.external import Worker, external_worker
 from plait.agent.loop import Agent, AgentLimits, AgentResult, ToolSet
 from plait.agent.prompts import task_brief
 from plait.agent.tools import Toolbox
@@ -261,7 +262,7 @@ class _TaskRunner:
         self._finished(task.id, "done", summary, commit)
         return Attempt(True)
 
-    def _agent(self, task: PlanTask, runner: CommandRunner, worktree: Worktree, attempt: int) -> Agent:
+    def _agent(self, task: PlanTask, runner: CommandRunner, worktree: Worktree, attempt: int) -> Worker:
         s, path = self.ctx.settings, worktree.path
         ref = f"refs/plait/checkpoints/{self.ctx.run_id}/{task.id}.{attempt}"
         last = {"sha": Recorded(self.ctx.store, self.ctx.run_id, task.id, attempt).last_checkpoint or worktree.base}
@@ -272,7 +273,8 @@ class _TaskRunner:
                 last["sha"] = sha
             return sha
 
-        return Agent(
+        worker = external_worker(self, task, runner, worktree, attempt)  # an external agent's CLI, when named
+        return worker or Agent(
             run_id=self.ctx.run_id,
             agent_id=task.id,
             model=self.ctx.model,

@@ -1,0 +1,36 @@
+"""External coding agents as plait workers: their own CLI, headless, in the task's worktree.
+
+    Worker (protocol) ─┬─ plait's own tool loop (`plait.agent.loop.Agent`)
+                       ├─ `CommandWorker`: any command template that edits the worktree and exits
+                       └─ `ClaudeCodeWorker`: `claude -p --output-format stream-json`
+
+An external worker runs through the task's `CommandRunner` (the sandbox, its environment allow-list and limits),
+its output is turned into plait events (`_events.Transcript`), and plait commits the worktree afterwards as it
+does for its own agent. See docs/agents.md for what plait sees of such an agent and what a resume means.
+"""
+
+from __future__ import annotations
+
+from plait.agent.external._job import BUILT_IN, Job, Worker, check_agent
+from plait.agent.external._seam import external_worker
+from plait.agent.external.claude_code import ClaudeCodeWorker
+from plait.agent.external.command import CommandWorker
+
+__all__ = [
+    "BUILT_IN",
+    "ClaudeCodeWorker",
+    "CommandWorker",
+    "Job",
+    "Worker",
+    "check_agent",
+    "external_worker",
+    "make_worker",
+]
+
+
+def make_worker(agent: str, job: Job) -> Worker:
+    """The external worker `agent` names (`claude-code`, `command:TEMPLATE`), set up for `job`."""
+    kind = check_agent(agent)
+    if kind == "claude-code":
+        return ClaudeCodeWorker(job)
+    return CommandWorker(job, agent.partition(":")[2])

@@ -1,0 +1,122 @@
+"""An external agent's own events, as plait events: model turns, tool calls and results, usage and cost.
+
+    assistant turn ──► `model_response` (its text, tool calls, usage, cost) ──► `tool_call` per tool use
+    tool result    ──► `tool_result`
+    session id     ──► decision `external_agent` (a resumed attempt continues that session)
+
+Each model turn is charged to the task's budget as it is seen; a spent budget raises `BudgetExceeded`, and the
+caller kills the agent. plait does not journal these calls: a resume cannot replay them.
+"""
+
+from __future__ import annotations
+
+import time
+
+from plait.agent.budget import BudgetExceeded
+from plait.agent.external._job import Job
+from plait.events.journal import valid_text
+from plait.events.store import redaction
+from plait.events.types import AgentStopped, Decision, ModelCallFinished, StopReason, ToolCalled, ToolReturned
+from plait.models.base import ModelResponse, ToolCall, Usage
+
+__all__ = ["TOPIC", "Transcript", "logged_session"]
+
+TOPIC = "external_agent"
+
+
+class Transcript:
+    """Logs one attempt of an external agent and counts what it spent."""
+
+    def __init__(self, job: Job, agent: str) -> None:
+        self.job, self.agent = job, agent
+        self._ids = {"run_id": job.run_id, "agent": job.agent_id}
+        self._redact = redaction(job.store)
+        self.usage = Usage()
+        self.cost = 0.0
+        self.steps = 0
+        self.names: dict[str, str] = {}
+        """Tool names by call id, for the results."""
+        self._started = time.monotonic()
+
+    def session(self, session_id: str, **data: object) -> None:
+        """The agent's own session id, logged once: a resumed attempt continues it."""
+        if session_id and logged_session(self.job, self.agent) != session_id:
+            data = {**data, "session": session_id, "attempt": self.job.attempt, "agent": self.agent}
+            what = f"{self.agent} session {session_id}"
+            self.job.store.append(Decision(**self._ids, topic=TOPIC, decision=what, data=data))
+
+    def turn(self, text: str, calls: list[ToolCall], usage: Usage, model: str, cost: float | None = None) -> None:
+        """One model turn: logged with its tool calls, its usage charged (priced by plait when `cost` is None)."""
+        if cost is None:
+            cost = self.job.prices.cost(f"anthropic:{model}", usage) if self.job.prices is not None else 0.0
+        self.steps += 1
+        self.usage, self.cost = self.usage + usage, self.cost + cost
+        calls = [c.model_copy(update={"name": self._redact(c.name)}) for c in calls]
+        response = ModelResponse(text=self._redact(text), tool_calls=tuple(calls), usage=usage, model=model)
+        took, self._started = time.monotonic() - self._started, time.monotonic()
+        self.job.store.append(
+            ModelCallFinished(
+                **self._ids,
+                call=self.steps,
+                attempt=self.job.attempt,
+                req_hash=f"{self.agent}:{self.steps}",
+                response=response,
+                cost_usd=cost,
+                duration_s=round(took, 3),
+            )
+        )
+        at = {"step": self.steps, "attempt": self.job.attempt}
+        for call in calls:
+            self.names[call.id] = call.name
+            self.job.store.append(ToolCalled(**self._ids, call=call, **at))
+        if self.job.budget is not None:
+            self.job.budget.charge(usage, cost)
+
+    def result(self, call_id: str, output: str, is_error: bool) -> None:
+        """A tool call's result, as the agent saw it."""
+        self.job.store.append(
+            ToolReturned(
+                **self._ids,
+                call_id=call_id,
+                name=self.names.get(call_id, "tool"),
+                output=valid_text(self._redact(output))[: self.job.output_limit],
+                is_error=is_error,
+                step=self.steps,
+                attempt=self.job.attempt,
+            )
+        )
+
+    def settle(self, total_usd: float) -> None:
+        """The agent's own total for the attempt: what plait's prices did not cover is logged as one more charge."""
+        extra = round(total_usd - self.cost, 9)
+        if extra > 0:
+            self.turn("", [], Usage(), self.agent, cost=extra)
+            self.steps -= 1  # not a model turn of its own
+
+    def spent(self) -> str:
+        """Why the budget stops the agent, or '' while it may go on."""
+        if self.job.budget is None:
+            return ""
+        try:
+            self.job.budget.check()
+        except BudgetExceeded as exc:
+            return str(exc)
+        return ""
+
+    def stopped(self, reason: StopReason, summary: str) -> None:
+        summary = valid_text(self._redact(summary))
+        self.job.store.append(
+            AgentStopped(
+                **self._ids, reason=reason, summary=summary, steps=self.steps, usage=self.usage, cost_usd=self.cost
+            )
+        )
+
+
+def logged_session(job: Job, agent: str) -> str:
+    """The session the log has for this attempt of `agent` ('' when none)."""
+    found = ""
+    for event in job.store.events(job.run_id, agent=job.agent_id, kinds=["decision"]):
+        if isinstance(event, Decision) and event.topic == TOPIC and event.data.get("attempt") == job.attempt:
+            if event.data.get("agent") == agent:
+                found = str(event.data.get("session", ""))
+    return found

@@ -1,0 +1,62 @@
+"""What an external worker is given: the task's identity in the log, its worktree and runner, its limits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from plait.agent.loop import AgentResult, NoteSource, Spending
+from plait.errors import UsageError
+from plait.events.store import EventStore
+from plait.models.pricing import PriceTable
+from plait.workspace import CommandRunner
+
+__all__ = ["BUILT_IN", "Job", "Worker", "check_agent"]
+
+BUILT_IN = "plait"
+"""The agent setting's value for plait's own tool loop."""
+
+_KINDS = ("claude-code", "command")
+
+
+class Worker(Protocol):
+    """Works on a brief in its worktree until done; plait's `Agent` is one, an external CLI another."""
+
+    async def run(self, task: str) -> AgentResult: ...
+
+
+@dataclass
+class Job:
+    """One attempt of one task, as an external worker runs it."""
+
+    run_id: str
+    agent_id: str
+    attempt: int
+    store: EventStore
+    runner: CommandRunner
+    worktree: Path
+    system: str
+    """plait's part of the system prompt: the run's shared prefix and the task's brief."""
+    model: str = ""
+    """plait's model spec; `anthropic:NAME` is passed on to Claude Code as its model."""
+    max_turns: int = 60
+    wall_s: float = 24 * 3600.0
+    output_limit: int = 16_000
+    budget: Spending | None = None
+    prices: PriceTable | None = None
+    notes: NoteSource | None = None
+    env: Sequence[tuple[str, str]] = ()
+    """Variables the agent's CLI is given, such as its API endpoint and key (the sandbox would scrub a key)."""
+
+
+def check_agent(agent: str) -> str:
+    """The kind of external agent `agent` names; a `UsageError` for one plait does not know."""
+    kind = agent.partition(":")[0]
+    if kind not in _KINDS:
+        known = ", ".join([BUILT_IN, "claude-code", "command:TEMPLATE"])
+        raise UsageError(f"unknown agent {agent!r}: use one of {known}")
+    if kind == "command" and not agent.partition(":")[2].strip():
+        raise UsageError("the command agent needs a template, such as 'command:my-agent --prompt {prompt_file}'")
+    return kind

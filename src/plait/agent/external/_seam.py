@@ -1,0 +1,51 @@
+"""Where a run picks the worker of a task's attempt: plait's own agent, or the external one the task or run names."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from plait.agent.external._job import BUILT_IN, Job, Worker, check_agent
+from plait.workspace import CommandRunner, Worktree
+
+if TYPE_CHECKING:
+    from plait.plan.model import PlanTask
+    from plait.run.parallel import _TaskRunner
+
+__all__ = ["external_worker"]
+
+
+def external_worker(
+    attempts: _TaskRunner, task: PlanTask, runner: CommandRunner, worktree: Worktree, attempt: int
+) -> Worker | None:
+    """The external worker of this attempt of `task`, or None for plait's own agent."""
+    ctx = attempts.ctx
+    agent = task.agent or ctx.settings.agent
+    if agent == BUILT_IN:
+        return None
+    from plait.agent.external import make_worker  # the package imports this module
+    from plait.agent.external.claude_code import claude_env
+    from plait.run.steer import notes_from
+
+    board = attempts.board
+    notes = notes_from(board.notes_for(task.id) if board else None, attempts.steering[task.id].notes)
+
+    s = ctx.settings
+    kind = check_agent(agent)
+    job = Job(
+        run_id=ctx.run_id,
+        agent_id=task.id,
+        attempt=attempt,
+        store=ctx.store,
+        runner=runner,
+        worktree=worktree.path,
+        system=attempts.systems[task.id],
+        model=s.model,
+        max_turns=s.max_steps,
+        wall_s=s.task_wall_time or 24 * 3600.0,
+        output_limit=s.output_limit,
+        budget=attempts.budgets.get(task.id),
+        prices=ctx.prices,
+        notes=notes,
+        env=claude_env() if kind == "claude-code" else (),
+    )
+    return make_worker(agent, job)
