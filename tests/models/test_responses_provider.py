@@ -13,6 +13,7 @@ import pytest
 from plait.errors import BadApiKey, ModelError
 from plait.events import SQLiteEventStore
 from plait.events.journal import Journal
+from plait.mcp._checks import model_spec
 from plait.models import (
     AssistantMessage,
     ModelRequest,
@@ -109,7 +110,7 @@ def test_an_error_event_mid_stream_is_retried(server: WireServer, sleep: FakeSle
 REASONED = {
     "reasoning": [
         {"encrypted_content": "gAAAA-secret-thoughts", "summary": [{"type": "summary_text", "text": "Plan."}]}
-    ],  # noqa: E501
+    ],
     "tool_calls": [{"id": "call_r", "name": "read_file", "arguments": {"path": "a.py"}}],
 }
 
@@ -194,3 +195,8 @@ def test_user_messages_are_kept_in_order(server: WireServer, sleep: FakeSleep) -
     body = server.requests[0].body
     assert "instructions" not in body
     assert [item["content"] for item in body["input"]] == ["one", "two"]
+
+
+@pytest.mark.parametrize("spec", ["openai-responses:gpt-5", "openai-chat:gpt-5"])
+def test_an_mcp_client_may_choose_either_api(spec: str, tmp_path: Path) -> None:
+    assert model_spec(tmp_path, spec, "anthropic:claude-sonnet-4-5") == spec

@@ -57,7 +57,8 @@ def model_spec(root: Path, spec: str | None, configured: str) -> str | None:
     if spec is None or spec == configured:
         return spec
     provider, _, rest = spec.partition(":")
-    if provider in ("openai", "anthropic") and rest.strip() and not rest.startswith("-"):
+    known = ("openai", "openai-responses", "openai-chat", "anthropic")
+    if provider in known and rest.strip() and not rest.startswith("-"):
         return spec
     if provider == "scripted" and rest.strip():
         return f"scripted:{inside(root, rest.strip(), 'the script')}"
