@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -160,3 +161,47 @@ def test_real_claude_code_workers_write_their_tasks_and_are_integrated(
         assert stopped.usage.output_tokens >= 50
     assert any("Your task is `alpha`" in json.dumps(body) for body in asked)
     assert os.environ["ANTHROPIC_API_KEY"] not in json.dumps([e.model_dump(mode="json") for e in store.events("r1")])
+
+
+@pytest.mark.skipif(
+    shutil.which("claude") is None,
+    reason="Claude Code is not installed (npm install -g @anthropic-ai/claude-code; .ci/run installs it)",
+)
+def test_plait_run_with_claude_code_workers_ends_verified_and_shows_their_calls_and_cost(
+    repo: Repo, tmp_path: Path
+) -> None:
+    plan, script = tmp_path / "plan.yaml", tmp_path / "planner.yaml"
+    tasks = [
+        {"id": i, "title": f"add {i}", "instructions": f"Add {i}_impl.py.", "writes": [f"{i}_impl.py"]}
+        for i in ("alpha", "beta")
+    ]
+    plan.write_text(json.dumps({"mode": "parallel", "reason": "two new modules", "tasks": tasks}))
+    script.write_text(json.dumps({"conversations": []}))
+    env = {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        "HOME": str(tmp_path / "home"),
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "PLAIT_VERIFY_COMMAND": "python -m py_compile alpha.py",
+    }
+
+    def plait(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "plait", *args, "-C", str(repo.root)]
+        return subprocess.run(argv, env=run_env, capture_output=True, text=True, timeout=300, check=False)
+
+    with StreamServer(_claude_model) as server:
+        run_env = {**env, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key"}
+        flags = ["--plan", str(plan), "--model", f"scripted:{script}", "--agent", "claude-code", "--yes", "--no-tui"]
+        done = plait("run", "add two modules", *flags, "--json")
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "done" and "network" in done.stderr
+    branch = result["branch"]
+    for name in ("alpha", "beta"):
+        assert git(repo.root, "show", f"{branch}:{name}_impl.py") == f"def {name}_impl():\n    return 7"
+    shown = plait("show", "last", "alpha", "--no-pager")
+    assert shown.returncode == 0 and "Write" in shown.stdout and "alpha_impl.py" in shown.stdout, shown.stdout
+    cost = plait("cost", "last", "--json")
+    assert cost.returncode == 0, cost.stderr
+    spent = json.loads(cost.stdout)
+    assert spent["total"]["cost_usd"] > 0 and spent["total"]["usage"]["output_tokens"] == 100
+    assert {a["name"] for a in spent["by_agent"]} == {"alpha", "beta"}

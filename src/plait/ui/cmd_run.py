@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from plait.agent.external import with_network
 from plait.errors import EnvironmentProblem, StateError, UsageError
 from plait.events.lease import RunLease, lease_for
 from plait.events.store import EventStore, ObservedStore
@@ -200,6 +201,10 @@ def register(app: typer.Typer) -> None:
         no_tui: Annotated[bool, typer.Option("--no-tui", help="Plain progress lines, even in a terminal.")] = False,
         detach: Annotated[bool, typer.Option("--detach", help="Go on in the background; print the run id.")] = False,
         run_id: Annotated[str | None, typer.Option("--run-id", hidden=True)] = None,
+        agent: Annotated[
+            str | None,
+            typer.Option("--agent", help="Who works on each task: plait, claude-code, or command:TEMPLATE."),
+        ] = None,
     ) -> None:
         """Plan TASK, run its parts in parallel worktrees, and integrate them on plait/RUN/integration.
 
@@ -219,8 +224,11 @@ def register(app: typer.Typer) -> None:
             "concurrency": concurrency,
             "run_max_usd": max_usd,
             "split": split,
+            "agent": agent,
         }
-        settings = load_settings(repo.root, flags).settings
+        settings, note = with_network(load_settings(repo.root, flags).settings)
+        if note and not quiet:
+            err.print(f"[yellow]note:[/] {note}")
         llm = make_model(settings.model, settings)
         _confirm_base(repo, include_uncommitted=settings.include_uncommitted, yes=yes)
         if detach:

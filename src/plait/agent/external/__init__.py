@@ -11,7 +11,7 @@ does for its own agent. See docs/agents.md for what plait sees of such an agent 
 
 from __future__ import annotations
 
-from plait.agent.external._job import BUILT_IN, Job, Worker, check_agent
+from plait.agent.external._job import BUILT_IN, Job, Worker, check_agent, with_network
 from plait.agent.external._seam import external_worker
 from plait.agent.external.claude_code import ClaudeCodeWorker
 from plait.agent.external.command import CommandWorker
@@ -25,6 +25,7 @@ __all__ = [
     "check_agent",
     "external_worker",
     "make_worker",
+    "with_network",
 ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from plait.agent.loop import AgentResult, NoteSource, Spending
 from plait.errors import UsageError
@@ -13,7 +13,10 @@ from plait.events.store import EventStore
 from plait.models.pricing import PriceTable
 from plait.workspace import CommandRunner
 
-__all__ = ["BUILT_IN", "Job", "Worker", "check_agent"]
+if TYPE_CHECKING:
+    from plait.settings import Settings
+
+__all__ = ["BUILT_IN", "Job", "Worker", "check_agent", "with_network"]
 
 BUILT_IN = "plait"
 """The agent setting's value for plait's own tool loop."""
@@ -60,3 +63,16 @@ def check_agent(agent: str) -> str:
     if kind == "command" and not agent.partition(":")[2].strip():
         raise UsageError("the command agent needs a template, such as 'command:my-agent --prompt {prompt_file}'")
     return kind
+
+
+def with_network(settings: Settings) -> tuple[Settings, str]:
+    """The settings for a run whose agent is external: the sandbox lets commands reach the network (the agent's
+    CLI talks to its API; the sandbox cannot open one host only), and a note saying so ('' when unchanged)."""
+    if settings.agent == BUILT_IN:
+        return settings, ""
+    check_agent(settings.agent)
+    if settings.sandbox.network is True:
+        return settings, ""
+    sandbox = settings.sandbox.model_copy(update={"network": True})
+    note = f"the {settings.agent.partition(':')[0]} agent needs its API: the agents' commands may reach the network"
+    return settings.model_copy(update={"sandbox": sandbox}), note
