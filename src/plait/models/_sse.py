@@ -43,23 +43,23 @@ def _event(name: str, lines: list[bytes]) -> Event:
 
 async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     """The lines of a byte stream, without their ends (LF, CRLF or CR)."""
-    pending, total = b"", 0
+    pending, total = bytearray(), 0
     async for chunk in chunks:
         total += len(chunk)
         if total > MAX_STREAM:
             raise ModelError(f"the streamed reply is over {MAX_STREAM >> 20} MiB: stopped reading it")
-        pending += chunk
+        pending += chunk  # a long line comes in many chunks: kept in one growing buffer, split once it ends
         if b"\n" in chunk or b"\r" in chunk:
-            text = pending.replace(b"\r\n", b"\n")
+            text = bytes(pending).replace(b"\r\n", b"\n")
             held = text.endswith(b"\r")  # perhaps the first half of a CRLF
             lines = (text[:-1] if held else text).replace(b"\r", b"\n").split(b"\n")
-            pending = lines.pop() + (b"\r" if held else b"")
+            pending = bytearray(lines.pop() + (b"\r" if held else b""))
             for line in lines:
                 yield line
         if len(pending) > MAX_LINE:
             raise ModelError(f"a line of the streamed reply is over {MAX_LINE >> 20} MiB: stopped reading it")
-    if pending.rstrip(b"\r"):
-        yield pending.rstrip(b"\r")
+    if last := bytes(pending).rstrip(b"\r"):
+        yield last
 
 
 async def events(chunks: AsyncIterator[bytes]) -> AsyncIterator[Event]:
