@@ -45,6 +45,12 @@ class Transcript:
             what = f"{self.agent} session {session_id}"
             self.job.store.append(Decision(**self._ids, topic=TOPIC, decision=what, data=data))
 
+    def lost_session(self, session_id: str, why: str) -> None:
+        """The agent could not continue its logged session: it starts the attempt again, from its brief."""
+        data = {"session": session_id, "attempt": self.job.attempt, "agent": self.agent, "lost": True}
+        what = f"{self.agent} could not resume session {session_id}; started afresh"
+        self.job.store.append(Decision(**self._ids, topic=TOPIC, decision=what, reason=why, data=data))
+
     def turn(self, text: str, calls: list[ToolCall], usage: Usage, model: str, cost: float | None = None) -> None:
         """One model turn: logged with its tool calls, its usage charged (priced by plait when `cost` is None)."""
         if cost is None:
@@ -118,5 +124,5 @@ def logged_session(job: Job, agent: str) -> str:
     for event in job.store.events(job.run_id, agent=job.agent_id, kinds=["decision"]):
         if isinstance(event, Decision) and event.topic == TOPIC and event.data.get("attempt") == job.attempt:
             if event.data.get("agent") == agent:
-                found = str(event.data.get("session", ""))
+                found = "" if event.data.get("lost") else str(event.data.get("session", ""))
     return found

@@ -21,6 +21,7 @@ __all__ = ["DIR", "Files", "error_tail", "run_watched"]
 
 DIR = ".plait-agent"
 _POLL_S = 0.2
+_REAP_S = 0.5
 
 
 class Files:
@@ -79,6 +80,7 @@ async def run_watched(
             running.cancel()  # the runner kills the process tree
             with contextlib.suppress(asyncio.CancelledError):
                 await running
+            await asyncio.sleep(_REAP_S)  # the runner killed the tree unwaited: let the loop's child watcher reap it
     if why:
         return None, why
     if pending.strip():

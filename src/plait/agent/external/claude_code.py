@@ -59,10 +59,16 @@ class ClaudeCodeWorker:
             argv += f" --max-turns {job.max_turns}"
             if job.model.startswith("anthropic:"):
                 argv += f" --model {job.model.partition(':')[2]}"
+            command = files.env_prefix(dict(job.env)) + argv
             session = logged_session(job, NAME)
-            if session:
-                argv += f" --resume {session}"
-            result, why = await run_watched(job, files.env_prefix(dict(job.env)) + argv, files, self._line, log.spent)
+            result, why = await run_watched(
+                job, command + (f" --resume {session}" if session else ""), files, self._line, log.spent
+            )
+            if session and result is not None and not result.timed_out and not log.steps and self._failed():
+                # its session is gone (it lives in the agent's home, which a sandbox makes anew): start afresh
+                log.lost_session(session, str(self._ended.get("result", "")) or error_tail(files, result, 500))
+                self._ended = {}
+                result, why = await run_watched(job, command, files, self._line, log.spent)
             tail = error_tail(files, result)
         finally:
             files.remove()
@@ -81,6 +87,9 @@ class ClaudeCodeWorker:
         if ended.get("is_error") or subtype != "success" or result.exit_code != 0:
             return stop(log, "model_error", f"Claude Code ended with {subtype or 'an error'}: {text or tail}")
         return stop(log, "finished", text or "Claude Code finished")
+
+    def _failed(self) -> bool:
+        return not self._ended or bool(self._ended.get("is_error"))
 
     def _line(self, line: str) -> None:
         try:
