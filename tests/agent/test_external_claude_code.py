@@ -68,14 +68,21 @@ def _work(
 @pytest.mark.usefixtures("git_env")
 def test_its_turns_tool_calls_session_and_cost_are_logged(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
-    result, asked, worktree = _work(tmp_path, store, _writer)
+    saw: list[bool] = []
+
+    async def checkpoint() -> str:
+        saw.append((tmp_path / "wt" / "notes.txt").exists())
+        return "c0ffee"
+
+    result, asked, worktree = _work(tmp_path, store, _writer, checkpoint=checkpoint)
 
     assert result.ok and result.summary == "wrote notes.txt", result
+    assert saw == [True], "the worktree is saved once, after the Write"
     assert (worktree / "notes.txt").read_text() == "hi\n" and not (worktree / ".plait-agent").exists()
     events = list(store.events("r1"))
     assert [e.call.name for e in events if isinstance(e, ToolCalled)] == ["Write"]
     returned = [e for e in events if isinstance(e, ToolReturned)]
-    assert len(returned) == 1 and not returned[0].is_error
+    assert len(returned) == 1 and not returned[0].is_error and returned[0].checkpoint == "c0ffee"
     turns = [e for e in events if isinstance(e, ModelCallFinished) and e.response.model != "claude-code"]
     assert sum(t.response.usage.output_tokens for t in turns) == 5 + 7
     assert [d for d in events if isinstance(d, Decision) and d.topic == "external_agent" and d.data["session"]]

@@ -273,7 +273,7 @@ class _TaskRunner:
                 last["sha"] = sha
             return sha
 
-        worker = external_worker(self, task, runner, worktree, attempt)  # an external agent's CLI, when named
+        worker = external_worker(self, task, runner, worktree, attempt, checkpoint)  # an external CLI, when named
         return worker or Agent(
             run_id=self.ctx.run_id,
             agent_id=task.id,

@@ -78,7 +78,7 @@ class Transcript:
         if self.job.budget is not None:
             self.job.budget.charge(usage, cost)
 
-    def result(self, call_id: str, output: str, is_error: bool) -> None:
+    def result(self, call_id: str, output: str, is_error: bool, checkpoint: str = "") -> None:
         """A tool call's result, as the agent saw it."""
         self.job.store.append(
             ToolReturned(
@@ -87,6 +87,7 @@ class Transcript:
                 name=self.names.get(call_id, "tool"),
                 output=valid_text(self._redact(output))[: self.job.output_limit],
                 is_error=is_error,
+                checkpoint=checkpoint,
                 step=self.steps,
                 attempt=self.job.attempt,
             )

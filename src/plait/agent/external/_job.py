@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from plait.agent.loop import AgentResult, NoteSource, Spending
+from plait.agent.loop import AgentResult, Checkpoint, NoteSource, Spending
 from plait.errors import UsageError
 from plait.events.store import EventStore
 from plait.models.pricing import PriceTable
@@ -50,6 +50,8 @@ class Job:
     budget: Spending | None = None
     prices: PriceTable | None = None
     notes: NoteSource | None = None
+    checkpoint: Checkpoint | None = None
+    """Saves the worktree as it is (a resumed attempt starts from the last one saved)."""
     env: Sequence[tuple[str, str]] = ()
     """Variables the agent's CLI is given, such as its API endpoint and key (the sandbox would scrub a key)."""
 

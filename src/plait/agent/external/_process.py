@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import shlex
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from plait.agent.external._job import Job
@@ -55,9 +55,15 @@ class Files:
 
 
 async def run_watched(
-    job: Job, command: str, files: Files, on_line: Callable[[str], None], spent: Callable[[], str]
+    job: Job,
+    command: str,
+    files: Files,
+    on_line: Callable[[str], None],
+    spent: Callable[[], str],
+    after: Callable[[], Awaitable[None]] | None = None,
 ) -> tuple[CommandResult | None, str]:
-    """Run `command` (its stdout into `files.out`), handing each line to `on_line` as it comes.
+    """Run `command` (its stdout into `files.out`), handing each line to `on_line` as it comes, then awaiting
+    `after` (a checkpoint of what the lines did).
 
     Returns the command's result, or None and why when `spent` said the budget is spent (the command was killed).
     """
@@ -71,6 +77,8 @@ async def run_watched(
         while True:
             done = running.done()
             offset, pending = _read(files.out, offset, pending, on_line)
+            if after is not None:
+                await after()
             why = spent()
             if done or why:
                 break
@@ -85,6 +93,8 @@ async def run_watched(
         return None, why
     if pending.strip():
         on_line(pending)
+    if after is not None:
+        await after()
     return running.result(), ""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from plait.agent.external._job import BUILT_IN, Job, Worker, check_agent
+from plait.agent.loop import Checkpoint
 from plait.workspace import CommandRunner, Worktree
 
 if TYPE_CHECKING:
@@ -15,7 +16,12 @@ __all__ = ["external_worker"]
 
 
 def external_worker(
-    attempts: _TaskRunner, task: PlanTask, runner: CommandRunner, worktree: Worktree, attempt: int
+    attempts: _TaskRunner,
+    task: PlanTask,
+    runner: CommandRunner,
+    worktree: Worktree,
+    attempt: int,
+    checkpoint: Checkpoint | None = None,
 ) -> Worker | None:
     """The external worker of this attempt of `task`, or None for plait's own agent."""
     ctx = attempts.ctx
@@ -46,6 +52,7 @@ def external_worker(
         budget=attempts.budgets.get(task.id),
         prices=ctx.prices,
         notes=notes,
+        checkpoint=checkpoint,
         env=claude_env() if kind == "claude-code" else (),
     )
     return make_worker(agent, job)

@@ -24,6 +24,7 @@ from plait.models.base import ToolCall, Usage
 __all__ = ["ClaudeCodeWorker", "claude_env"]
 
 NAME = "claude-code"
+_CHANGES_FILES = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"})
 _ENV = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
@@ -47,6 +48,8 @@ class ClaudeCodeWorker:
         self._log = Transcript(job, NAME)
         self._ended: dict[str, Any] = {}
         self._seen: set[str] = set()
+        self._held: list[tuple[str, str, bool]] = []
+        """Tool results read but not yet logged: a checkpoint of what they changed is logged with them."""
 
     async def run(self, task: str) -> AgentResult:
         job, log = self.job, self._log
@@ -62,13 +65,13 @@ class ClaudeCodeWorker:
             command = files.env_prefix(dict(job.env)) + argv
             session = logged_session(job, NAME)
             result, why = await run_watched(
-                job, command + (f" --resume {session}" if session else ""), files, self._line, log.spent
+                job, command + (f" --resume {session}" if session else ""), files, self._line, log.spent, self._saved
             )
             if session and result is not None and not result.timed_out and not log.steps and self._failed():
                 # its session is gone (it lives in the agent's home, which a sandbox makes anew): start afresh
                 log.lost_session(session, str(self._ended.get("result", "")) or error_tail(files, result, 500))
                 self._ended = {}
-                result, why = await run_watched(job, command, files, self._line, log.spent)
+                result, why = await run_watched(job, command, files, self._line, log.spent, self._saved)
             tail = error_tail(files, result)
         finally:
             files.remove()
@@ -88,6 +91,16 @@ class ClaudeCodeWorker:
             return stop(log, "model_error", f"Claude Code ended with {subtype or 'an error'}: {text or tail}")
         return stop(log, "finished", text or "Claude Code finished")
 
+    async def _saved(self) -> None:
+        """Log the results read so far, the last with a checkpoint of the worktree when a tool may have changed it."""
+        held, self._held = self._held, []
+        if not held:
+            return
+        changing = any(self._log.names.get(call_id) in _CHANGES_FILES for call_id, _, _ in held)
+        saved = (await self.job.checkpoint() or "") if changing and self.job.checkpoint is not None else ""
+        for i, (call_id, output, is_error) in enumerate(held):
+            self._log.result(call_id, output, is_error, saved if i == len(held) - 1 else "")
+
     def _failed(self) -> bool:
         return not self._ended or bool(self._ended.get("is_error"))
 
@@ -106,8 +119,8 @@ class ClaudeCodeWorker:
         elif kind == "user":
             for block in _blocks(event.get("message") or {}):
                 if block.get("type") == "tool_result":
-                    self._log.result(
-                        str(block.get("tool_use_id", "")), _text(block.get("content")), bool(block.get("is_error"))
+                    self._held.append(
+                        (str(block.get("tool_use_id", "")), _text(block.get("content")), bool(block.get("is_error")))
                     )
         elif kind == "result":
             self._ended = event
