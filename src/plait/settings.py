@@ -47,7 +47,8 @@ class Settings(BaseModel):
     OPENAI_API_KEY and every prompt."""
     agent: str = "plait"
     """Who works on each task: `plait` (plait's own tool loop on `model`), `claude-code` (the Claude Code CLI),
-    or `command:TEMPLATE` (any command that edits the worktree; `{prompt_file}` and `{worktree}` are filled in).
+    `codex` (the Codex CLI, on `model`'s provider), or `command:TEMPLATE` (any command that edits the worktree;
+    `{prompt_file}` and `{worktree}` are filled in).
     A task of a plan file may name its own. See docs/agents.md."""
     max_steps: int = Field(60, ge=1)
     """Model calls an agent may make before it is stopped. This and the other budgets (tokens, attempts, seconds,

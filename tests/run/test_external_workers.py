@@ -26,6 +26,7 @@ from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalRunner, Repo
+from responses_stream import ResponsesServer
 
 AGENT = """
 import pathlib, re, sys
@@ -205,3 +206,49 @@ def test_plait_run_with_claude_code_workers_ends_verified_and_shows_their_calls_
     spent = json.loads(cost.stdout)
     assert spent["total"]["cost_usd"] > 0 and spent["total"]["usage"]["output_tokens"] == 100
     assert {a["name"] for a in spent["by_agent"]} == {"alpha", "beta"}
+
+
+def _codex_model(body: dict[str, Any]) -> dict[str, Any]:
+    """Codex's model: write the task's file with its shell tool, then say it is done."""
+    said = json.dumps(body.get("input", []))
+    name = re.search(r"Your task is `(\w+)`", said)
+    assert name, "the brief reaches Codex"
+    if "function_call_output" not in said:
+        command = f"printf 'def {name.group(1)}_impl():\\n    return 7\\n' > {name.group(1)}_impl.py"
+        return {"tool_calls": [{"name": "exec_command", "arguments": {"cmd": command}}], "output_tokens": 30}
+    return {"text": f"{name.group(1)} is done", "output_tokens": 5}
+
+
+@pytest.mark.skipif(
+    shutil.which("claude") is None or shutil.which("codex") is None,
+    reason="Claude Code or Codex is not installed (npm install -g @anthropic-ai/claude-code @openai/codex; "
+    ".ci/run installs them)",
+)
+def test_a_claude_code_task_and_a_codex_task_are_integrated_together(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = Plan(
+        mode="parallel",
+        reason="two new modules",
+        tasks=[
+            PlanTask(id="alpha", title="add alpha", instructions="Add alpha_impl.py.", writes=["alpha_impl.py"]),
+            PlanTask(
+                id="beta", title="add beta", instructions="Add beta_impl.py.", writes=["beta_impl.py"], agent="codex"
+            ),
+        ],
+    )
+    with StreamServer(_claude_model) as claude, ResponsesServer(_codex_model) as codex:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", claude.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        model = f"openai-compatible:gpt-5.1-codex@{codex.url}"
+        outcome, store, branch = _run(repo, tmp_path, plan, agent="claude-code", concurrency=2, model=model)
+
+    assert outcome.status == "done", outcome.results
+    for name in ("alpha", "beta"):
+        assert git(repo.root, "show", f"{branch}:{name}_impl.py") == f"def {name}_impl():\n    return 7"
+    calls = [e.call.name for e in store.events("r1", agent="beta") if isinstance(e, ToolCalled)]
+    assert calls == ["command_execution"]
+    stopped = next(e for e in store.events("r1", agent="beta") if isinstance(e, AgentStopped))
+    assert stopped.reason == "finished" and stopped.summary == "beta is done" and stopped.usage.output_tokens == 35
+    files = git(repo.root, "show", "--name-only", "--format=", "plait/r1/beta").split()
+    assert files == ["beta_impl.py"]  # not Codex's home or prompt

@@ -1,6 +1,7 @@
 """External coding agents as plait workers: their own CLI, headless, in the task's worktree.
 
     Worker (protocol) ─┬─ plait's own tool loop (`plait.agent.loop.Agent`)
+                       ├─ `CodexWorker`: `codex exec --json`
                        ├─ `CommandWorker`: any command template that edits the worktree and exits
                        └─ `ClaudeCodeWorker`: `claude -p --output-format stream-json`
 
@@ -14,11 +15,13 @@ from __future__ import annotations
 from plait.agent.external._job import BUILT_IN, Job, Worker, check_agent, with_network
 from plait.agent.external._seam import external_worker
 from plait.agent.external.claude_code import ClaudeCodeWorker
+from plait.agent.external.codex import CodexWorker
 from plait.agent.external.command import CommandWorker
 
 __all__ = [
     "BUILT_IN",
     "ClaudeCodeWorker",
+    "CodexWorker",
     "CommandWorker",
     "Job",
     "Worker",
@@ -30,8 +33,10 @@ __all__ = [
 
 
 def make_worker(agent: str, job: Job) -> Worker:
-    """The external worker `agent` names (`claude-code`, `command:TEMPLATE`), set up for `job`."""
+    """The external worker `agent` names (`claude-code`, `codex`, `command:TEMPLATE`), set up for `job`."""
     kind = check_agent(agent)
     if kind == "claude-code":
         return ClaudeCodeWorker(job)
+    if kind == "codex":
+        return CodexWorker(job)
     return CommandWorker(job, agent.partition(":")[2])

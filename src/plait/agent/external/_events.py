@@ -51,10 +51,14 @@ class Transcript:
         what = f"{self.agent} could not resume session {session_id}; started afresh"
         self.job.store.append(Decision(**self._ids, topic=TOPIC, decision=what, reason=why, data=data))
 
-    def turn(self, text: str, calls: list[ToolCall], usage: Usage, model: str, cost: float | None = None) -> None:
-        """One model turn: logged with its tool calls, its usage charged (priced by plait when `cost` is None)."""
+    def turn(
+        self, text: str, calls: list[ToolCall], usage: Usage, model: str, cost: float | None = None, spec: str = ""
+    ) -> None:
+        """One model turn: logged with its tool calls, its usage charged (priced by plait as `spec`, by default
+        `anthropic:MODEL`, when `cost` is None)."""
         if cost is None:
-            cost = self.job.prices.cost(f"anthropic:{model}", usage) if self.job.prices is not None else 0.0
+            priced = spec or f"anthropic:{model}"
+            cost = self.job.prices.cost(priced, usage) if self.job.prices is not None else 0.0
         self.steps += 1
         self.usage, self.cost = self.usage + usage, self.cost + cost
         calls = [c.model_copy(update={"name": self._redact(c.name)}) for c in calls]
@@ -77,6 +81,11 @@ class Transcript:
             self.job.store.append(ToolCalled(**self._ids, call=call, **at))
         if self.job.budget is not None:
             self.job.budget.charge(usage, cost)
+
+    def called(self, call: ToolCall) -> None:
+        """A tool call the agent made outside a model turn it reported (Codex reports turns after their tools)."""
+        self.names[call.id] = call.name
+        self.job.store.append(ToolCalled(**self._ids, call=call, step=self.steps + 1, attempt=self.job.attempt))
 
     def result(self, call_id: str, output: str, is_error: bool, checkpoint: str = "") -> None:
         """A tool call's result, as the agent saw it."""

@@ -30,6 +30,7 @@ def external_worker(
         return None
     from plait.agent.external import make_worker  # the package imports this module
     from plait.agent.external.claude_code import claude_env
+    from plait.agent.external.codex import codex_env
     from plait.run.steer import notes_from
 
     board = attempts.board
@@ -53,6 +54,6 @@ def external_worker(
         prices=ctx.prices,
         notes=notes,
         checkpoint=checkpoint,
-        env=claude_env() if kind == "claude-code" else (),
+        env=claude_env() if kind == "claude-code" else codex_env(s.model) if kind == "codex" else (),
     )
     return make_worker(agent, job)
