@@ -175,9 +175,8 @@ class _TaskRunner:
                 opening = Opening(number, branch, str(path), base, *((last.reason, last.detail) if last else ("", "")))
                 log_opening(ctx.store, ctx.run_id, task_id, opening)
             base, saved, opened = opening.base, "", opening
-        worktree = await self.git.run(
-            make_worktree, ctx.repo, path, branch, base, fresh=state is None, run_id=ctx.run_id
-        )
+        fresh = state is None
+        worktree = await self.git.run(make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.run_id)
         if opened is not None:
             log_started(ctx.store, ctx.run_id, task_id, task.title, opened)
         carried: Carried | None = None
@@ -339,9 +338,8 @@ class _TaskRunner:
             self.leases.release_all(task_id)
 
     def _decide(self, task_id: str, topic: str, decision: str, data: dict[str, object]) -> None:
-        self.ctx.store.append(
-            Decision(run_id=self.ctx.run_id, agent=task_id, topic=topic, decision=decision, data=data)
-        )
+        event = Decision(run_id=self.ctx.run_id, agent=task_id, topic=topic, decision=decision, data=data)
+        self.ctx.store.append(event)
 
 
 async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> ParallelOutcome:
