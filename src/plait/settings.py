@@ -71,8 +71,8 @@ class Settings(BaseModel):
     """Characters of the repository's AGENTS.md and CLAUDE.md files (the root's, and those on the way to a task's
     files) given to each agent, all together; a file cut or left out is named. 0 gives none."""
     request_timeout: float = Field(600.0, gt=0)
-    """Seconds to wait for one model reply (connecting gets at most 10 of them). A reply is not streamed, so this
-    is the time to write the whole of it: allow for a long one from a slow server."""
+    """Seconds a model reply may stay silent (connecting gets at most 10 of them). Replies are streamed, so this
+    bounds the wait for the first chunk and between chunks, not the time to write the whole reply."""
     max_retries: int = Field(6, ge=0)
     """Retries of a model call on 429, 5xx, timeouts and connection errors."""
     retry_budget: float = Field(600.0, gt=0)
