@@ -43,11 +43,14 @@ def test_a_detached_run_returns_at_once_and_finishes_in_the_background(repo: Rep
             model.holds["alpha", 0].wait()
             assert not any(e["kind"] == "run_finished" for e in events(repo))  # alpha's first call is still held
             run_id = detached.stdout.split()[1]
-            assert f"plait status {run_id}" in detached.stdout and f"plait log {run_id} -f" in detached.stdout
+            assert f"plait attach {run_id}" in detached.stdout and f"plait log {run_id} -f" in detached.stdout
             model.release_all()
+            attached = plait(repo, environ, "attach", run_id)
             followed = plait(repo, environ, "log", run_id, "-f")
         finally:
             model.release_all()
+    assert attached.returncode == 0, attached.stderr
+    assert "done" in attached.stderr + attached.stdout, "attach follows the run's progress lines to its end"
     assert followed.returncode == 0
     (finished,) = [e for e in events(repo) if e["kind"] == "run_finished"]
     assert finished["run_id"] == run_id and finished["status"] == "done"

@@ -49,7 +49,7 @@ def detach(repo: Repo, task: str, *, as_json: bool, review: bool) -> int:
         out.print_json(json.dumps({"run_id": run_id, "log": str(path), "pid": child.pid}))
         return 0
     out.print(f"run {run_id} goes on in the background; its output: {path}", markup=False, highlight=False)
-    out.print(f"  watch it:  plait status {run_id}   (q leaves the view; the run goes on)", markup=False)
+    out.print(f"  watch it:  plait attach {run_id}   (q leaves the view; the run goes on)", markup=False)
     out.print(f"  its log:   plait log {run_id} -f", markup=False)
     out.print(f"  steer it:  plait agent {run_id} TASK --say/--pause/--stop", markup=False)
     return 0

@@ -65,6 +65,11 @@ COMMANDS: dict[str, Entry] = {
         "plait.ui.cmd_view",
         "Show every agent of a run (live in a terminal), whether it runs in another process or has ended.",
     ),
+    "attach": Entry(
+        "plait.ui.cmd_view",
+        "Follow a run another process runs (`plait run --detach`): the live view in a terminal, else its progress "
+        "lines from the start until it ends.",
+    ),
     "log": Entry(
         "plait.ui.cmd_view",
         "Print a run's events in order (secrets redacted): one line each, or JSON lines with --json.",

@@ -223,7 +223,35 @@ def trace(run_ref: RunArg, repo_path: RepoOpt = Path()) -> None:
         _write(str(span.to_json(indent=None)))
 
 
+def attach(
+    run_ref: Annotated[
+        str | None, typer.Argument(metavar="[RUN]", help="A run id or prefix; the last by default.")
+    ] = None,
+    repo_path: RepoOpt = Path(),
+    interval: IntervalOpt = 0.25,
+) -> None:
+    """Follow a run another process runs (`plait run --detach`): the live view in a terminal, else its progress
+    lines from the start until it ends."""
+    run = _Run(repo_path, run_ref)
+    if sys.stdout.isatty() and sys.stdin.isatty():
+        from plait.ui.live import Dashboard
+
+        Dashboard(run.feed(), poll_s=interval).run()
+        return
+    from plait.events.backends import wait_for_news
+    from plait.ui.progress import ProgressPrinter
+
+    printer, feed = ProgressPrinter(_console()), run.feed()
+    while True:
+        fresh = feed.poll()
+        for event in fresh:
+            printer(event)
+        if any(isinstance(e, RunFinished) for e in fresh):
+            return
+        wait_for_news(run.store, run.run_id, interval)
+
+
 def register(app: typer.Typer) -> None:
     """Add these commands to the `plait` app."""
-    for command in (status, log, cost, report, trace):
+    for command in (status, attach, log, cost, report, trace):
         app.command()(command)
