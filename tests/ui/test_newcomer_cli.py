@@ -72,3 +72,13 @@ def test_last_means_the_latest_run_the_command_can_act_on(plait: Plait, project:
     applied = plait("apply", "last", cwd=project)
     assert applied.code == 0, applied.err
     assert RUN_ID in applied.out and git(project, "rev-parse", "HEAD") == final
+
+
+def test_a_run_in_plain_lines_ends_with_the_gates_verdict_and_the_next_step(plait: Plait, tmp_path: Path) -> None:
+    where = tmp_path / "demo"
+    result = plait("demo", "--fast", "--no-tui", "--dir", str(where), cwd=tmp_path)
+    assert result.code == 0, result.err
+    run_id = result.out.split("plait show ", 1)[1].split()[0]
+    lines = [line.strip() for line in result.out.splitlines()]
+    assert any(line.startswith("gate @") and "verify ✓" in line for line in lines), result.out
+    assert f"next: plait review {run_id} (each task's work), then plait apply {run_id}" in lines

@@ -12,7 +12,9 @@ from plait.events.store import ObservedStore
 from plait.run.parallel import ParallelOutcome
 from plait.run.single import RunOutcome
 from plait.ui._common import err, out, provider_failure
+from plait.ui._fmt import gate_line
 from plait.ui._safe import escaped
+from plait.ui.runview import RunView
 from plait.ui.summary import summarize
 
 __all__ = ["Outcome", "report_outcome"]
@@ -28,7 +30,8 @@ def report_outcome(outcome: Outcome, store: ObservedStore, as_json: bool) -> int
     if outcome is None:
         err.print("the plan was not accepted: nothing more was spent")
         return 1
-    s = summarize(outcome.run_id, store.inner.events(outcome.run_id))
+    events = store.inner.events(outcome.run_id)
+    s = summarize(outcome.run_id, events)
     data: dict[str, Any] = {**s.as_json(), "status": outcome.status, "branch": outcome.branch}
     if isinstance(outcome, RunOutcome):
         data.update(
@@ -44,7 +47,7 @@ def report_outcome(outcome: Outcome, store: ObservedStore, as_json: bool) -> int
         }
         data["commit"] = outcome.commit
     word, code = _verdict(outcome)
-    failure = provider_failure(store.inner.events(outcome.run_id)) if code else ""
+    failure = provider_failure(events) if code else ""
     if failure:  # nothing reached the model: the key or the model name is wrong, not the task
         err.print(f"[red]plait: error:[/] {escaped(failure)}", highlight=False, soft_wrap=True)
         code = ModelError.exit_code
@@ -74,11 +77,14 @@ def report_outcome(outcome: Outcome, store: ObservedStore, as_json: bool) -> int
     if outcome.commit:
         what = "its work (not verified)" if isinstance(outcome, RunOutcome) and outcome.status != "done" else "result"
         out.print(f"  {what}: branch {outcome.branch} @ {outcome.commit[:10]}")
+        out.print(f"  {gate_line(RunView.of(outcome.run_id, events))}")
     out.print(
         f"  {s.model_calls} model calls, {s.usage.input_tokens} tokens in ({s.usage.cached_tokens} cached), "
         f"{s.usage.output_tokens} out, {s.cost_text}"
     )
     out.print(f"  transcript: plait show {outcome.run_id}")
+    if outcome.commit and word in ("done", "incomplete"):
+        out.print(f"  next: plait review {outcome.run_id} (each task's work), then plait apply {outcome.run_id}")
     for note in s.notes():
         err.print(f"[yellow]note:[/] {escaped(note)}")
     return code
