@@ -14,7 +14,9 @@ Widening, compared with the settings below the repository file (defaults and the
 - `include_uncommitted = true`: agents would see the user's uncommitted work;
 - `split = "always"`: a split runs even where the estimate says it costs more than the bound;
 - `store`: the event log on a server the repository chose, which would receive every prompt, reply and output;
-- `worktree_include` globs that are absolute or climb out with `..`.
+- `worktree_include` globs that are absolute or climb out with `..`;
+- `mcp_servers` other than the user's own (a server of the file's runs its command in every agent's sandbox), and
+  `sandbox.mcp` rules that allow.
 
 Everything else is kept: narrowing (`deny` and `ask` rules, a stricter preset, lower limits) and settings with
 no more power than the repository's own code, such as `setup_command` and `verify_command`.
@@ -190,7 +192,7 @@ def _sandbox_key(key: str, value: Any, base: SandboxSettings) -> tuple[Any, list
         wider = value is True and not _network_open(base)
     elif key == "env_passthrough":
         wider = isinstance(value, list) and any(v not in base.env_passthrough for v in value)
-    elif key in ("commands", "paths"):
+    elif key in ("commands", "paths", "mcp"):
         return _rules(key, value)
     elif key == "limits":
         return _limits(value, base.limits)
@@ -210,6 +212,18 @@ def _sandbox(value: Any, base: Settings) -> tuple[Any, list[str]]:
     return (kept if kept or not ignored else _DROP), ignored
 
 
+def _servers(value: Any, base: Settings) -> tuple[Any, list[str]]:
+    """MCP servers: the user's may be left out, none added or changed (each would run a command of the file's)."""
+    if not isinstance(value, dict):
+        return value, []
+    same = {
+        k: v
+        for k, v in value.items()
+        if k in base.mcp_servers and _coerce(base, "mcp_servers", {k: v}) == {k: base.mcp_servers[k]}
+    }
+    return same, [f"mcp_servers.{k}" for k in value if k not in same]
+
+
 _CHECKS: dict[str, Check] = {
     **{key: _budget(key) for key in _BUDGETS},
     "openai_api_key": _never("openai_api_key"),
@@ -222,6 +236,7 @@ _CHECKS: dict[str, Check] = {
     "worktree_include": _includes,
     "prices": _prices,
     "sandbox": _sandbox,
+    "mcp_servers": _servers,
 }
 
 

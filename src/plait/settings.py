@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, Valid
 
 from plait._repo_file import narrow
 from plait._setting_shown import KEY_ENV, BrokenSetting, did_you_mean, shown
+from plait.agent._mcp_config import McpServer
 from plait.models.pricing import Price
 from plait.plan.model import ExpertSpec
 from plait.trust import REPO_FILE, TrustState, config_dir, trust_state
@@ -145,6 +146,10 @@ class Settings(BaseModel):
     From an untrusted repository's file only what is stricter: a stricter preset, `network = false`, lower
     limits, `deny` and `ask` rules (added to the user's); no other layer, `allow` rule, passthrough or
     `allow_unsandboxed`."""
+    mcp_servers: dict[str, McpServer] = {}
+    """MCP servers started for each agent in its sandbox (`[mcp_servers.NAME]` with `command = [...]`, `env`), their
+    tools offered as `mcp__NAME__TOOL` where `sandbox.mcp` rules allow them; `.mcp.json` adds more in a trusted
+    repository. An untrusted repository's file may only leave out the user's (docs/mcp.md)."""
     experts: list[ExpertSpec] = []
     """Persistent experts every parallel run keeps (`[[experts]]` with name, area, brief): each reads its area
     once and answers the agents' questions about it for the whole run."""
@@ -252,7 +257,7 @@ def _merge(merged: dict[str, Any], key: str, value: Any, *, add_rules: bool) -> 
     new = {**old, **value}
     if isinstance(old.get("limits"), dict) and isinstance(value.get("limits"), dict):
         new["limits"] = {**old["limits"], **value["limits"]}
-    for rules in ("commands", "paths"):
+    for rules in ("commands", "paths", "mcp"):
         if add_rules and isinstance(old.get(rules), list) and isinstance(value.get(rules), list):
             new[rules] = old[rules] + value[rules]
     merged[key] = new

@@ -13,6 +13,7 @@ from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
 from plait.agent.external import Worker, external_worker
 from plait.agent.loop import Agent, AgentLimits, AgentResult, ToolSet
+from plait.agent.mcp_servers import serve
 from plait.agent.prompts import task_brief
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
@@ -248,7 +249,7 @@ class _TaskRunner:
                 shared=[p for p in self.plan.shared if matches(task.writes, p) or p in task.writes],
                 retry=retry,
             )
-        return await self._agent(task, runner, worktree, number).run(brief)
+        return await serve(self, task.id, number, self._agent(task, runner, worktree, number), brief)
 
     async def _integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> Attempt:
         if commit and task.id not in (self.ctx.state.integrated if self.ctx.state else set()):

@@ -28,6 +28,7 @@ __all__ = [
     "ConsoleAsker",
     "Decision",
     "Limits",
+    "McpRule",
     "PathRule",
     "Policy",
     "SandboxSettings",
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 Verdict = Literal["allow", "ask", "deny"]
-Action = Literal["command", "read", "write", "network"]
+Action = Literal["command", "read", "write", "network", "mcp"]
 _RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 _ALWAYS_WRITABLE = ("/dev/null", "/dev/zero", "/dev/full", "/dev/stdout", "/dev/stderr", "/dev/fd/*", "/dev/tty")
 
@@ -132,6 +133,18 @@ class PathRule(BaseModel):
         return fnmatch.fnmatchcase(text, pattern) or fnmatch.fnmatchcase(text, pattern.rstrip("/") + "/*")
 
 
+class McpRule(BaseModel):
+    """A verdict for MCP tools whose names (`mcp__<server>__<tool>`) match a glob; no rule: denied."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    verdict: Verdict
+    tool: str = Field(min_length=1)
+    """A glob over the tool's full name: "mcp__docs__*" for every tool of the server `docs`."""
+    name: str = ""
+    reason: str = ""
+
+
 class Limits(BaseModel):
     """Resource limits on an agent's commands, whatever the sandbox: memory, disk and processes are totals for all
     of the agent's processes at once; CPU time, file size and open files are per process.
@@ -180,6 +193,9 @@ class SandboxSettings(BaseModel):
     env_passthrough: list[str] = []
     """Environment variables (globs) passed to commands besides the built-in allow-list (PATH, LANG, LC_*, TERM,
     TZ, USER, SHELL...); nothing else of plait's environment reaches them."""
+    mcp: list[McpRule] = []
+    """Rules for the tools of configured MCP servers (`mcp_servers`, `.mcp.json`): each is denied unless one
+    allows it; `ask` is refused too (MCP tools are not put to the user)."""
     limits: Limits = Limits()
 
 
@@ -248,7 +264,9 @@ class Policy:
         paths: list[PathRule],
         network: Verdict,
         name: str = "custom",
+        mcp: Sequence[McpRule] = (),
     ) -> None:
+        self.mcp = list(mcp)
         self.commands = commands
         self.paths = paths
         self.network = network
@@ -265,7 +283,17 @@ class Policy:
         network: Verdict = base["network"]
         if settings.network is not None:
             network = "allow" if settings.network else "deny"
-        return cls(commands=commands, paths=paths, network=network, name=name)
+        return cls(commands=commands, paths=paths, network=network, name=name, mcp=settings.mcp)
+
+    def check_mcp(self, tool: str) -> Decision:
+        """The verdict on calling MCP tool `tool`: the strictest matching rule, deny when none matches."""
+        hits = [(r.name or r.tool, r.verdict, r.reason, "") for r in self.mcp if fnmatch.fnmatchcase(tool, r.tool)]
+        server = tool.split("__")[1] if tool.count("__") >= 2 else "*"
+        instead = f'a rule `[[sandbox.mcp]] verdict = "allow", tool = "mcp__{server}__*"` would allow it'
+        default = Decision(
+            action="mcp", subject=tool, verdict="deny", rule="mcp-default", reason="no rule allows it", instead=instead
+        )
+        return _strictest("mcp", tool, hits, default)
 
     def check_command(
         self,
