@@ -1,0 +1,144 @@
+"""A run whose agent calls the tools of an MCP server configured for it: started in the agent's sandbox, its calls
+in the log, denied unless allowed."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from integrators import git
+
+from plait.agent.budget import Budget, Limits
+from plait.events import SQLiteEventStore
+from plait.events.types import Decision, PromptGiven, ToolCalled, ToolReturned
+from plait.models.scripted import ScriptedModel
+from plait.plan.model import Plan, PlanTask
+from plait.run.base import Base
+from plait.run.integrate import DirectIntegrator
+from plait.run.parallel import ParallelOutcome, RunContext, run_plan
+from plait.settings import Settings
+from plait.workspace import LocalRunner, Repo
+from plait.workspace.sandbox.factory import make_runner
+from plait.workspace.sandbox.probe import probe
+
+SERVER = Path(__file__).with_name("mcp_notes_server.py")
+
+
+def _call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}
+
+
+def _settings(tmp_path: Path, **more: Any) -> Settings:
+    log = tmp_path / "calls"
+    log.mkdir(exist_ok=True)
+    server = {
+        "command": [sys.executable, "mcp_notes_server.py"],
+        "env": {"NOTES_LOG": str(log / "calls.log"), "ESCAPE_TO": str(tmp_path / "home")},
+    }
+    sandbox = {
+        "mcp": [
+            {"verdict": "allow", "tool": "mcp__notes__add"},
+            {"verdict": "allow", "tool": "mcp__notes__l*"},
+            {"verdict": "allow", "tool": "mcp__notes__escape"},
+        ],
+        "paths": [{"verdict": "allow", "access": "write", "path": str(log)}],
+        "allow_unsandboxed": True,
+    }
+    return Settings.model_validate({"mcp_servers": {"notes": server}, "sandbox": sandbox, "max_attempts": 1, **more})
+
+
+def _run(
+    repo: Repo, tmp_path: Path, turns: list[dict[str, Any]], sandboxed: bool = False
+) -> tuple[ParallelOutcome, SQLiteEventStore, ScriptedModel]:
+    shutil.copy(SERVER, repo.root / SERVER.name)
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-q", "-m", "notes server")
+    store = SQLiteEventStore(tmp_path / "events.db")
+    base = Base(repo.head(), "main")
+    settings = _settings(tmp_path)
+    model = ScriptedModel(turns)
+
+    def runner(path: Path, agent: str, env: dict[str, str]) -> Any:
+        if not sandboxed:
+            return LocalRunner()
+        return make_runner(
+            settings,
+            worktree=path,
+            common_dir=repo.root / ".git",
+            store=store,
+            run_id="r1",
+            agent=agent,
+            interactive=False,
+        )
+
+    ctx = RunContext(
+        repo=repo,
+        settings=settings,
+        model=model,
+        store=store,
+        run_id="r1",
+        base=base,
+        runners=runner,
+        budget=Budget("run", Limits(), store, "r1"),
+        single=True,
+    )
+    plan = Plan(mode="single", reason="one", tasks=[PlanTask(id="main", title="notes", instructions="Take notes.")])
+    outcome = asyncio.run(run_plan(ctx, plan, DirectIntegrator(base.commit, "plait/r1/main")))
+    return outcome, store, model
+
+
+def _calls(tmp_path: Path) -> list[str]:
+    log = tmp_path / "calls" / "calls.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_an_agent_calls_the_servers_tools_and_the_log_has_them(repo: Repo, tmp_path: Path) -> None:
+    turns = [
+        {"tool_calls": [_call("mcp__notes__add", text="buy milk")]},
+        {"expect": "added note 1", "tool_calls": [_call("mcp__notes__list")]},
+        {"expect": "buy milk", "tool_calls": [_call("mcp__notes__secret")]},
+        {"expect": "plait did not call", "tool_calls": [_call("finish", summary="noted")]},
+    ]
+    outcome, store, model = _run(repo, tmp_path, turns)
+
+    assert outcome.status == "done", outcome.results
+    model.assert_complete()
+    prompt = next(e for e in store.events("r1", agent="main") if isinstance(e, PromptGiven))
+    mcp = [t for t in prompt.tools if t.startswith("mcp__")]
+    assert mcp == ["mcp__notes__add", "mcp__notes__list", "mcp__notes__secret", "mcp__notes__escape"]
+    assert prompt.tools[-1] == "finish"
+    offered = {t.name: t for t in model.calls[0].tools}
+    assert offered["mcp__notes__add"].parameters["required"] == ["text"]
+    called = [e.call.name for e in store.events("r1", agent="main") if isinstance(e, ToolCalled)]
+    assert called == ["mcp__notes__add", "mcp__notes__list", "mcp__notes__secret", "finish"]
+    returned = [e for e in store.events("r1", agent="main") if isinstance(e, ToolReturned)]
+    assert [r.output for r in returned[:2]] == ["added note 1", "buy milk"]
+    denied = returned[2]
+    assert denied.is_error and "no rule allows it" in denied.output and 'tool = "mcp__notes__*"' in denied.output
+    assert _calls(tmp_path) == ["add buy milk", "list"]  # the denied tool never reached the server
+    topics = [e.topic for e in store.events("r1", agent="main") if isinstance(e, Decision)]
+    assert "mcp" in topics and topics.count("mcp_policy") == 3
+
+
+def test_the_server_runs_in_the_agents_sandbox(repo: Repo, tmp_path: Path) -> None:
+    found = probe()
+    if found.choose("auto") == "none":
+        pytest.skip(f"no OS sandbox layer works on this machine ({found.bwrap_problem}; {found.landlock_problem})")
+    (tmp_path / "home").mkdir(exist_ok=True)
+    turns = [
+        {"tool_calls": [_call("mcp__notes__add", text="inside")]},
+        {"expect": "added note 1", "tool_calls": [_call("mcp__notes__escape")]},
+        {"tool_calls": [_call("finish", summary="tried")]},
+    ]
+    outcome, store, model = _run(repo, tmp_path, turns, sandboxed=True)  # the policy allows escape: the OS stops it
+
+    assert outcome.status == "done", outcome.results
+    returned = [e for e in store.events("r1", agent="main") if isinstance(e, ToolReturned)]
+    assert returned[0].output == "added note 1"
+    assert returned[1].output.startswith("could not write"), returned[1].output
+    assert _calls(tmp_path) == ["add inside"]
+    assert not (tmp_path / "home" / "x").exists()
