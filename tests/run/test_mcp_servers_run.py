@@ -4,8 +4,12 @@ in the log, denied unless allowed."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +146,69 @@ def test_the_server_runs_in_the_agents_sandbox(repo: Repo, tmp_path: Path) -> No
     assert returned[1].output.startswith("could not write"), returned[1].output
     assert _calls(tmp_path) == ["add inside"]
     assert not (tmp_path / "home" / "x").exists()
+
+
+def _cli(args: list[str], env: dict[str, str], cwd: Path, out: Path) -> subprocess.Popen[bytes]:
+    plait = Path(sys.executable).with_name("plait")
+    with out.open("w") as sink:
+        return subprocess.Popen([str(plait), *args], cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT)
+
+
+def test_a_resumed_run_after_kill_9_does_not_call_the_server_again_for_logged_calls(repo: Repo, tmp_path: Path) -> None:
+    log = tmp_path / "calls"
+    log.mkdir()
+    server = json.dumps([sys.executable, "mcp_notes_server.py"])
+    (repo.root / ".plait.toml").write_text(
+        f"[mcp_servers.notes]\ncommand = {server}\n"
+        f'env = {{ NOTES_LOG = {json.dumps(str(log / "calls.log"))}, ESCAPE_TO = "/nonexistent" }}\n'
+        "[sandbox]\nallow_unsandboxed = true\n"
+        '[[sandbox.mcp]]\nverdict = "allow"\ntool = "mcp__notes__*"\n'
+        f'[[sandbox.paths]]\nverdict = "allow"\naccess = "write"\npath = {json.dumps(str(log))}\n'
+    )
+    shutil.copy(SERVER, repo.root / SERVER.name)
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-q", "-m", "notes server")
+    script = tmp_path / "script.yaml"
+    started = log / "started"  # outside the worktree, which a resumed attempt makes again
+    hang = f"test -e {started} || {{ touch {started}; sleep 60; }}"
+    script.write_text(
+        json.dumps(
+            {  # a conversation's turn is counted from the request: a resumed process picks up where it was
+                "conversations": [
+                    {
+                        "match": ".",
+                        "turns": [
+                            {"tool_calls": [_call("mcp__notes__add", text="one")]},
+                            {"expect": "added note 1", "tool_calls": [_call("run", command=hang)]},
+                            {"tool_calls": [_call("mcp__notes__list")]},
+                            {"tool_calls": [_call("finish", summary="noted")]},
+                        ],
+                    }
+                ]
+            }
+        )
+    )
+    env = {**os.environ, "PLAIT_CONCURRENCY": "1"}
+    env.pop("PLAIT_MODEL", None)
+    trusted = _cli(["trust", str(repo.root)], env, repo.root, tmp_path / "trust.out")
+    assert trusted.wait() == 0, (tmp_path / "trust.out").read_text()
+    run = ["run", "--single", "--yes", "--no-tui", "--model", f"scripted:{script}", "note"]
+    first = _cli(run, env, repo.root, tmp_path / "first.out")
+    try:
+        while not started.exists():
+            assert first.poll() is None, (tmp_path / "first.out").read_text()
+            time.sleep(0.05)
+    finally:
+        first.kill()
+        first.wait()
+    assert _calls(tmp_path) == ["add one"]
+
+    again = _cli(["resume", "last", "--json"], env, repo.root, tmp_path / "again.out")
+
+    assert again.wait() == 0, (tmp_path / "again.out").read_text()
+    assert _calls(tmp_path) == ["add one", "list"]  # the logged call is replayed; the new one starts the server
+    store = SQLiteEventStore(next((repo.root / ".git").rglob("*.db")))
+    run_id = store.run_ids()[-1]
+    returned = [e for e in store.events(run_id, agent="main") if isinstance(e, ToolReturned)]
+    assert [r.name for r in returned] == ["mcp__notes__add", "run", "mcp__notes__list", "finish"]
+    assert returned[2].output == "(no notes)"  # a new server process: the first one's notes died with it
