@@ -23,7 +23,7 @@ def test_an_untrusted_repository_file_cannot_choose_the_agent(tmp_path: Path, mo
 
 
 def test_an_unknown_agent_is_a_usage_error_naming_the_known_ones() -> None:
-    with pytest.raises(UsageError, match="claude-code, codex, command:TEMPLATE"):
+    with pytest.raises(UsageError, match="claude-code, codex, opencode, command:TEMPLATE"):
         check_agent("gemini")
     with pytest.raises(UsageError, match="needs a template"):
         check_agent("command:  ")

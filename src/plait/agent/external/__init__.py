@@ -2,6 +2,7 @@
 
     Worker (protocol) ─┬─ plait's own tool loop (`plait.agent.loop.Agent`)
                        ├─ `CodexWorker`: `codex exec --json`
+                       ├─ `OpenCodeWorker`: `opencode run --format json`
                        ├─ `CommandWorker`: any command template that edits the worktree and exits
                        └─ `ClaudeCodeWorker`: `claude -p --output-format stream-json`
 
@@ -17,6 +18,7 @@ from plait.agent.external._seam import external_worker
 from plait.agent.external.claude_code import ClaudeCodeWorker
 from plait.agent.external.codex import CodexWorker
 from plait.agent.external.command import CommandWorker
+from plait.agent.external.opencode import OpenCodeWorker
 
 __all__ = [
     "BUILT_IN",
@@ -24,6 +26,7 @@ __all__ = [
     "CodexWorker",
     "CommandWorker",
     "Job",
+    "OpenCodeWorker",
     "Worker",
     "check_agent",
     "external_worker",
@@ -33,10 +36,12 @@ __all__ = [
 
 
 def make_worker(agent: str, job: Job) -> Worker:
-    """The external worker `agent` names (`claude-code`, `codex`, `command:TEMPLATE`), set up for `job`."""
+    """The external worker `agent` names (`claude-code`, `codex`, `opencode`, `command:TEMPLATE`), set up for `job`."""
     kind = check_agent(agent)
     if kind == "claude-code":
         return ClaudeCodeWorker(job)
     if kind == "codex":
         return CodexWorker(job)
+    if kind == "opencode":
+        return OpenCodeWorker(job)
     return CommandWorker(job, agent.partition(":")[2])

@@ -21,7 +21,7 @@ __all__ = ["BUILT_IN", "Job", "Worker", "check_agent", "with_network"]
 BUILT_IN = "plait"
 """The agent setting's value for plait's own tool loop."""
 
-_KINDS = ("claude-code", "codex", "command")
+_KINDS = ("claude-code", "codex", "opencode", "command")
 
 
 class Worker(Protocol):
@@ -60,7 +60,7 @@ def check_agent(agent: str) -> str:
     """The kind of external agent `agent` names; a `UsageError` for one plait does not know."""
     kind = agent.partition(":")[0]
     if kind not in _KINDS:
-        known = ", ".join([BUILT_IN, "claude-code", "codex", "command:TEMPLATE"])
+        known = ", ".join([BUILT_IN, "claude-code", "codex", "opencode", "command:TEMPLATE"])
         raise UsageError(f"unknown agent {agent!r}: use one of {known}")
     if kind == "command" and not agent.partition(":")[2].strip():
         raise UsageError("the command agent needs a template, such as 'command:my-agent --prompt {prompt_file}'")

@@ -29,8 +29,6 @@ def external_worker(
     if agent == BUILT_IN:
         return None
     from plait.agent.external import make_worker  # the package imports this module
-    from plait.agent.external.claude_code import claude_env
-    from plait.agent.external.codex import codex_env
     from plait.run.steer import notes_from
 
     board = attempts.board
@@ -54,6 +52,19 @@ def external_worker(
         prices=ctx.prices,
         notes=notes,
         checkpoint=checkpoint,
-        env=claude_env() if kind == "claude-code" else codex_env(s.model) if kind == "codex" else (),
+        env=_env(kind, s.model),
     )
     return make_worker(agent, job)
+
+
+def _env(kind: str, model: str) -> list[tuple[str, str]]:
+    """The variables the agent's CLI is given: its endpoint, model and key."""
+    from plait.agent.external.claude_code import claude_env
+    from plait.agent.external.codex import codex_env
+    from plait.agent.external.opencode import opencode_env
+
+    if kind == "claude-code":
+        return claude_env()
+    if kind == "codex":
+        return codex_env(model)
+    return opencode_env(model) if kind == "opencode" else []
