@@ -101,6 +101,14 @@ class AgentResult:
         return self.reason == "finished"
 
 
+class Arriving(Protocol):
+    """Where a model call's text goes as it streams in: each piece, then `clear` once the call has ended."""
+
+    def __call__(self, piece: str) -> None: ...
+
+    def clear(self) -> None: ...
+
+
 class _Stop(Exception):
     """Ends the loop; carries why."""
 
@@ -129,6 +137,7 @@ class Agent:
         checkpoint: Checkpoint | None = None,
         context: ContextBudget | None = None,
         hold: Hold | None = None,
+        arriving: Arriving | None = None,
     ) -> None:
         self.run_id, self.agent_id = run_id, agent_id
         self._ids = {"run_id": run_id, "agent": agent_id}
@@ -141,6 +150,8 @@ class Agent:
         self.attempt = attempt
         self.checkpoint = checkpoint
         self.hold = hold
+        self.arriving = arriving
+        """Told the reply's text as it streams in (for a live view), cleared once the call is logged."""
         self.compactor = Compactor(context) if context is not None else None
         """Summarises older steps when a request nears the model's context budget; None keeps every message."""
         self.journal = Journal(store, run_id, agent_id, prices, attempt)
@@ -218,9 +229,12 @@ class Agent:
             max_output_tokens=self.limits.max_output_tokens,
         )
         try:
-            response, cost = await self.journal.complete(self.model, request)
+            response, cost = await self.journal.complete(self.model, request, on_text=self.arriving)
         except ModelError as exc:
             raise _Stop("model_error", str(exc)) from exc
+        finally:
+            if self.arriving is not None:
+                self.arriving.clear()
         response = self._redacted(response)
         self.steps += 1
         if self.compactor is not None:

@@ -37,6 +37,7 @@ from plait.run.scheduler import Attempt, Scheduler, TaskResult, release_slot
 from plait.run.state import RunState, recharge
 from plait.run.steer import Steering, notes_from
 from plait.settings import Settings
+from plait.ui._arriving import CHANNEL
 from plait.workspace import CommandRunner, Repo, Worktree
 from plait.workspace.bootstrap import Bootstrap, port_env
 
@@ -302,6 +303,7 @@ class _TaskRunner:
             notes=notes_from(self.board.notes_for(task.id) if self.board else None, self.steering[task.id].notes),
             context=context_budget(self.ctx.model.name, s.context_tokens),
             hold=self.steering[task.id].hold,
+            arriving=CHANNEL.arriving(self.ctx.run_id, task.id),
         )
 
     def _asking(self, task_id: str, attempt: int, tools: ToolSet) -> ToolSet:

@@ -12,19 +12,26 @@ __all__ = ["COLUMNS", "cells", "lease_lines", "shown", "widths"]
 COLUMNS = ("agent", "task", "state", "now", "steps", "tokens", "cost", "merge")
 _TITLE_W, _NOW_W, _NOW_MIN, _TITLE_MIN = 30, 44, 20, 12
 """The widest title and tool call shown; the `now` width the title gives way to; the narrowest title kept."""
+_ARRIVING_W, _WRITING = 40, "writing: …"
+"""The characters shown of the end of a reply streaming in."""
 
 
-def cells(agent: AgentView, title_w: int = _TITLE_W, now_w: int = _NOW_W) -> list[Text]:
+def cells(agent: AgentView, title_w: int = _TITLE_W, now_w: int = _NOW_W, arriving: str = "") -> list[Text]:
     """The row of an agent; every cell a `Text`, since the table would read a plain string as markup.
 
-    The title is cut to `title_w` (and left out at 0, its column dropped), the tool call to `now_w`.
+    The title is cut to `title_w` (and left out at 0, its column dropped), the tool call to `now_w`. While the
+    agent's reply streams in, `arriving` (its end) is shown in place of the tool call.
     """
+    now = Text(_fmt.one_line(agent.now, now_w))
+    if arriving and agent.state == "running":
+        room = min(_ARRIVING_W, max(now_w - len(_WRITING), 8))  # the newest text is kept: cut from the left
+        now = Text(_WRITING + " ".join(arriving.split())[-room:], style="italic")
     state = agent.state + (f" #{agent.attempt}" if agent.attempt > 1 else "")
     cells = [
         Text(agent.id),
         Text(_fmt.one_line(agent.title, title_w)),
         Text(state, style=_fmt.STATE_STYLE.get(agent.state, "")),
-        Text(_fmt.one_line(agent.now, now_w)),
+        now,
         Text(str(agent.steps), justify="right"),
         Text(_fmt.tokens(agent.usage.total_tokens), justify="right"),
         Text(agent.cost_text, justify="right"),
@@ -33,10 +40,10 @@ def cells(agent: AgentView, title_w: int = _TITLE_W, now_w: int = _NOW_W) -> lis
     return cells if title_w else cells[:1] + cells[2:]
 
 
-def widths(agents: list[AgentView], width: int) -> tuple[int, int]:
+def widths(agents: list[AgentView], width: int, arriving: dict[str, str] | None = None) -> tuple[int, int]:
     """How wide the title and the tool call may be for every column to fit in `width` cells: the title
     shrinks first, then its column goes (0); the agent, state, steps, tokens, cost and merge show in full."""
-    rows = [cells(a) for a in agents]
+    rows = [cells(a, arriving=(arriving or {}).get(a.id, "")) for a in agents]
     fixed = sum(
         max([len(name), *(len(row[i].plain) for row in rows)]) + 2
         for i, name in enumerate(COLUMNS)

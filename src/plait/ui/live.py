@@ -24,6 +24,7 @@ from plait.events.store import EventStore
 from plait.events.types import Event
 from plait.redact import Redactor
 from plait.ui import _fmt
+from plait.ui._arriving import CHANNEL, Channel
 from plait.ui._common import err
 from plait.ui._live_review import ReviewScreen
 from plait.ui._live_rows import COLUMNS, cells, lease_lines, shown, widths
@@ -91,8 +92,12 @@ class Dashboard(App[None]):
         poll_s: float = 0.25,
         clock: Callable[[], float] = time.time,
         console: Console = err,
+        arriving: Channel = CHANNEL,
     ) -> None:
         super().__init__()
+        self.arriving = arriving
+        """The replies streaming in to this process's agents: a running agent's row shows the end of its own."""
+        self._tails: dict[str, str] = {}
         self.feed = feed
         self.run_id_getter = run_id_getter
         self.work: asyncio.Future[Any] | None = None
@@ -141,6 +146,7 @@ class Dashboard(App[None]):
         if fresh and self.view is not None:
             self.events.extend(fresh)
             self.view.apply(fresh)
+            self._arrived(self.view)
             self._show()
             ring_at_end(self, fresh)
             if watched and self.view.ended is not None and self._reviewable():
@@ -149,7 +155,16 @@ class Dashboard(App[None]):
                 self.screen.add(fresh)
         elif self.view is None:
             self.query_one("#summary", Static).update("waiting for the run to start…")
+        if self.view is not None and self._arrived(self.view) and not fresh:
+            self._show()
         return len(fresh)
+
+    def _arrived(self, view: RunView) -> bool:
+        """Read the end of each running agent's streaming reply; whether any changed since the last poll."""
+        running = [a.id for a in view.agents.values() if a.state == "running"]
+        tails = {a: t for a in running if (t := self.arriving.tail(view.run_id, a))}
+        changed, self._tails = tails != self._tails, tails
+        return changed
 
     async def run_work(self, work: Awaitable[T], *, headless: bool = False, auto_pilot: AutoPilot = None) -> T:
         """Run the view while `work` runs, and return what it returned (see `run_with_dashboard`)."""
@@ -203,7 +218,7 @@ class Dashboard(App[None]):
     def _show_rows(self, agents: list[AgentView]) -> None:
         """A row per agent, the title and the tool call cut (the title's column dropped) to fit the screen."""
         table = self.query_one("#agents", DataTable)
-        title_w, now_w = widths(agents, self.size.width)
+        title_w, now_w = widths(agents, self.size.width, self._tails)
         columns = [c for c in COLUMNS if title_w or c != "task"]
         if [c.value for c in table.columns] != columns:
             cursor = table.cursor_row
@@ -213,7 +228,7 @@ class Dashboard(App[None]):
                 table.add_column(column, key=column)
             table.move_cursor(row=cursor)
         for agent in agents:
-            row = cells(agent, title_w, now_w)
+            row = cells(agent, title_w, now_w, self._tails.get(agent.id, ""))
             if agent.id not in self._rows:
                 self._rows.append(agent.id)
                 table.add_row(*row, key=agent.id)
