@@ -14,9 +14,9 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError, field_validator
 
+from plait._mcp_config import McpServer
 from plait._repo_file import narrow
 from plait._setting_shown import KEY_ENV, BrokenSetting, did_you_mean, shown
-from plait.agent._mcp_config import McpServer
 from plait.models.pricing import Price
 from plait.plan.model import ExpertSpec
 from plait.trust import REPO_FILE, TrustState, config_dir, trust_state

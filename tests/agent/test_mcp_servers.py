@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from plait.agent._mcp_config import McpServer, run_servers
+from plait._mcp_config import McpServer, run_servers
 from plait.agent.mcp_servers import McpTools
 from plait.agent.tools import ToolOutcome
 from plait.events import SQLiteEventStore

@@ -21,7 +21,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 
-from plait.agent._mcp_config import McpServer
+from plait._mcp_config import McpServer
 from plait.workspace import CommandResult
 from plait.workspace.command import CommandRunner
 
