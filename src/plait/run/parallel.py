@@ -26,6 +26,7 @@ from plait.models.pricing import PriceTable
 from plait.plan.globs import matches
 from plait.plan.model import Plan, PlanTask
 from plait.run._brief import ProjectInstructions, interfaces, worker_systems
+from plait.run._ending import record_end
 from plait.run._opening import GitThreads, Opening, log_opening, log_started, make_worktree
 from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_carried, logged_carried
 from plait.run._wrapup import wrap_up
@@ -365,39 +366,16 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
         await runner.experts.open()
         results = await scheduler.run()
     except asyncio.CancelledError:
-        ctx.store.append(
-            RunFinished(
-                run_id=ctx.run_id,
-                status="interrupted",
-                reason="stopped by the user",
-                branch=integrator.branch,
-                commit=integrator.head,
-            )
+        branch, head = integrator.branch, integrator.head
+        stop = RunFinished(
+            run_id=ctx.run_id, status="interrupted", reason="stopped by the user", branch=branch, commit=head
         )
+        ctx.store.append(stop)
         raise
     finally:
         if watching is not None:
             watching.cancel()
         await runner.experts.close()
         runner.git.close()
-    already = ctx.state.dropped if ctx.state else {}
-    for task_id, result in results.items():
-        if result.status == "dropped" and task_id not in already:
-            ctx.store.append(TaskFinished(run_id=ctx.run_id, agent=task_id, status="dropped", reason=result.reason))
-    done = [t for t, r in results.items() if r.status == "done"]
-    dropped = {t: r.reason for t, r in results.items() if r.status == "dropped"}
-    status: Literal["done", "failed"] = "done" if done else "failed"
-    reason = "; ".join(f"dropped {t}: {why}" for t, why in dropped.items())
-    if isinstance(integrator, PlannedIntegrator):  # what dropped tasks were to make pass fails on the result
-        left = [line for t in dropped for line in integrator.owed(t)]
-        reason += "".join(f"; the integration branch still fails {line}" for line in dict.fromkeys(left))
-    ctx.store.append(
-        RunFinished(
-            run_id=ctx.run_id,
-            status="incomplete" if status == "done" and dropped else status,
-            reason=reason,
-            branch=integrator.branch,
-            commit=integrator.head,
-        )
-    )
+    status = record_end(ctx.store, ctx.run_id, results, integrator, ctx.state.dropped if ctx.state else {})
     return ParallelOutcome(ctx.run_id, status, integrator.branch, integrator.head, results, runner.summaries)
