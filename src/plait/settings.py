@@ -48,7 +48,8 @@ class Settings(BaseModel):
     OPENAI_API_KEY and every prompt."""
     agent: str = "plait"
     """Who works on each task: `plait` (plait's own tool loop on `model`), `claude-code` (the Claude Code CLI),
-    `codex` (the Codex CLI, on `model`'s provider), or `command:TEMPLATE` (any command that edits the worktree;
+    `codex` (the Codex CLI, on `model`'s provider), `opencode` (the OpenCode CLI, on `model`'s OpenAI-compatible
+    provider), or `command:TEMPLATE` (any command that edits the worktree;
     `{prompt_file}` and `{worktree}` are filled in).
     A task of a plan file may name its own. See docs/agents.md."""
     max_steps: int = Field(60, ge=1)

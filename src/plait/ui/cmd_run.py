@@ -203,7 +203,9 @@ def register(app: typer.Typer) -> None:
         run_id: Annotated[str | None, typer.Option("--run-id", hidden=True)] = None,
         agent: Annotated[
             str | None,
-            typer.Option("--agent", help="Who works on each task: plait, claude-code, codex, or command:TEMPLATE."),
+            typer.Option(
+                "--agent", help="Who works on each task: plait, claude-code, codex, opencode, or command:TEMPLATE."
+            ),
         ] = None,
     ) -> None:
         """Plan TASK, run its parts in parallel worktrees, and integrate them on plait/RUN/integration.
