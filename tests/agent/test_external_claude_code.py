@@ -125,7 +125,7 @@ def test_a_spent_budget_kills_it_and_stops_the_task(tmp_path: Path) -> None:
         if not body.get("tools"):
             return {"text": "a title"}
         return {
-            "tool_calls": [{"name": "Bash", "arguments": {"command": "sleep 1; echo more"}}],
+            "tool_calls": [{"name": "Bash", "arguments": {"command": "sleep 3; echo more"}}],
             "usage": {"input_tokens": 5000},
         }
 
