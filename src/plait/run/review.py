@@ -27,7 +27,16 @@ from plait.settings import Settings
 from plait.workspace import CommandRunner, Repo
 from plait.workspace.sandbox import make_runner
 
-__all__ = ["Reintegrated", "make_gate", "needed_by", "next_branch", "reintegrate", "resolvers_for", "taken_along"]
+__all__ = [
+    "Reintegrated",
+    "make_gate",
+    "needed_by",
+    "next_branch",
+    "reintegrate",
+    "resolvers_for",
+    "taken_along",
+    "through_the_gate",
+]
 
 
 def resolvers_for(
@@ -118,6 +127,30 @@ class Reintegrated:
     dropped: Mapping[str, str]
 
 
+def through_the_gate(
+    queue: MergeQueue, gate: Gate, tasks: Sequence[TaskBranch], warn: Callable[[str], None]
+) -> QueueReport:
+    """Check the verify command once (`warn` is told when it fails at the base), then merge each of `tasks` through
+    `queue` and its gate; the gate's worktree is removed at the end.
+
+    Raises:
+        ConfigError: The verify command cannot run here.
+    """
+
+    async def work() -> QueueReport:
+        checked = await preflight(gate, queue.store, queue.run_id, work="the branches")
+        if checked.state == "fails":
+            warn(checked.line)
+        for task in tasks:
+            await queue.submit(task)
+        return await queue.drain()
+
+    try:
+        return asyncio.run(work())
+    finally:
+        gate.close()
+
+
 def reintegrate(
     repo: Repo,
     store: EventStore,
@@ -147,19 +180,7 @@ def reintegrate(
     )
     gate = make_gate(repo, store, run_id, base, settings)
     queue = MergeQueue(repo, store, run_id, base, gate=gate, resolvers=resolvers, branch=branch)
-
-    async def work() -> QueueReport:
-        checked = await preflight(gate, store, run_id, work="the branches")  # ConfigError if it cannot run
-        if checked.state == "fails":
-            warn(checked.line)
-        for task in tasks:
-            await queue.submit(task)
-        return await queue.drain()
-
-    try:
-        report = asyncio.run(work())
-    finally:
-        gate.close()
+    report = through_the_gate(queue, gate, tasks, warn)
     status = "done" if not report.ejected else "failed"
     reason = f"integrated again without {', '.join(dropped)}" if dropped else "integrated again"
     if report.ejected:

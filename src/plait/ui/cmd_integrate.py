@@ -15,9 +15,8 @@ from plait.events.store import RedactingStore
 from plait.events.types import Decision, RunFinished, RunStarted
 from plait.reconcile.apply import Applied, apply_commit, internal_commits
 from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch
-from plait.run.preflight import preflight
 from plait.run.results import has_result, result_branch
-from plait.run.review import make_gate, resolvers_for
+from plait.run.review import make_gate, resolvers_for, through_the_gate
 from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
 from plait.ui._apply_parts import pick as pick_branches
@@ -116,19 +115,7 @@ def integrate(
         queue = MergeQueue(
             repo, store, run_id, base, gate=gate, resolvers=resolvers_for(settings, no_llm, store, run_id, _warn)
         )
-
-        async def work() -> QueueReport:
-            checked = await preflight(gate, store, run_id, work="the branches")  # ConfigError if it cannot run
-            if checked.state == "fails":
-                err.print(f"[yellow]note:[/] {escaped(checked.line)}", highlight=False)
-            for task in tasks:
-                await queue.submit(task)
-            return await queue.drain()
-
-        try:
-            report = asyncio.run(work())
-        finally:
-            gate.close()
+        report = through_the_gate(queue, gate, tasks, _warn)
         status = "done" if not report.ejected else "failed"
         reason = f"{len(report.ejected)} of {len(tasks)} branch(es) ejected" if report.ejected else ""
         store.append(RunFinished(run_id=run_id, status=status, reason=reason, branch=queue.branch, commit=queue.head))
