@@ -10,13 +10,13 @@ import sys
 import tomllib
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, ValidationError, field_validator
 
 from plait._mcp_config import McpServer
 from plait._repo_file import narrow
-from plait._setting_shown import KEY_ENV, BrokenSetting, did_you_mean, shown
+from plait._setting_shown import KEY_ENV, BrokenSetting, did_you_mean, dotted, known_keys, mark_sources, shown
 from plait.models.pricing import Price
 from plait.plan.model import ExpertSpec
 from plait.trust import REPO_FILE, TrustState, config_dir, trust_state
@@ -264,51 +264,19 @@ def _merge(merged: dict[str, Any], key: str, value: Any, *, add_rules: bool) -> 
     merged[key] = new
 
 
-def _dotted(loc: tuple[int | str, ...]) -> str:
-    """A key as a user writes it: `sandbox.limits.memory_mb`, `experts[0].name`, `prices."openai:x".input`."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            name = part if re.fullmatch(r"[\w-]+", part) else json.dumps(part)
-            out += f".{name}" if out else name
-    return out
-
-
-def _mark(sources: dict[str, str], loc: tuple[int | str, ...], value: Any, label: str) -> None:
-    """`loc` and every key below it came from `label`."""
-    sources[_dotted(loc)] = label
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            _mark(sources, (*loc, str(key)), inner, label)
-
-
-def _known(loc: tuple[int | str, ...]) -> str:
-    """The keys the table at `loc` takes, to name beside an unknown one."""
-    kind: Any = Settings
-    for part in loc:
-        if isinstance(kind, type) and issubclass(kind, BaseModel):
-            field = kind.model_fields.get(str(part))
-            kind = field.annotation if field else None
-        else:  # an entry of a list or a table of models
-            kind = (get_args(kind) or (None,))[-1]
-    return ", ".join(kind.model_fields) if isinstance(kind, type) and issubclass(kind, BaseModel) else ""
-
-
 def _validated(merged: dict[str, Any], sources: Mapping[str, str]) -> Settings:
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = tuple(first["loc"])
-        key = _dotted(loc) or "?"
-        source = next((sources[k] for k in (_dotted(loc[:i]) for i in range(len(loc), 0, -1)) if k in sources), None)
+        key = dotted(loc) or "?"
+        source = next((sources[k] for k in (dotted(loc[:i]) for i in range(len(loc), 0, -1)) if k in sources), None)
         source = source or "default"
         top = str(loc[0]) if loc else "?"
         if first["type"] == "extra_forbidden":
-            known = _known(loc[:-1])
-            takes = f"; {_dotted(loc[:-1])} takes {known}" if known else ""
+            known = known_keys(Settings, loc[:-1])
+            takes = f"; {dotted(loc[:-1])} takes {known}" if known else ""
             hint = did_you_mean(str(loc[-1]), known.split(", ")) if known else ""
             raise BrokenSetting(f"unknown setting '{key}' in {source}{takes}{hint}", top) from exc
         raise BrokenSetting(f"setting '{key}' from {source}: {first['msg']}", top) from exc
@@ -355,7 +323,7 @@ def load_settings(
     label = "user file " + str(user_config_path(env))
     for key, value in _read_toml(user_config_path(env), omit=omit).items():
         _merge(merged, key, value, add_rules=False)
-        _mark(sources, (key,), value, label)
+        mark_sources(sources, (key,), value, label)
     layers: list[tuple[str, dict[str, Any]]] = []
     ignored: list[str] = []
     why = notice = ""
@@ -375,7 +343,7 @@ def load_settings(
     for label, values in layers:
         for key, value in values.items():
             _merge(merged, key, value, add_rules=label.startswith("repo file"))
-            _mark(sources, (key,), value, "env PLAIT_" + key.upper() if label == "env" else label)
+            mark_sources(sources, (key,), value, "env PLAIT_" + key.upper() if label == "env" else label)
     settings = _validated(merged, sources)
     if notice and report is not None:
         report(notice)
