@@ -20,10 +20,9 @@ import os
 import shlex
 from typing import Any
 
-from plait.agent.external._events import Transcript, logged_session
-from plait.agent.external._job import Job
-from plait.agent.external._process import Files, error_tail, run_watched
-from plait.agent.external.command import brief_text, stop
+from plait.agent.external._process import Files
+from plait.agent.external._resuming import ResumingCli
+from plait.agent.external.command import brief_text
 from plait.agent.loop import AgentResult
 from plait.models.base import ToolCall, Usage
 
@@ -59,21 +58,14 @@ def _config(env: dict[str, str]) -> str:
     )
 
 
-class CodexWorker:
+class CodexWorker(ResumingCli):
     """One attempt of a task, run by the Codex CLI."""
 
     name = NAME
-
-    def __init__(self, job: Job) -> None:
-        self.job = job
-        self._log = Transcript(job, NAME)
-        self._text: list[str] = []
-        self._last = ""
-        self._failure = ""
-        self._turns = 0
+    label = "Codex"
 
     async def run(self, task: str) -> AgentResult:
-        job, log = self.job, self._log
+        job = self.job
         files = Files(job.worktree)
         env = dict(job.env)
         try:
@@ -85,23 +77,10 @@ class CodexWorker:
             flags = "--json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox"
             run = f"{files.env_prefix(exports)}codex exec {flags}"
             text = f'"$(cat {shlex.quote(prompt)})"'
-            session = logged_session(job, NAME)
-            command = f"{run} resume {shlex.quote(session)} {text}" if session else f"{run} {text}"
-            result, why = await run_watched(job, f"{command} < /dev/null", files, self._line, log.spent)
-            if session and result is not None and not result.timed_out and not self._turns:
-                log.lost_session(session, self._failure or error_tail(files, result, 500))
-                self._failure = ""
-                result, why = await run_watched(job, f"{run} {text} < /dev/null", files, self._line, log.spent)
-            tail = error_tail(files, result)
+            result, why, tail = await self._attempt(files, run, text, lambda session: f"resume {shlex.quote(session)}")
         finally:
             files.remove()
-        if result is None:
-            return stop(log, "budget", why)
-        if result.timed_out:
-            return stop(log, "wall_time", f"Codex ran past {job.wall_s:.0f}s and was killed")
-        if self._failure or result.exit_code != 0:
-            return stop(log, "model_error", f"Codex failed: {self._failure or tail or f'exit {result.exit_code}'}")
-        return stop(log, "finished", self._last or "Codex finished")
+        return self._verdict(result, why, tail)
 
     def _line(self, line: str) -> None:
         try:
