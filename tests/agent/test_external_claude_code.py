@@ -7,6 +7,7 @@ import asyncio
 import json
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,9 @@ def test_a_spent_budget_kills_it_and_stops_the_task(tmp_path: Path) -> None:
     def costly(body: dict[str, Any]) -> dict[str, Any]:
         if not body.get("tools"):
             return {"text": "a title"}
+        # each turn takes a second of the model's time: the CLI's Bash may return at once, and five quick turns
+        # could all be written before the worker's next look at its output (every 0.2 s) saw the first one's usage
+        time.sleep(1.0)
         return {
             "tool_calls": [{"name": "Bash", "arguments": {"command": "sleep 3; echo more"}}],
             "usage": {"input_tokens": 5000},
