@@ -174,3 +174,24 @@ def test_a_reply_holding_a_secret_is_refused_alike_live_and_resumed(tmp_path: Pa
     assert "looks like a secret" in str(live.calls[1].messages[-1])
     resumed = ScriptedModel([])
     assert _run(LLMResolver(resumed, store, "run1")) == first and not resumed.calls
+
+
+def test_the_run_board_notes_about_the_conflicted_file_reach_the_prompt(tmp_path: Path) -> None:
+    """In a run, the notes agents posted on the board about the file (or its folder) explain the conflict; plait's
+    own notices and notes about other files do not reach the prompt."""
+    from plait.events.types import NotePosted
+
+    store = SQLiteEventStore(tmp_path / "events.db")
+    posted = [
+        ("t1", "api", "callers expect punctuation after the greeting", ["greet.py"]),
+        ("t3", "docs", "the docs build uses sphinx 7", ["docs/conf.py"]),
+        ("radar", "conflict", "t1 and t2 both edit greet.py", ["greet.py"]),
+    ]
+    for agent, topic, text, paths in posted:
+        store.append(NotePosted(run_id="run1", agent=agent, topic=topic, text=text, paths=paths))
+    model = ScriptedModel([hunks(BLOCK)])
+    assert _run(LLMResolver(model, store, "run1")) is not None
+    prompt = model.calls[0].messages[0]
+    assert isinstance(prompt, UserMessage)
+    assert "[api] from t1 about greet.py: callers expect punctuation after the greeting" in prompt.text
+    assert "sphinx" not in prompt.text and "both edit" not in prompt.text

@@ -10,11 +10,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from plait.events.types import NotePosted
 from plait.reconcile._gitio import decode, git_bytes
 from plait.reconcile.types import MergeSite
 from plait.workspace import GitError
 
-__all__ = ["Commit", "clean_message", "region_commits", "relevant_notes", "where_defined"]
+__all__ = ["Commit", "board_notes", "clean_message", "region_commits", "relevant_notes", "where_defined"]
 
 _BOILERPLATE = re.compile(
     r"^\s*(?:-\s*)?(?:(?:signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|helped-by"
@@ -114,6 +115,30 @@ def relevant_notes(notes: Sequence[str], paths: Sequence[str], hunk_words: set[s
         if any(n and len(n) > 2 and n in text for n in names) or words([text]) & hunk_words:
             found.append(_cut(text, 300))
     return found[:limit]
+
+
+_NOTICES = frozenset({"radar", "merge-queue"})
+"""Authors whose notes are plait's own notices (two tasks edit one file, a branch was integrated), not intent."""
+
+
+def _covers(where: str, path: str) -> bool:
+    where = where.strip("/")
+    return bool(where) and (path == where or path.startswith(where + "/"))
+
+
+def board_notes(notes: Iterable[NotePosted], paths: Sequence[str]) -> list[str]:
+    """The notes of a run's board that may explain `paths`: those posted about one of them (or a folder holding
+    one), named by it, first; then those posted about no path. Notes about other files are left out."""
+    about, loose = [], []
+    for note in notes:
+        if note.agent in _NOTICES:
+            continue
+        hit = [p for p in paths if any(_covers(w, p) for w in note.paths)]
+        if hit:
+            about.append(f"[{note.topic}] from {note.agent} about {', '.join(hit)}: {note.text}")
+        elif not note.paths:
+            loose.append(f"[{note.topic}] from {note.agent}: {note.text}")
+    return [*about, *loose]
 
 
 def defined_names(lines: Iterable[str]) -> list[str]:

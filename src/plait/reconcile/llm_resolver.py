@@ -19,15 +19,17 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from plait.agent.instructions import ProjectInstructions
 from plait.errors import ModelError
 from plait.events.journal import Journal
 from plait.events.store import EventStore, redaction
+from plait.events.types import NotePosted
 from plait.models.base import Message, Model, ModelRequest, ModelResponse, ToolResultMessage, ToolSpec, UserMessage
 from plait.models.pricing import PriceTable
 from plait.reconcile._deleted import RESOLVE_DELETED, deleted_prompt, sides
+from plait.reconcile._intent import board_notes
 from plait.reconcile._locate import Located, NotIsolated, locate
 from plait.reconcile._related import group_of
 from plait.reconcile._resolver_prompt import (
@@ -184,6 +186,7 @@ class LLMResolver:
         if not self._sendable(conflict):
             return None
         group = [c for c in group_of(conflict, context.siblings) if self._sendable(c)]
+        context = await asyncio.to_thread(self._board, context, [c.path for c in group])
         key = hashlib.sha256(
             json.dumps(
                 [[c.path, c.base, c.ours, c.theirs] for c in group]
@@ -194,6 +197,15 @@ class LLMResolver:
         if key not in self._answers:
             self._answers[key] = await self._resolve_group(group, context)
         return self._answers[key].get(conflict.path)
+
+    def _board(self, context: MergeContext, paths: Sequence[str]) -> MergeContext:
+        """`context` with the notes the run's board holds about `paths` (when the merge is one of a run's)."""
+        if self.store is None or not self.run_id:
+            return context
+        found = board_notes(
+            (e for e in self.store.events(self.run_id, kinds=["note"]) if isinstance(e, NotePosted)), paths
+        )
+        return replace(context, notes=tuple(dict.fromkeys([*found, *context.notes]))) if found else context
 
     async def _resolve_group(
         self, group: Sequence[FileConflict], context: MergeContext
