@@ -1,5 +1,6 @@
-"""A read-only command imports what it uses: never the terminal UI, a provider's SDK, MCP, the merge machinery,
-the sandbox or the run loop, which only a run (or the live view) needs."""
+"""A read-only command imports what it uses: never the terminal UI, a provider's SDK, MCP, a database server's
+driver, the distributed backend, the merge machinery, the sandbox or the run loop, which only a run (or the live
+view) needs."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ FORBIDDEN = (
     "textual",
     "openai",
     "anthropic",
+    "psycopg",
+    "ray",
     "mcp",
     "httpx",
     "plait.reconcile",
