@@ -10,6 +10,7 @@ version); the guarantees are kept this way:
   returns, the server has the event on its disk (an answered model call is there before its tool calls run);
 - news: the trigger also sends `NOTIFY plait_events, 'RUN'`, so a follower waits instead of polling;
 - one driver per run: `PostgresLease`, an advisory lock that the server drops when its holder's connection ends;
+- blobs (checkpoint bundles any machine must reach) are rows of `plait_blobs`, committed as events are;
 - the tables' layout is versioned in `plait_meta`, and an older database is brought up to date when opened.
 """
 
@@ -39,7 +40,7 @@ __all__ = ["LAYOUT", "PostgresEventStore", "PostgresLease"]
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
-LAYOUT = 1
+LAYOUT = 2
 """Version of the tables: `_MIGRATIONS[n]` brings a database from layout n to n + 1 (layout 0 has no tables)."""
 
 _ORDER_LOCK = 0x706C6169
@@ -77,6 +78,14 @@ BEGIN
 END $$;
 CREATE TRIGGER plait_event_order BEFORE INSERT ON plait_events
     FOR EACH ROW EXECUTE FUNCTION plait_event_order();
+""",
+    """
+CREATE TABLE plait_blobs (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
 """,
 ]
 
@@ -244,6 +253,26 @@ class PostgresEventStore:
         where, args = ("WHERE scope = %s", [self.scope]) if self.scope else ("", [])
         rows = self._read(f"SELECT run_id FROM plait_events {where} GROUP BY run_id ORDER BY MIN(seq)", args)
         return [r[0] for r in rows]
+
+    def put_blob(self, run_id: str, key: str, data: bytes) -> None:
+        """Store `data`, committed to the server's disk when this returns; tried again once on a broken connection."""
+        row = (run_id, key, bytes(data))
+        for again in (False, True):
+            try:
+                with self._connection() as conn:
+                    conn.execute(
+                        "INSERT INTO plait_blobs (run_id, key, data) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING", row
+                    )
+                return
+            except psycopg.OperationalError as exc:  # the insert may have committed: doing it again is harmless
+                if again:
+                    raise self.error("write", exc) from exc
+            except psycopg.Error as exc:
+                raise self.error("write", exc) from exc
+
+    def get_blob(self, run_id: str, key: str) -> bytes | None:
+        rows = self._read("SELECT data FROM plait_blobs WHERE run_id = %s AND key = %s", [run_id, key])
+        return bytes(rows[0][0]) if rows else None
 
     def integrity(self) -> str:
         """`ok`, or what is wrong: tables of another layout, the trigger that orders a run's events gone."""

@@ -42,6 +42,12 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_run ON events (run_id, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
 """
 
 
@@ -60,6 +66,14 @@ class EventStore(Protocol):
 
     def run_ids(self) -> list[str]:
         """Every run in the store, oldest first."""
+        ...
+
+    def put_blob(self, run_id: str, key: str, data: bytes) -> None:
+        """Store bytes under `key` of run `run_id`, on disk before it returns; a key stored already keeps its bytes."""
+        ...
+
+    def get_blob(self, run_id: str, key: str) -> bytes | None:
+        """The bytes stored under `key` of run `run_id`, None when there are none."""
         ...
 
     def close(self) -> None: ...
@@ -147,6 +161,11 @@ class SQLiteEventStore:
         Those a checkpoint has moved since into the database file are synced there: a checkpoint syncs the log
         before it copies, and the database file after.
         """
+        self._sync_log()
+        with self._lock:
+            self.synced = max(self.synced, seq)
+
+    def _sync_log(self) -> None:
         assert self._wal is not None
         try:
             _fsync(self._wal)
@@ -155,8 +174,6 @@ class SQLiteEventStore:
                 self._wal_dir_synced = True
         except OSError as exc:
             raise StateError(f"cannot sync the event log {self.path} to disk: {exc}") from exc
-        with self._lock:
-            self.synced = max(self.synced, seq)
 
     def events(
         self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
@@ -183,6 +200,31 @@ class SQLiteEventStore:
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
         return [r[0] for r in rows]
+
+    def put_blob(self, run_id: str, key: str, data: bytes) -> None:
+        """Store `data` as a durable event is stored: committed, and synced to disk before this returns."""
+        sync = self._wal is None and not self._always_synced
+        with self._lock:
+            try:
+                if sync:
+                    self._db.execute("PRAGMA synchronous=FULL")
+                try:
+                    self._db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?)", (run_id, key, bytes(data)))
+                finally:
+                    if sync:
+                        self._db.execute(f"PRAGMA synchronous={self._synchronous}")
+            except sqlite3.DatabaseError as exc:
+                raise StateError(f"cannot write the event log {self.path}: {exc}") from exc
+        if self._wal is not None and not self._always_synced:
+            self._sync_log()
+
+    def get_blob(self, run_id: str, key: str) -> bytes | None:
+        with self._lock:
+            try:
+                row = self._db.execute("SELECT data FROM blobs WHERE run_id = ? AND key = ?", (run_id, key)).fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
+        return None if row is None else bytes(row[0])
 
     def close(self) -> None:
         with self._lock:
@@ -257,6 +299,12 @@ class ObservedStore:
     def run_ids(self) -> list[str]:
         return self.inner.run_ids()
 
+    def put_blob(self, run_id: str, key: str, data: bytes) -> None:
+        self.inner.put_blob(run_id, key, data)
+
+    def get_blob(self, run_id: str, key: str) -> bytes | None:
+        return self.inner.get_blob(run_id, key)
+
     def close(self) -> None:
         self.inner.close()
 
@@ -294,7 +342,8 @@ class RedactingStore:
 
     What the agents were told and answered is then only ever logged redacted: the task, the model's replies and
     tool calls, tool output, notes, summaries, errors, the settings of a run. `append` returns the event as it
-    was written, so listeners of a store around this one see the redacted event too.
+    was written, so listeners of a store around this one see the redacted event too. Blobs (git bundles, binary)
+    are stored as they are.
     """
 
     def __init__(self, inner: EventStore, redact: Callable[[str], str]) -> None:
@@ -313,6 +362,12 @@ class RedactingStore:
 
     def run_ids(self) -> list[str]:
         return self.inner.run_ids()
+
+    def put_blob(self, run_id: str, key: str, data: bytes) -> None:
+        self.inner.put_blob(run_id, key, data)
+
+    def get_blob(self, run_id: str, key: str) -> bytes | None:
+        return self.inner.get_blob(run_id, key)
 
     def close(self) -> None:
         self.inner.close()
