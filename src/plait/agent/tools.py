@@ -6,7 +6,7 @@ import asyncio
 import json
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,6 +22,8 @@ from plait.agent._tool_args import (
     RunArgs,
     SearchArgs,
     WriteFileArgs,
+    argument_problems,
+    ignored_arguments,
     tool_spec,
 )
 from plait.events.journal import ARGUMENT_DEPTH
@@ -66,23 +68,6 @@ class ToolOutcome:
 
 def _shorten(text: str, limit: int = _RAW_SHOWN) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
-
-
-def argument_problems(name: str, exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "arguments"
-        if error["type"] == "missing":
-            problems.append(f"the required argument '{where}' is missing")
-        elif error["type"] == "string_too_long" and isinstance(error["input"], str):
-            limit = (error.get("ctx") or {}).get("max_length", 0)
-            problems.append(
-                f"argument '{where}' is {len(error['input']):,} characters long, over the limit of {limit:,}: "
-                "send a shorter one"
-            )
-        else:
-            problems.append(f"argument '{where}': {error['msg']} (got {_shorten(repr(error['input']), 80)})")
-    return f"invalid call of {_shorten(name, 80)}: " + "; ".join(problems) + ". Call it again with valid arguments."
 
 
 def _unpaired(what: str, text: str) -> str | None:
@@ -142,7 +127,7 @@ def parse_arguments(call: ToolCall, args_type: type[A]) -> A | ToolOutcome:
     try:
         return args_type.model_validate(call.arguments)
     except ValidationError as exc:
-        return ToolOutcome(argument_problems(call.name, exc), format_error=True)
+        return ToolOutcome(argument_problems(call.name, exc, args_type, call.arguments), format_error=True)
 
 
 class Toolbox:
@@ -194,13 +179,15 @@ class Toolbox:
         if isinstance(args, ToolOutcome):
             return args
         try:
-            return await self._dispatch(args)
+            outcome = await self._dispatch(args)
         except (PathEscape, ToolFailure) as exc:
-            return ToolOutcome(str(exc), is_error=True)
+            outcome = ToolOutcome(str(exc), is_error=True)
         except OSError as exc:
-            return ToolOutcome(f"{call.name} failed: {exc.strerror or exc}", is_error=True)
+            outcome = ToolOutcome(f"{call.name} failed: {exc.strerror or exc}", is_error=True)
         except UnicodeError as exc:
-            return ToolOutcome(f"{call.name} failed: the text cannot be encoded as UTF-8 ({exc})", is_error=True)
+            outcome = ToolOutcome(f"{call.name} failed: the text cannot be encoded as UTF-8 ({exc})", is_error=True)
+        note = ignored_arguments(call.name, args_type, call.arguments)  # a misspelt `cwd` must not pass unnoticed
+        return replace(outcome, output=f"{note}\n{outcome.output}") if note else outcome
 
     def _path(self, path: str) -> Path:
         return confine(self.root, path)
