@@ -234,3 +234,30 @@ def test_a_file_name_that_is_not_utf8_cannot_break_the_log(repo: Repo, tmp_path:
     assert _run(agent).ok
     (listed,) = _results(store)[:1]
     assert "bad\ufffd.txt" in listed.output
+
+
+def test_a_reply_cut_before_any_tool_call_is_not_said_to_have_cut_one(repo: Repo, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "e.db")
+
+    def reply(turn: int, request: ModelRequest) -> ModelResponse:
+        return ModelResponse(text="First, a long plan", stop_reason="length") if turn == 0 else _finish()
+
+    agent, model = _agent(repo.root, reply, store, max_output_tokens=500)
+    assert _run(agent).ok
+    nudge = model.calls[1].messages[-1]
+    assert isinstance(nudge, UserMessage)
+    assert "cut off at the output limit of 500 tokens before it called a tool" in nudge.text
+    assert "the tool call it ended in" not in nudge.text
+
+
+def test_a_refused_agent_is_told_that_refusing_again_ends_its_attempt(repo: Repo, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "e.db")
+
+    def reply(turn: int, request: ModelRequest) -> ModelResponse:
+        return ModelResponse(text="No.", stop_reason="refusal") if turn == 0 else _finish()
+
+    agent, model = _agent(repo.root, reply, store)
+    assert _run(agent).ok
+    nudge = model.calls[1].messages[-1]
+    assert isinstance(nudge, UserMessage) and "call finish and say why" in nudge.text
+    assert "refusing again ends" in nudge.text.lower()

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from plait.agent._replay import Recorded, replayed
 from plait.agent.budget import BudgetExceeded
 from plait.agent.context import NOTES_HEADER, Compactor, ContextBudget
-from plait.agent.prompts import REFUSED, cut_reply, task_prompt
+from plait.agent.prompts import REFUSED, cut_reply, cut_text, task_prompt
 from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
 from plait.events.journal import Journal, valid_text
@@ -249,7 +249,7 @@ class Agent:
         self.messages.append(response.as_message())
         cut = response.stop_reason == "length"
         if not response.tool_calls:
-            self.messages.append(UserMessage(text=cut_reply(self.limits.max_output_tokens) if cut else _NO_TOOL))
+            self.messages.append(UserMessage(text=cut_text(self.limits.max_output_tokens) if cut else _NO_TOOL))
             self._count_format_error(True)
             return
         for call in response.tool_calls:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plait.models.base import SYSTEM_BREAK
 
-__all__ = ["REFUSED", "cut_reply", "system_prompt", "task_prompt"]
+__all__ = ["REFUSED", "cut_reply", "cut_text", "system_prompt", "task_prompt"]
 
 _SYSTEM = """\
 You are a careful software engineer working alone in a git worktree of a repository.
@@ -41,9 +41,18 @@ def cut_reply(limit: int) -> str:
     )
 
 
+def cut_text(limit: int) -> str:
+    """Tells the model its reply was cut at its output limit before it called any tool (nothing was run)."""
+    return (
+        f"Your reply was cut off at the output limit of {limit:,} tokens before it called a tool, so nothing was run. "
+        "Reply again with less text before the tool call you meant to make; write a large file in parts "
+        "(write_file a first part, then add the rest with edit_file)."
+    )
+
+
 REFUSED = (
-    "You refused the task in your last reply. If it cannot or should not be done, call finish and say why; "
-    "otherwise continue with a tool call."
+    "Your last reply ended as a refusal. If the task cannot or should not be done, call finish and say why; "
+    "otherwise go on with your next tool call. Refusing again ends your attempt at the task."
 )
 
 
