@@ -1,4 +1,4 @@
-"""A file several tasks add to is shared through claims, not owned; the planner is told how the gate checks."""
+"""A file several tasks add to is shared, not owned: they add to it at once; the planner is told how the gate checks."""
 
 from __future__ import annotations
 
@@ -74,3 +74,11 @@ def test_the_planner_is_told_when_branches_are_gated_and_the_verify_command(tmp_
     )
     (given,) = [e for e in store.events("r", kinds=["prompt"]) if isinstance(e, PromptGiven)]
     assert "The verify command the gate runs on each merge: pytest -q" in given.user
+
+
+def test_the_planner_is_told_shared_files_take_every_task_at_once_as_their_agents_are() -> None:
+    said = " ".join(str(Plan.model_json_schema()["properties"]["shared"]["description"]).split())
+    assert "at the same time" in said and "side by side" in said
+    assert "claims the file" not in said and "one after another" not in said  # what the agents are told otherwise
+    system = " ".join(planner_system("(map)").split())
+    assert "A file the project's instructions ask every change to add to (a changelog, say) is shared" in system

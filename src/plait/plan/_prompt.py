@@ -40,7 +40,8 @@ How to cut the tasks (parallel mode):
   it; those tasks still run at the same time, each adding its own lines (an import, a list or dict entry), which
   the merge keeps side by side.
   Any other file two tasks would write goes to one task only, or order the tasks with depends_on. Each task
-  writes its own test files.
+  writes its own test files. A file the project's instructions ask every change to add to (a changelog, say)
+  is shared as well.
 - depends_on names the tasks whose finished work a task needs. Use it only when needed: every dependency
   makes the run longer.
 - contracts: when tasks that run at the same time must agree on an interface (a function or class signature,

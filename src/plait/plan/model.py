@@ -140,8 +140,8 @@ class Plan(_Strict):
         [],
         description="Files several tasks each add to, such as a registry, a package __init__ that re-exports, or a "
         "list of commands, as paths relative to the repository root. Every task that adds to one also lists it in "
-        "its writes; those tasks may run at the same time, and each claims the file while it edits it, so their "
-        "additions are made one after another, each on top of the others' integrated work.",
+        "its writes; those tasks run at the same time and edit it without a claim, each adding its own lines "
+        "(an import, a list or dict entry), which the merge keeps side by side.",
     )
     experts: list[ExpertSpec] = Field(
         [],
