@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from html import escape
 
-from plait.events.types import (
-    AgentStopped,
-    Decision,
-    Event,
-    ModelCallFinished,
-    ModelCallRetried,
-    ModelCallStarted,
-    TaskFinished,
-    ToolCalled,
-)
+from plait.events.types import Event, ModelCallFinished, ModelCallRetried, ModelCallStarted, ToolCalled
 from plait.ui import _fmt
 from plait.ui.progress import short_args
 from plait.ui.runview import RunView
 
-__all__ = ["Wait", "lease_waits", "timeline_svg"]
+__all__ = ["timeline_svg"]
 
 _LEFT, _PLOT, _LANE, _TOP = 150, 830, 30, 24
 _STEPS = (0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400)
@@ -56,49 +46,16 @@ def _lane(y: float, label: str, link: str = "") -> list[str]:
     return [f'<rect class="lane-bg" x="0" y="{y}" width="{_LEFT + _PLOT + 10}" height="{_LANE}"/>', name]
 
 
-@dataclass
-class Wait:
-    """A stretch of time an agent waited for a path another task held."""
-
-    agent: str
-    path: str
-    holder: str
-    why: str
-    start: float
-    end: float
-
-
-def lease_waits(events: list[Event], end: float) -> list[Wait]:
-    """Each wait of a claim: from its `wait` decision to the grant, the refusal, the release or the attempt's end."""
-    waits: list[Wait] = []
-    open_: dict[tuple[str, str], Wait] = {}
-    for event in events:
-        if isinstance(event, TaskFinished | AgentStopped):
-            for key in [k for k in open_ if k[0] == event.agent]:
-                waits.append(open_.pop(key))
-                waits[-1].end = event.ts
-        if not (isinstance(event, Decision) and event.topic == "lease"):
-            continue
-        data = event.data
-        key = (event.agent, str(data.get("path", "")))
-        if data.get("action") == "wait" and key not in open_:
-            holder, why = str(data.get("holder", "")), str(data.get("why", ""))
-            open_[key] = Wait(event.agent, key[1], holder, why, event.ts, end)
-        elif data.get("action") in ("claim", "refuse", "cycle", "release") and key in open_:
-            waits.append(open_.pop(key))
-            waits[-1].end = event.ts
-    return sorted([*waits, *open_.values()], key=lambda w: w.start)
-
-
-def _wait_marks(waits: list[Wait], scale: _Scale, rows: dict[str, float]) -> list[str]:
+def _wait_marks(view: RunView, scale: _Scale, rows: dict[str, float]) -> list[str]:
     out = []
-    for w in waits:
+    for w in view.waits:
         if w.agent not in rows:
             continue
-        tip = f"{w.agent} waits for {w.holder} to release {w.path} ({_fmt.duration(w.end - w.start)})"
+        end = w.end if w.end is not None else view.ended or view.last_ts
+        tip = f"{w.agent} waits for {w.holder} to release {w.path} ({_fmt.duration(end - w.start)})"
         tip += f": {w.why}" if w.why else ""
         out.append(
-            f'<rect class="wait" x="{scale.x(w.start)}" y="{rows[w.agent] + 4}" width="{scale.w(w.start, w.end)}" '
+            f'<rect class="wait" x="{scale.x(w.start)}" y="{rows[w.agent] + 4}" width="{scale.w(w.start, end)}" '
             f'height="{_LANE - 8}" rx="2" data-holder="{escape(w.holder)}" data-path="{escape(w.path)}">'
             f"<title>{escape(tip)}</title></rect>"
         )
@@ -123,7 +80,7 @@ def _agent_marks(view: RunView, events: list[Event], scale: _Scale, rows: dict[s
                 f'<rect class="span {escape(span.status)}" x="{scale.x(span.start)}" y="{y + 6}" '
                 f'width="{scale.w(span.start, end)}" height="{_LANE - 12}" rx="3"><title>{escape(tip)}</title></rect>'
             )
-    out += _wait_marks(lease_waits(events, view.ended or view.last_ts), scale, rows)
+    out += _wait_marks(view, scale, rows)
     started: dict[str, float] = {}
     for e in events:
         if e.agent not in rows:

@@ -5,46 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from plait.events.types import Decision, Event, ModelCallFinished, ModelCallStarted
-from plait.models.base import Usage
+from plait.events.types import Event
 from plait.models.pricing import Price, PriceTable, logged_prices
 from plait.ui._expert_cost import SAVING_NOTE, ExpertCost, expert_costs, saving_note
-from plait.ui.runview import RunView, Span, phase_of
+from plait.ui.runview import CostLine, RunView, Span, phase_of
 
 __all__ = ["SAVING_NOTE", "CostBreakdown", "CostLine", "ExpertCost", "cost_breakdown", "prices_of"]
-
-
-@dataclass
-class CostLine:
-    """Spending of one agent, model or phase."""
-
-    name: str
-    calls: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
-    saved_usd: float = 0.0
-    """What prompt caching saved: the cached tokens' discount, less the premium paid on cache writes."""
-    billed_tokens: float = 0.0
-    """The tokens as the providers bill them: cached and cache-written input weighed by their price."""
-    unpriced_calls: int = 0
-    """Calls of a model with no price: their dollars are unknown, not zero."""
-
-    def add(self, usage: Usage, cost: float, saved: float, billed: float, *, priced: bool = True) -> None:
-        self.calls += 1
-        self.unpriced_calls += 0 if priced else 1
-        self.usage, self.cost_usd, self.saved_usd = self.usage + usage, self.cost_usd + cost, self.saved_usd + saved
-        self.billed_tokens += billed
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "calls": self.calls,
-            "usage": self.usage.model_dump(),
-            "billed_tokens": round(self.billed_tokens),
-            "cost_usd": round(self.cost_usd, 6),
-            "cache_saved_usd": round(self.saved_usd, 6),
-            "unpriced_calls": self.unpriced_calls,
-        }
 
 
 @dataclass
@@ -126,17 +92,6 @@ def prices_of(view: RunView, overrides: dict[str, Price] | None = None) -> Price
     return logged_prices(view.settings, overrides)
 
 
-def _saved(prices: PriceTable, model: str, usage: Usage) -> float:
-    """What caching saved on `usage`: reads below the input price, less writes above it (negative if no read paid)."""
-    price = prices.price(model)
-    if price is None:
-        return 0.0
-    read, write = prices.cache_ratios(model)
-    discount = usage.cached_tokens * price.input * (1 - read)
-    premium = usage.cache_write_tokens * price.input * (write - 1)
-    return (discount - premium) / 1_000_000
-
-
 def _covered(spans: list[tuple[float, float]]) -> float:
     total, reach = 0.0, float("-inf")
     for start, end in sorted(spans):
@@ -147,60 +102,28 @@ def _covered(spans: list[tuple[float, float]]) -> float:
 
 
 def cost_breakdown(events: list[Event], prices: PriceTable | None = None) -> CostBreakdown:
-    """Sum every model call's usage and cost; times are as of the run's end, or its last event so far."""
-    view = RunView.of(events[0].run_id if events else "", events)
-    prices = prices or prices_of(view)
-    pending: dict[str, str] = {}
-    by_agent: dict[str, CostLine] = {}
-    by_model: dict[str, CostLine] = {}
-    by_phase: dict[str, CostLine] = {}
-    total = CostLine("total")
-    for event in events:
-        if isinstance(event, ModelCallStarted):
-            pending[event.agent] = event.model
-        elif isinstance(event, ModelCallFinished):
-            model = pending.pop(event.agent, "") or event.response.model or view.model or "?"
-            usage, saved = event.response.usage, _saved(prices, model, event.response.usage)
-            billed, priced = prices.billed_tokens(model, usage), prices.price(model) is not None
-            who = event.agent or "(run)"
-            for table, key in ((by_agent, who), (by_model, model), (by_phase, phase_of(event.agent))):
-                table.setdefault(key, CostLine(key)).add(usage, event.cost_usd, saved, billed, priced=priced)
-            total.add(usage, event.cost_usd, saved, billed, priced=priced)
+    """The run's spending as its fold (`RunView`) sums it; times are as of the run's end, or its last event so far."""
+    view = RunView.of(events[0].run_id if events else "", events, prices)
     end = view.ended or view.last_ts
+    waits: dict[str, list[tuple[float, float]]] = {}
+    for wait in view.waits:
+        waits.setdefault(wait.agent, []).append((wait.start, end if wait.end is None else wait.end))
     spans: list[tuple[float, float]] = []
     busy: dict[str, float] = {}
-    waits = _lease_waits(events, end)
     for agent in view.agents.values():
         closed = _minus([_closed(s, agent.last_ts) for s in agent.spans], waits.get(agent.id, []))
         if agent.spans:
             busy[agent.id] = sum(e - s for s, e in closed)
             spans.extend(closed)
     phases: dict[str, CostLine] = {
-        p: by_phase[p] for p in ("planning", "work", "experts", "reconciliation", "run") if p in by_phase
+        p: view.by_phase[p] for p in ("planning", "work", "experts", "reconciliation", "run") if p in view.by_phase
     }
-    spending = {a: (line.calls, line.usage, line.cost_usd) for a, line in by_agent.items()}
+    spending = {a: (line.calls, line.usage, line.cost_usd) for a, line in view.by_agent.items()}
     experts = expert_costs(events, spending)
-    kind = next((str(e.data.get("kind", "")) for e in events if isinstance(e, Decision) and e.topic == "kind"), "")
     wall = view.elapsed_s(end)
-    return CostBreakdown(by_agent, by_model, phases, total, wall, busy, _covered(spans), experts, kind)
-
-
-def _lease_waits(events: list[Event], end: float) -> dict[str, list[tuple[float, float]]]:
-    """Each agent's waits for a file another task held: from its claim's `wait` to the grant or refusal."""
-    waits: dict[str, list[tuple[float, float]]] = {}
-    open_: dict[tuple[str, str], float] = {}
-    for event in events:
-        if not (isinstance(event, Decision) and event.topic == "lease"):
-            continue
-        key = (event.agent, str(event.data.get("path", "")))
-        action = event.data.get("action")
-        if action == "wait":
-            open_.setdefault(key, event.ts)
-        elif action in ("claim", "refuse", "cycle", "release") and key in open_:  # granted, refused, or it ended
-            waits.setdefault(event.agent, []).append((open_.pop(key), event.ts))
-    for (agent, _), start in open_.items():
-        waits.setdefault(agent, []).append((start, end))
-    return waits
+    return CostBreakdown(
+        view.by_agent, view.by_model, phases, view.total, wall, busy, _covered(spans), experts, view.kind
+    )
 
 
 def _minus(spans: list[tuple[float, float]], cuts: list[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -5,19 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from plait.events.store import EventStore
-from plait.events.types import (
-    Committed,
-    Event,
-    ModelCallFinished,
-    QuestionAnswered,
-    RunFinished,
-    RunStarted,
-    TaskFinished,
-    ToolCalled,
-)
+from plait.events.types import Event
 from plait.models.base import Usage
-from plait.models.pricing import PriceTable, logged_prices
 from plait.trust import REPO_FILE
+from plait.ui._reduce import RunView
 
 __all__ = ["RunSummary", "config_note", "summarize"]
 
@@ -102,42 +93,31 @@ class RunSummary:
 
 
 def summarize(run_id: str, events: list[Event]) -> RunSummary:
-    s = RunSummary(run_id=run_id)
-    prices = PriceTable()
-    for event in events:
-        if isinstance(event, RunStarted):
-            prices = logged_prices(event.settings)
-            s.task, s.model, s.repo, s.base_commit, s.started = (
-                event.task,
-                event.model,
-                event.repo,
-                event.base_commit,
-                event.ts,
-            )
-        elif isinstance(event, ModelCallFinished):
-            s.model_calls += 1
-            s.usage = s.usage + event.response.usage
-            model = event.response.model or s.model
-            s.billed_tokens += prices.billed_tokens(model, event.response.usage)
-            s.cost_usd += event.cost_usd
-            s.unpriced_calls += int(prices.price(model) is None)
-        elif isinstance(event, ToolCalled):
-            s.tool_calls += 1
-        elif isinstance(event, TaskFinished):
-            s.tasks[event.agent] = event.status
-        elif isinstance(event, Committed) and REPO_FILE in event.files and event.agent not in s.config_changes:
-            s.config_changes.append(event.agent)
-        elif isinstance(event, QuestionAnswered) and not event.is_error:
-            s.experts[event.agent] = s.experts.get(event.agent, 0) + 1
-        elif isinstance(event, RunFinished):
-            s.status, s.reason, s.branch, s.commit, s.ended = (
-                event.status,
-                event.reason,
-                event.branch,
-                event.commit,
-                event.ts,
-            )
-    return s
+    """The run's summary, read off the one fold of its log (`RunView`)."""
+    view = RunView.of(run_id, events)
+    finish = view.finish
+    return RunSummary(
+        run_id=run_id,
+        task=view.task,
+        model=view.model,
+        repo=view.repo,
+        base_commit=view.base_commit,
+        started=view.started or 0.0,
+        ended=view.ended,
+        status=view.status,
+        reason=view.reason,
+        branch=finish.branch if finish is not None else "",
+        commit=finish.commit if finish is not None else "",
+        model_calls=view.model_calls,
+        tool_calls=view.tool_calls,
+        usage=view.usage,
+        billed_tokens=view.total.billed_tokens,
+        cost_usd=view.cost_usd,
+        unpriced_calls=view.unpriced_calls,
+        tasks=dict(view.tasks),
+        experts=dict(view.experts),
+        config_changes=list(view.config_changes),
+    )
 
 
 def load_summary(store: EventStore, run_id: str) -> RunSummary:

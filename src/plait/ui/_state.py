@@ -1,0 +1,168 @@
+"""The parts of a run's state the reducer (`_reduce.py`) folds the log into: agents, their spans, spending, waits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from plait.events.types import EXPERT_PREFIX
+from plait.models.base import Usage
+from plait.models.pricing import PriceTable
+
+__all__ = ["AgentView", "CostLine", "Span", "Wait", "dollars", "phase_of", "saved_usd"]
+
+_FINAL = ("done", "failed", "dropped", "interrupted")
+
+
+def phase_of(agent: str) -> str:
+    """The phase an agent's spending belongs to: planning, work, experts or reconciliation."""
+    if agent == "planner":
+        return "planning"
+    if agent.startswith(EXPERT_PREFIX):
+        return "experts"
+    if agent.startswith(("resolver", "merge")):
+        return "reconciliation"
+    return "work" if agent else "run"
+
+
+def dollars(x: float, calls: int, unpriced: int) -> str:
+    """Dollars; all calls of an unpriced model read `unpriced`, some of them `$0.0123 + unpriced`."""
+    money = f"${x:.4f}" if x < 10 else f"${x:.2f}"
+    if unpriced and unpriced >= calls:
+        return "unpriced"
+    return f"{money} + unpriced" if unpriced else money
+
+
+def saved_usd(prices: PriceTable, model: str, usage: Usage) -> float:
+    """What caching saved on `usage`: reads below the input price, less writes above it (negative if no read paid)."""
+    price = prices.price(model)
+    if price is None:
+        return 0.0
+    read, write = prices.cache_ratios(model)
+    discount = usage.cached_tokens * price.input * (1 - read)
+    premium = usage.cache_write_tokens * price.input * (write - 1)
+    return (discount - premium) / 1_000_000
+
+
+@dataclass
+class CostLine:
+    """Spending of one agent, model or phase, or of the whole run."""
+
+    name: str
+    calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    saved_usd: float = 0.0
+    """What prompt caching saved: the cached tokens' discount, less the premium paid on cache writes."""
+    billed_tokens: float = 0.0
+    """The tokens as the providers bill them: cached and cache-written input weighed by their price."""
+    unpriced_calls: int = 0
+    """Calls of a model with no price: their dollars are unknown, not zero."""
+
+    def add(self, usage: Usage, cost: float, saved: float, billed: float, *, priced: bool = True) -> None:
+        self.calls += 1
+        self.unpriced_calls += 0 if priced else 1
+        self.usage, self.cost_usd, self.saved_usd = self.usage + usage, self.cost_usd + cost, self.saved_usd + saved
+        self.billed_tokens += billed
+
+    @property
+    def cost_text(self) -> str:
+        """Its dollars, or `unpriced` when its model has no price."""
+        return dollars(self.cost_usd, self.calls, self.unpriced_calls)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "calls": self.calls,
+            "usage": self.usage.model_dump(),
+            "billed_tokens": round(self.billed_tokens),
+            "cost_usd": round(self.cost_usd, 6),
+            "cache_saved_usd": round(self.saved_usd, 6),
+            "unpriced_calls": self.unpriced_calls,
+        }
+
+
+@dataclass
+class Span:
+    """One stretch of time an agent was busy: one attempt at its task."""
+
+    start: float
+    end: float | None = None
+    attempt: int = 1
+    status: str = "running"
+
+
+@dataclass
+class Wait:
+    """A stretch of time an agent waited for a path another task held; `end` None while it still waits."""
+
+    agent: str
+    path: str
+    holder: str
+    why: str
+    start: float
+    end: float | None = None
+
+
+@dataclass
+class AgentView:
+    """What one agent is doing and has spent."""
+
+    id: str
+    title: str = ""
+    state: str = "waiting"
+    """waiting, running, done, failed, dropped or interrupted (of its latest attempt)."""
+    now: str = ""
+    """The tool call in flight, `thinking` while the model answers, or why it waits."""
+    attempt: int = 0
+    branch: str = ""
+    tool_calls: int = 0
+    retries: int = 0
+    spent: CostLine = field(default_factory=lambda: CostLine(""))
+    """Its model calls and what they cost."""
+    merge: str = ""
+    """Where its branch is in the merge queue: queued, merged (rung), conflict, integrated, ejected."""
+    summary: str = ""
+    reason: str = ""
+    spans: list[Span] = field(default_factory=list)
+    last_ts: float = 0.0
+    answered: int = 0
+    """Questions answered, when the agent is an expert (its state is `ready` between questions)."""
+    claims: list[str] = field(default_factory=list)
+    """Paths outside its write-set it holds a lease on."""
+    waiting_for: str = ""
+    """While a claim of it waits: the task it waits for and the path, such as `percent-split (tally/money.py)`."""
+
+    def __post_init__(self) -> None:
+        self.spent.name = self.spent.name or self.id
+
+    @property
+    def steps(self) -> int:
+        """Its model calls."""
+        return self.spent.calls
+
+    @property
+    def usage(self) -> Usage:
+        return self.spent.usage
+
+    @property
+    def cost_usd(self) -> float:
+        return self.spent.cost_usd
+
+    @property
+    def unpriced_calls(self) -> int:
+        """Model calls of a model with no price: their dollars are unknown, not zero."""
+        return self.spent.unpriced_calls
+
+    @property
+    def finished(self) -> bool:
+        return self.state in _FINAL
+
+    @property
+    def cost_text(self) -> str:
+        """Its dollars, or `unpriced` when its model has no price."""
+        return self.spent.cost_text
+
+    def busy_s(self) -> float:
+        """Seconds spent working, over every attempt; an open span counts up to the agent's last event."""
+        return sum(max((s.end if s.end is not None else self.last_ts) - s.start, 0.0) for s in self.spans)
