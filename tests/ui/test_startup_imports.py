@@ -88,3 +88,9 @@ def test_the_top_level_help_imports_no_command_module(recorded: Path, env: dict[
     code, modules = _imported(["--help"], recorded, env)
     assert code == 0
     assert sorted(m for m in modules if m.startswith(("plait.ui.cmd_", "plait.events", "plait.settings"))) == []
+
+
+def test_the_top_level_help_is_drawn_without_typers_rich_toolkit(recorded: Path, env: dict[str, str]) -> None:
+    code, modules = _imported(["--help"], recorded, env)
+    assert code == 0
+    assert sorted(modules & {"typer.rich_utils", "rich.markdown", "rich.syntax", "rich.traceback"}) == []

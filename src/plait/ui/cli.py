@@ -19,7 +19,7 @@ from typer.core import TyperCommand, TyperGroup
 from plait import __version__
 from plait.errors import EnvironmentProblem, PlaitError, UsageError
 from plait.textsafe import visible
-from plait.ui._common import JsonOpt, RepoOpt, err, out
+from plait.ui._common import JsonOpt, RepoOpt, console, err, out
 
 if TYPE_CHECKING:
     from typer import _click
@@ -156,6 +156,11 @@ class _LazyGroup(TyperGroup):
             self.commands[name] = load_command(name)
             self.stubs.discard(name)
         return super().resolve_command(ctx, args)
+
+    def format_help(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        from plait.ui._root_help import render_root_help
+
+        render_root_help(console(), self, ctx, {name: entry.help for name, entry in COMMANDS.items()})
 
 
 app = typer.Typer(
