@@ -38,13 +38,18 @@ def interfaces(plan: Plan, task: PlanTask) -> list[str]:
     return lines
 
 
-def _row(task: PlanTask, note: str = "") -> str:
-    return f"- {task.id}{note}: {task.title} (writes: {', '.join(task.writes) or 'nothing declared'})"
+def _marked(paths: list[str], shared: Collection[str]) -> list[str]:
+    """`paths`, those the plan shares marked so: every task adds to them, none owns them."""
+    return [f"{p} (shared)" if p in shared else p for p in paths]
 
 
-def _some(paths: list[str]) -> str:
+def _row(task: PlanTask, note: str = "", shared: Collection[str] = ()) -> str:
+    return f"- {task.id}{note}: {task.title} (writes: {', '.join(_marked(task.writes, shared)) or 'nothing declared'})"
+
+
+def _some(paths: list[str], shared: Collection[str] = ()) -> str:
     more = len(paths) - _FILES_SHOWN
-    return ", ".join(paths[:_FILES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+    return ", ".join(_marked(paths[:_FILES_SHOWN], shared)) + (f" and {more} more" if more > 0 else "")
 
 
 def _near(task: PlanTask, near: Collection[str], files: list[str]) -> list[str]:
@@ -63,22 +68,23 @@ def plan_overview(
     `near` are the files around the task's own (its area and their neighbours, see `RepoIndex.area`); a task
     writing one of them is listed with those files. `files` are the repository's, to expand globs.
     """
+    shared = set(plan.shared)
     if task is None:
-        rows = [_row(t) for t in plan.tasks]
+        rows = [_row(t, shared=shared) for t in plan.tasks]
         return "\n".join(
             rows + [f"- contract {c.name}: {c.signature} (in {c.path}, by {c.owner})" for c in plan.contracts]
         )
     depends = [plan.task(d) for d in task.depends_on if d in {t.id for t in plan.tasks}]
-    rows = [_row(task, " (your task)")]
-    rows += [_row(t, " (your worktree starts from its work)") for t in depends]
+    rows = [_row(task, " (your task)", shared)]
+    rows += [_row(t, " (your worktree starts from its work)", shared) for t in depends]
     listed = {task.id, *(t.id for t in depends)}
     for other in plan.tasks:
         if other.id in listed:
             continue
         if task.id in other.depends_on:
-            rows.append(_row(other, " (starts from your work)"))
+            rows.append(_row(other, " (starts from your work)", shared))
         elif owned := _near(other, near, files or []):
-            rows.append(f"- {other.id}: {other.title} (writes {_some(owned)}, near your files)")
+            rows.append(f"- {other.id}: {other.title} (writes {_some(owned, shared)}, near your files)")
         else:
             continue
         listed.add(other.id)
