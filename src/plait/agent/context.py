@@ -20,9 +20,11 @@ conversation down to its `target`, well under it, so that many steps pass before
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from itertools import islice
 from typing import Any
 
 from plait.models.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
@@ -120,7 +122,7 @@ class Compaction:
         }
 
 
-def _chars(messages: Sequence[Message]) -> int:
+def _chars(messages: Iterable[Message]) -> int:
     total = 0
     for m in messages:
         if isinstance(m, AssistantMessage):
@@ -128,6 +130,28 @@ def _chars(messages: Sequence[Message]) -> int:
         else:
             total += len(m.text) if isinstance(m, UserMessage) else len(m.content)
     return total
+
+
+class _Counted:
+    """The characters of a conversation, each message counted once.
+
+    Between compactions a conversation only grows, and its messages are frozen: when the messages counted
+    last are still its first ones (the same objects), only the new ones are counted. Anything else (a
+    compacted conversation, a candidate for one) is counted afresh.
+    """
+
+    def __init__(self) -> None:
+        self._seen: list[Message] = []
+        self._total = 0
+
+    def __call__(self, messages: Sequence[Message]) -> int:
+        n = len(self._seen)
+        if len(messages) >= n and all(map(operator.is_, self._seen, messages)):
+            self._total += _chars(islice(messages, n, None))
+            self._seen.extend(islice(messages, n, None))
+        else:
+            self._seen, self._total = list(messages), _chars(messages)
+        return self._total
 
 
 def _is_summary(message: Message) -> bool:
@@ -150,14 +174,15 @@ class Compactor:
         self.budget, self.keep = budget, keep
         self._tokens = 0
         self._chars = 0
+        self._count = _Counted()
 
     def measured(self, messages: Sequence[Message], input_tokens: int) -> None:
         """The model's count of the request just answered, with the messages it held."""
-        self._tokens, self._chars = input_tokens, _chars(messages)
+        self._tokens, self._chars = input_tokens, self._count(messages)
 
     def estimate(self, messages: Sequence[Message]) -> int:
         """Tokens of a request holding `messages`: the last measure, plus or minus 4 characters a token."""
-        return max(0, self._tokens + (_chars(messages) - self._chars) // 4)
+        return max(0, self._tokens + (self._count(messages) - self._chars) // 4)
 
     def compact(self, messages: Sequence[Message], steps: int) -> Compaction | None:
         """`messages` with older steps summarised, or None when they fit (or nothing can be summarised).
