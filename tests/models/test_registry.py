@@ -9,20 +9,21 @@ import pytest
 
 from plait.errors import MissingApiKey, ModelError, UsageError
 from plait.models import AnthropicModel, ModelRequest, OpenAIModel, ScriptedModel, make_model
+from plait.models.registry import OnFirstCall
 from plait.settings import Settings
 from wire_server import WireServer
 
 
 def test_openai_spec_with_a_key_from_settings() -> None:
     model = make_model("openai:gpt-5.1", Settings(openai_api_key="sk-settings"), env={"OPENAI_API_KEY": "sk-env"})
-    assert isinstance(model, OpenAIModel)
+    assert isinstance(model, OnFirstCall) and isinstance(model.model(), OpenAIModel)
     assert (model.name, model.model_id, model.provider) == ("openai:gpt-5.1", "gpt-5.1", "openai")
     assert model.base_url == "https://api.openai.com/v1"
 
 
 def test_anthropic_spec_with_a_key_from_env() -> None:
     model = make_model("anthropic:claude-sonnet-4-5", Settings(), env={"ANTHROPIC_API_KEY": "sk-ant"})
-    assert isinstance(model, AnthropicModel)
+    assert isinstance(model, OnFirstCall) and isinstance(model.model(), AnthropicModel)
     assert (model.name, model.model_id) == ("anthropic:claude-sonnet-4-5", "claude-sonnet-4-5")
     assert model.base_url == "https://api.anthropic.com"
 
@@ -95,7 +96,7 @@ def test_openai_compatible_needs_no_key(server: WireServer) -> None:
     server.push({"text": "local"})
     spec = f"openai-compatible:qwen2.5-coder@{server.openai_url}"
     model = make_model(spec, Settings(), env={})
-    assert isinstance(model, OpenAIModel)
+    assert isinstance(model, OnFirstCall) and isinstance(model.model(), OpenAIModel)
     assert (model.name, model.model_id, model.base_url) == (spec, "qwen2.5-coder", server.openai_url)
     assert asyncio.run(model.complete(ModelRequest(system="s", messages=()))).text == "local"
     [sent] = server.requests

@@ -171,7 +171,7 @@ def test_a_turn_without_reasoning_hashes_as_it_always_did() -> None:
 )
 def test_the_spec_picks_the_api(spec: str, env: dict[str, str], kind: type[OpenAIModel]) -> None:
     model = make_model(spec, Settings(), env={"OPENAI_API_KEY": "sk", **env})
-    assert type(model) is kind
+    assert type(model.model()) is kind
     assert model.name == spec
 
 

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
 from plait.errors import MissingApiKey, UsageError
-from plait.models.base import Model
+from plait.models.base import Model, ModelRequest, ModelResponse, RetryHook, TextHook, TextStreaming
 
 if TYPE_CHECKING:  # plait.settings imports plait.models for prices
     from plait.settings import Settings
 
-__all__ = ["OPENAI_URL", "SPEC_FORMS", "compatible_url", "make_model", "openai_api"]
+__all__ = ["OPENAI_URL", "SPEC_FORMS", "OnFirstCall", "compatible_url", "make_model", "openai_api"]
 
 SPEC_FORMS = (
     "openai:NAME, openai-responses:NAME, openai-chat:NAME, anthropic:NAME, openai-compatible:NAME@URL or scripted:FILE"
@@ -42,6 +42,50 @@ def openai_api(provider: str, url: str | None) -> str:
     if provider in ("openai-responses", "openai-chat"):
         return provider.removeprefix("openai-")
     return "responses" if url is None or url.rstrip("/") == OPENAI_URL else "chat"
+
+
+class OnFirstCall:
+    """A provider's model, made (and its SDK imported) when it is first asked something.
+
+    A resumed run replays its logged calls without a model: importing an SDK (half a second or more) would
+    only delay its first new call. The spec, the key and the URL are checked at once all the same.
+    """
+
+    streams_text = True
+
+    def __init__(self, name: str, make: Callable[[], Model]) -> None:
+        self._name = name
+        self._make: Callable[[], Model] | None = make
+        self._made: Model | None = None
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def made(self) -> bool:
+        """Whether the model was made (its SDK imported)."""
+        return self._made is not None
+
+    def model(self) -> Model:
+        """The provider's model, made now if it was not yet."""
+        if self._made is None:
+            assert self._make is not None
+            self._made, self._make = self._make(), None
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:  # the provider's own attributes: model_id, base_url, provider
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.model(), name)
+
+    async def complete(
+        self, request: ModelRequest, *, on_retry: RetryHook | None = None, on_text: TextHook | None = None
+    ) -> ModelResponse:
+        model = self.model()
+        if on_text is not None and isinstance(model, TextStreaming):
+            return await model.complete(request, on_retry=on_retry, on_text=on_text)
+        return await model.complete(request, on_retry=on_retry)
 
 
 def _key(setting: SecretStr | None, env: Mapping[str, str], var: str, field: str) -> str:
@@ -73,41 +117,56 @@ def make_model(spec: str, settings: Settings, env: Mapping[str, str] | None = No
     if not rest:
         raise UsageError(f"model '{spec}' is not valid: use {SPEC_FORMS}")
     timeout, retries, budget = settings.request_timeout, settings.max_retries, settings.retry_budget
-    # Each provider's SDK is imported when first needed: together they take a second to import.
+    # A provider's SDK is imported when its model is first asked something (see `OnFirstCall`).
     if provider in ("openai", "openai-responses", "openai-chat"):
-        from plait.models.openai_provider import OpenAIModel
-        from plait.models.responses_provider import OpenAIResponsesModel
-
         key = _key(settings.openai_api_key, env, "OPENAI_API_KEY", "openai_api_key")
         url = env.get("OPENAI_BASE_URL") or None
-        kind = OpenAIResponsesModel if openai_api(provider, url) == "responses" else OpenAIModel
-        return kind(spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries, retry_budget=budget)
-    if provider == "anthropic":
-        from plait.models.anthropic_provider import AnthropicModel
+        api = openai_api(provider, url)
 
+        def openai_model() -> Model:
+            from plait.models.openai_provider import OpenAIModel
+            from plait.models.responses_provider import OpenAIResponsesModel
+
+            kind = OpenAIResponsesModel if api == "responses" else OpenAIModel
+            return kind(
+                spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries, retry_budget=budget
+            )
+
+        return OnFirstCall(spec, openai_model)
+    if provider == "anthropic":
         key = _key(settings.anthropic_api_key, env, "ANTHROPIC_API_KEY", "anthropic_api_key")
         url = env.get("ANTHROPIC_BASE_URL") or None
-        return AnthropicModel(
-            spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries, retry_budget=budget
-        )
-    if provider == "openai-compatible":
-        from plait.models.openai_provider import OpenAIModel
 
+        def anthropic_model() -> Model:
+            from plait.models.anthropic_provider import AnthropicModel
+
+            return AnthropicModel(
+                spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries, retry_budget=budget
+            )
+
+        return OnFirstCall(spec, anthropic_model)
+    if provider == "openai-compatible":
         match = _COMPATIBLE.fullmatch(rest)
         if match is None:
             raise UsageError(f"model '{spec}' needs a server URL: use {_COMPATIBLE_EXAMPLE}")
         secret = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         key = secret or env.get("OPENAI_API_KEY") or "not-needed"
-        return OpenAIModel(
-            spec,
-            match["name"],
-            api_key=key,
-            base_url=match["url"],
-            timeout=timeout,
-            max_retries=retries,
-            retry_budget=budget,
-            provider=provider,
-        )
+
+        def compatible_model() -> Model:
+            from plait.models.openai_provider import OpenAIModel
+
+            return OpenAIModel(
+                spec,
+                match["name"],
+                api_key=key,
+                base_url=match["url"],
+                timeout=timeout,
+                max_retries=retries,
+                retry_budget=budget,
+                provider=provider,
+            )
+
+        return OnFirstCall(spec, compatible_model)
     if provider == "scripted":
         from plait.models.scripted import ScriptedModel  # yaml and asyncio: not for reading settings
 
