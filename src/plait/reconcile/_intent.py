@@ -19,10 +19,12 @@ __all__ = ["Commit", "board_notes", "clean_message", "region_commits", "relevant
 
 _BOILERPLATE = re.compile(
     r"^\s*(?:-\s*)?(?:(?:signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|helped-by"
-    r"|change-id|cc|git-svn-id|updated-dependencies|dependency-name|dependency-type|update-type|depends-on)\s*:"
+    r"|change-id|cc|git-svn-id|updated-dependencies|dependency-name|dependency-type|dependency-group|update-type"
+    r"|depends-on)\s*:|updates:\s*$"
     r"|\(cherry picked from|this reverts commit|merge (?:branch|pull request|remote-tracking|tag|commit)\b"
     r"|#\s*conflicts:|[-=*_~`]{3,}\s*$|\.\.\.\s*$|bumps |updates? `|\||- \[(?:release notes|changelog|commits)\]"
-    r"|\[skip ci\]|for more information, see https://pre-commit\.ci|<!--|-->)",
+    r"|\[skip ci\]|\[pre-commit\.ci\]|for more information, see https://pre-commit\.ci|<!--|-->"
+    r"|- \[?(?:https://)?github\.com/[^\s:]+:? *\S* *→)",
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
