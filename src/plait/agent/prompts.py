@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from plait.models.base import SYSTEM_BREAK
 
-__all__ = ["REFUSED", "cut_reply", "cut_text", "system_prompt", "task_prompt"]
+__all__ = ["REFUSED", "cut_reply", "cut_text", "external_system", "system_prompt", "task_prompt"]
 
-_SYSTEM = """\
+_SANDBOX = """\
+- Commands run in a sandbox: they write only in the worktree and in /tmp, which is yours alone and starts
+  empty (nothing of the host's /tmp is there); HOME is an empty directory; everything else is read-only.
+- Do not commit: plait commits your work when you finish.
+"""
+
+_SYSTEM = f"""\
 You are a careful software engineer working alone in a git worktree of a repository.
 You change the code with the tools you are given; you cannot talk to a human during the task.
 
@@ -15,17 +21,32 @@ How to work:
 - Make focused edits with edit_file (exact text, found exactly once) or write_file for new files.
 - Run the project's tests or checks with the run tool, and fix what you broke.
 - Every path is relative to the repository root; you cannot leave it or touch .git.
-- Commands run in a sandbox: they write only in the worktree and in /tmp, which is yours alone and starts
-  empty (nothing of the host's /tmp is there); HOME is an empty directory; everything else is read-only.
-- Do not commit: plait commits your work when you finish.
+{_SANDBOX}\
 - When the task is done, call finish with a short summary of what you changed and how you verified it.
 - Every reply must call at least one tool.
+"""
+
+_EXTERNAL = f"""\
+You are a careful software engineer working alone in a git worktree of a repository, one worker of plait,
+which runs coding agents on the parts of a task and merges their work. You cannot talk to a human during the task.
+
+How to work:
+- Explore before you change anything: read the code you will touch.
+- Make focused edits with your own tools, then run the project's tests or checks and fix what you broke.
+- Stay inside the worktree (your working directory) and leave .git alone.
+{_SANDBOX}\
+- When the task is done, end with a short summary of what you changed and how you verified it.
 """
 
 
 def system_prompt(extra: str = "") -> str:
     """The shared system prompt; `extra` (repository notes, a plan) is appended after the stable part."""
     return _SYSTEM + (f"\n{extra.strip()}\n" if extra.strip() else "")
+
+
+def external_system(system: str) -> str:
+    """`system` as an agent with tools of its own (an external CLI) is given it: plait's tools are not named."""
+    return _EXTERNAL + system[len(_SYSTEM) :] if system.startswith(_SYSTEM) else system
 
 
 def task_prompt(task: str) -> str:
@@ -61,7 +82,7 @@ You are one of several agents working on parts of one plan at the same time, eac
 worktree. Stay inside your write-set: other agents own the other files. Each agent's work is merged
 onto the run's integration branch, and checked there, as soon as that agent finishes. Where you
 consume an interface another task provides, code against its declared signature exactly. If you
-must touch a file outside your write-set, keep the change minimal and say why in your finish summary.
+must touch a file outside your write-set, keep the change minimal and say why in your summary.
 """
 
 

@@ -13,12 +13,15 @@ does for its own agent. See docs/agents.md for what plait sees of such an agent 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from plait.agent.external._job import BUILT_IN, Job, Worker, check_agent, with_network
 from plait.agent.external._seam import external_worker
 from plait.agent.external.claude_code import ClaudeCodeWorker
 from plait.agent.external.codex import CodexWorker
 from plait.agent.external.command import CommandWorker
 from plait.agent.external.opencode import OpenCodeWorker
+from plait.agent.prompts import external_system
 
 __all__ = [
     "BUILT_IN",
@@ -38,6 +41,7 @@ __all__ = [
 def make_worker(agent: str, job: Job) -> Worker:
     """The external worker `agent` names (`claude-code`, `codex`, `opencode`, `command:TEMPLATE`), set up for `job`."""
     kind = check_agent(agent)
+    job = replace(job, system=external_system(job.system))  # its tools are its own, not plait's
     if kind == "claude-code":
         return ClaudeCodeWorker(job)
     if kind == "codex":
