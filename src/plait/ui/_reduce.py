@@ -38,8 +38,7 @@ from plait.events.types import (
 from plait.models.base import Usage
 from plait.models.pricing import PriceTable, logged_prices
 from plait.trust import REPO_FILE
-from plait.ui._describe import short_args
-from plait.ui._state import AgentView, CostLine, Span, Wait, dollars, phase_of, saved_usd
+from plait.ui._state import AgentView, CostLine, Span, Wait, dollars, phase_of, saved_usd, short_args
 
 __all__ = ["RunView"]
 

@@ -6,24 +6,9 @@ import json
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from plait.events.types import (
-    AgentStopped,
-    Committed,
-    Decision,
-    Event,
-    MergeStep,
-    ModelCallFailed,
-    ModelCallFinished,
-    ModelCallRetried,
-    NotePosted,
-    PlanRejected,
-    PromptGiven,
-    TaskFinished,
-    TaskStarted,
-    ToolCalled,
-    ToolReturned,
-)
+from plait.events.types import Event, ModelCallFinished, PolicyDecided, PromptGiven, ToolCalled, ToolReturned
 from plait.ui import _fmt
+from plait.ui._describe import describe
 from plait.ui._expert_cost import saving_note, trade_line
 from plait.ui.cost import CostBreakdown, CostLine
 from plait.ui.runview import RunView
@@ -231,42 +216,18 @@ def _step(event: Event) -> str | None:
     if isinstance(event, ToolReturned):
         cls = "result error" if event.is_error else "result"
         return f'<div class="step {cls}"><pre>{escape(_clip(event.output)) or "(no output)"}</pre></div>'
-    if isinstance(event, ModelCallFinished):
-        u = event.response.usage
-        meta = (
-            f"model call {event.call}: {u.input_tokens} in ({u.cached_tokens} cached), {u.output_tokens} out, "
-            f"${event.cost_usd:.4f}, {event.duration_s:.1f}s"
-        )
+    said = None if isinstance(event, PolicyDecided) and event.verdict == "allow" else describe(event)
+    if said is None:
+        return None
+    if isinstance(event, ModelCallFinished):  # the reply in full, below its figures
         text = f"<p>{escape(event.response.text)}</p>" if event.response.text.strip() else ""
-        return f'<div class="step model"><span class="meta">{escape(meta)}</span>{text}</div>'
-    line = _line(event)
-    return None if line is None else f'<div class="step {line[0]}">{escape(line[1])}</div>'
+        return f'<div class="step model"><span class="meta">{said.head().html()}</span>{text}</div>'
+    cls = "prompt" if isinstance(event, PromptGiven) else _STEP_CLASS.get(said.tone, said.tone)
+    return f'<div class="step {cls}">{said.html()}</div>'
 
 
-def _line(event: Event) -> tuple[str, str] | None:
-    if isinstance(event, TaskStarted):
-        return "mark", f"attempt {event.attempt} on {event.branch}"
-    if isinstance(event, PromptGiven):
-        return "prompt", event.user
-    if isinstance(event, ModelCallRetried):
-        return "warn", f"retry {event.attempt} in {event.wait_s:.1f}s: {event.reason}"
-    if isinstance(event, ModelCallFailed):
-        return "bad", f"model call {event.call} failed: {event.error}"
-    if isinstance(event, PlanRejected):
-        return "warn", f"plan rejected (attempt {event.attempt}): {event.error}"
-    if isinstance(event, Decision):
-        return "warn", f"decision ({event.topic}): {event.decision} {event.reason}".strip()
-    if isinstance(event, NotePosted):
-        return "note", f"note ({event.topic}): {event.text}"
-    if isinstance(event, AgentStopped):
-        return "mark", f"stopped: {event.reason} after {event.steps} calls — {event.summary}"
-    if isinstance(event, Committed):
-        return "mark", f"committed {event.sha[:10]}: {', '.join(event.files)}"
-    if isinstance(event, TaskFinished):
-        return "mark", f"task {event.status}: {event.summary or event.reason}"
-    if isinstance(event, MergeStep):
-        return "note", f"merge {event.rung}: {event.outcome} {', '.join(event.files)} {event.detail}"
-    return None
+_STEP_CLASS = {"": "mark", "good": "mark", "dim": "note", "info": "note"}
+"""The report's class of a step, by its tone (the report styles mark, warn, bad, note and prompt)."""
 
 
 def transcripts_section(view: RunView, events: list[Event]) -> str:

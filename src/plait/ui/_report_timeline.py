@@ -6,7 +6,7 @@ from html import escape
 
 from plait.events.types import Event, ModelCallFinished, ModelCallRetried, ModelCallStarted, ToolCalled
 from plait.ui import _fmt
-from plait.ui.progress import short_args
+from plait.ui._describe import describe
 from plait.ui.runview import RunView
 
 __all__ = ["timeline_svg"]
@@ -37,6 +37,15 @@ def _axis(scale: _Scale, height: float) -> list[str]:
         out.append(f'<text class="tick" x="{x}" y="{_TOP - 10}">{escape(label)}</text>')
         t += step
     return out
+
+
+def _words(event: Event, *, head: bool = False) -> str:
+    """A mark's tooltip: who, and what `describe` says of the event (a model call's figures alone, with `head`)."""
+    said = describe(event)
+    if said is None:
+        return ""
+    said = said.head() if head else said
+    return f"{said.who}: {said.plain}"
 
 
 def _lane(y: float, label: str, link: str = "") -> list[str]:
@@ -90,14 +99,13 @@ def _agent_marks(view: RunView, events: list[Event], scale: _Scale, rows: dict[s
             started[e.agent] = e.ts
         elif isinstance(e, ModelCallFinished):
             t0 = started.pop(e.agent, e.ts - e.duration_s)
-            u = e.response.usage
-            tip = f"model call {e.call}: {u.input_tokens} in, {u.output_tokens} out, {_fmt.usd(e.cost_usd)}"
+            tip = _words(e, head=True)
             out.append(
                 f'<rect class="call" x="{scale.x(t0)}" y="{y + 10}" width="{scale.w(t0, e.ts)}" height="{_LANE - 20}">'
                 f"<title>{escape(tip)}</title></rect>"
             )
         elif isinstance(e, ToolCalled):
-            tip = f"{e.call.name} {short_args(e.call.arguments, e.call.raw_arguments, 80)}"
+            tip = _words(e)
             out.append(
                 f'<a href="#ev-{e.seq}"><circle class="tool" cx="{scale.x(e.ts)}" cy="{y + _LANE / 2}" r="3.5">'
                 f"<title>{escape(tip)}</title></circle></a>"
@@ -106,7 +114,7 @@ def _agent_marks(view: RunView, events: list[Event], scale: _Scale, rows: dict[s
             x, top = scale.x(e.ts), y + 3
             out.append(
                 f'<path class="retry" d="M{x - 4},{top} L{x + 4},{top} L{x},{top + 7} Z">'
-                f"<title>{escape(f'retry {e.attempt} in {e.wait_s:.1f}s: {e.reason}')}</title></path>"
+                f"<title>{escape(_words(e))}</title></path>"
             )
     return out
 
@@ -115,21 +123,21 @@ def _queue_marks(view: RunView, scale: _Scale, merge_y: float, gate_y: float, bo
     out: list[str] = []
     for m in view.merges:
         x, cy = scale.x(m.ts), merge_y + _LANE / 2
-        tip = f"{m.task}: {m.rung} {m.outcome} {', '.join(m.files)} {m.detail}".strip()
+        tip = _words(m)
         out.append(
             f'<a href="#merge-{m.seq}"><path class="merge {m.outcome}" '
             f'd="M{x},{cy - 7} L{x + 7},{cy} L{x},{cy + 7} L{x - 7},{cy} Z"><title>{escape(tip)}</title></path></a>'
         )
     for g in view.gates:
         start = g.ts - g.duration_s
-        tip = f"gate {g.stage} {'passed' if g.passed else 'FAILED'} on {', '.join(g.tasks)} ({g.duration_s:.1f}s)"
+        tip = f"{_words(g)} ({g.stage}, {g.duration_s:.1f}s)"
         out.append(
             f'<rect class="gate {"pass" if g.passed else "fail"}" x="{scale.x(start)}" y="{gate_y + 7}" '
             f'width="{max(scale.w(start, g.ts), 4)}" height="{_LANE - 14}"><title>{escape(tip)}</title></rect>'
         )
     for i in view.integrations:
         x = scale.x(i.ts)
-        tip = f"integrated {', '.join(i.tasks) or '-'}" + (f"; ejected {', '.join(i.ejected)}" if i.ejected else "")
+        tip = _words(i)
         out.append(
             f'<line class="integrated{" ejected" if i.ejected else ""}" x1="{x}" y1="{_TOP}" x2="{x}" y2="{bottom}">'
             f"<title>{escape(tip)}</title></line>"

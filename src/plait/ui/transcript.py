@@ -11,25 +11,17 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from plait.events.types import (
-    AgentStopped,
-    Committed,
     Decision,
     Event,
     GateChecked,
-    Integrated,
-    MergeStep,
-    ModelCallFailed,
     ModelCallFinished,
-    ModelCallRetried,
-    PlanMade,
+    NotePosted,
     PolicyDecided,
     PromptGiven,
-    RunFinished,
-    RunStarted,
-    TaskStarted,
     ToolCalled,
     ToolReturned,
 )
+from plait.ui._describe import describe
 from plait.ui._safe import visible
 from plait.ui.summary import summarize
 
@@ -45,28 +37,10 @@ def _clip(text: str, lines: int) -> str:
 
 
 def _render_event(event: Event, max_lines: int) -> RenderableType | None:
+    """The event in `describe`'s words, led by who it is about; a prompt, a call's arguments and a result in full."""
     who = f"[cyan]{escape(event.agent)}[/] " if event.agent else ""
-    if isinstance(event, RunStarted):
-        return Text.from_markup(
-            f"[bold]Run {escape(event.run_id)}[/] on {escape(event.repo)} from {escape(event.base_ref)} "
-            f"@ {event.base_commit[:10]}{' (snapshot)' if event.snapshot else ''}, model {escape(event.model)}"
-        )
-    if isinstance(event, TaskStarted):
-        return Text.from_markup(f"{who}works on branch [bold]{escape(event.branch)}[/]")
     if isinstance(event, PromptGiven):
         return Panel(escape(event.user), title=f"{who}task", title_align="left", border_style="blue")
-    if isinstance(event, ModelCallFinished):
-        u = event.response.usage
-        head = (
-            f"{who}[dim]model call {event.call}: {u.input_tokens} in ({u.cached_tokens} cached), "
-            f"{u.output_tokens} out, ${event.cost_usd:.4f}, {event.duration_s:.1f}s[/]"
-        )
-        text = event.response.text.strip()
-        return Group(Text.from_markup(head), Text(text, style="italic")) if text else Text.from_markup(head)
-    if isinstance(event, ModelCallRetried):
-        return Text.from_markup(f"{who}[yellow]retry {event.attempt} in {event.wait_s:.1f}s: {escape(event.reason)}[/]")
-    if isinstance(event, ModelCallFailed):
-        return Text.from_markup(f"{who}[red]model call {event.call} failed: {escape(event.error)}[/]")
     if isinstance(event, ToolCalled) and event.call.name == "answer" and event.call.arguments:
         return _answer(who, event.call.arguments)
     if isinstance(event, ToolCalled):
@@ -87,16 +61,19 @@ def _render_event(event: Event, max_lines: int) -> RenderableType | None:
     if isinstance(event, Decision) and event.topic in _USER_TOPICS and "text" in event.data:
         title = f"the user, {_USER_TOPICS[event.topic]} {event.data.get('turn', '')}".rstrip()
         return Panel(Text(str(event.data["text"])), title=title, title_align="left", border_style="magenta")
-    if isinstance(event, Decision):
-        return Text.from_markup(f"{who}[yellow]decision ({escape(event.topic)}): {escape(event.decision)}[/]")
-    if isinstance(event, AgentStopped):
-        return Text.from_markup(f"{who}[bold]stopped: {event.reason}[/] {escape(event.summary)}")
-    if isinstance(event, Committed):
-        files = ", ".join(event.files[:12]) + (" …" if len(event.files) > 12 else "")
-        return Text.from_markup(f"{who}committed [bold]{event.sha[:10]}[/] on {escape(event.branch)}: {escape(files)}")
-    if isinstance(event, RunFinished):
-        return Text.from_markup(f"[bold]Run {event.status}[/] {escape(event.reason)}")
-    return _render_reconciliation(event)
+    if isinstance(event, NotePosted) or (isinstance(event, PolicyDecided) and event.verdict == "allow"):
+        return None
+    said = describe(event)
+    if said is None:
+        return None
+    if isinstance(event, ModelCallFinished):  # the reply in full, below its figures
+        text = event.response.text.strip()
+        head = Text.from_markup(said.head().markup())
+        return Group(head, Text(text, style="italic")) if text else head
+    line = Text.from_markup(said.markup())
+    if isinstance(event, GateChecked) and not event.passed and event.output:
+        return Group(line, Text(_clip(event.output, 12), style="red"))
+    return line
 
 
 _USER_TOPICS = {"question": "question", "session": "message"}
@@ -111,36 +88,6 @@ def _answer(who: str, arguments: dict[str, object]) -> RenderableType:
             shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
             parts.append(f"\n{key.replace('_', ' ')}: {shown}")
     return Panel(Text("\n".join(parts)), title=f"{who}answer", title_align="left", border_style="magenta")
-
-
-def _render_reconciliation(event: Event) -> RenderableType | None:
-    """The plan, merges, the gate and the integration branch, one line each."""
-    if isinstance(event, PlanMade):
-        tasks = event.plan.get("tasks", [])
-        ids = ", ".join(str(t.get("id")) for t in tasks if isinstance(t, dict))
-        return Text.from_markup(f"[bold]plan[/] ({event.source}, {event.plan.get('mode', '')}): {escape(ids)}")
-    if isinstance(event, MergeStep):
-        colour = {"clean": "green", "resolved": "green", "conflict": "yellow"}.get(event.outcome, "red")
-        files = f" {', '.join(event.files[:6])}" if event.files else ""
-        return Text.from_markup(
-            f"[bold]merge[/] {escape(event.task)}: [{colour}]{event.rung} {event.outcome}[/]{escape(files)}"
-            f" [dim]{escape(event.detail)}[/]"
-        )
-    if isinstance(event, GateChecked):
-        verdict = "[green]passed[/]" if event.passed else "[red]failed[/]"
-        head = Text.from_markup(
-            f"[bold]gate[/] {event.stage} {verdict} @ {event.commit[:10]} ({event.duration_s:.1f}s)"
-        )
-        return head if event.passed or not event.output else Group(head, Text(_clip(event.output, 12), style="red"))
-    if isinstance(event, Integrated):
-        if event.ejected:
-            return Text.from_markup(f"[red]ejected {escape(', '.join(event.ejected))}[/]: {escape(event.reason)}")
-        return Text.from_markup(f"[bold]integrated[/] {escape(', '.join(event.tasks))} → {event.commit[:10]}")
-    if isinstance(event, PolicyDecided) and event.verdict != "allow":
-        return Text.from_markup(
-            f"[cyan]{escape(event.agent)}[/] [red]policy {event.verdict}[/] {event.action} {escape(event.subject[:80])}"
-        )
-    return None
 
 
 def render_transcript(
