@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["admin_dir", "regions", "visible"]
+__all__ = ["admin_dir", "machine_visible", "regions", "visible"]
 
 _SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/user", "/run/screen", "/run/tmux")
 _SYSTEM = (Path("/usr"), Path("/etc"), Path("/bin"), Path("/lib"))
@@ -45,17 +45,10 @@ def regions(*, home: Path, common_dir: Path) -> list[Path]:
     return out
 
 
-def visible(
-    *, worktree: Path, common_dir: Path, home: Path, env: Mapping[str, str], allowed: Iterable[Path] = ()
-) -> list[Path]:
-    """Shown again inside the regions, read-only: the shared `.git`, this worktree's admin directory, the Python
-    plait runs on and what it imports from, the directories on PATH (a `bin` with its parent, where a toolchain
-    keeps its libraries) and what the user's `read` + `allow` rules name."""
-    out = [common_dir.resolve()]
-    admin = admin_dir(worktree)
-    if admin is not None:
-        out.append(admin.resolve())
-    out += [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.executable).resolve().parent]
+def machine_visible(*, common_dir: Path, home: Path, env: Mapping[str, str]) -> list[Path]:
+    """The part of `visible` that is the same for every worktree: the Python plait runs on and what it imports
+    from, and the directories on PATH (a `bin` with its parent, where a toolchain keeps its libraries)."""
+    out = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.executable).resolve().parent]
     too_wide = {home.resolve(), Path("/home"), Path("/root"), Path("/"), common_dir.resolve().parent}
     # What plait's own Python imports from (an editable install's source lies outside its prefix).
     out += [Path(p).resolve() for p in sys.path if p and Path(p).is_absolute() and Path(p).resolve() not in too_wide]
@@ -67,9 +60,31 @@ def visible(
             path = path.parent
         if path not in too_wide and path.is_dir():
             out.append(path)
+    return out
+
+
+def visible(
+    *,
+    worktree: Path,
+    common_dir: Path,
+    home: Path,
+    env: Mapping[str, str],
+    allowed: Iterable[Path] = (),
+    machine: Iterable[Path] | None = None,
+) -> list[Path]:
+    """Shown again inside the regions, read-only: the shared `.git`, this worktree's admin directory, what
+    `machine_visible` lists (`machine`, when it was listed already) and what the user's `read` + `allow` rules
+    name."""
+    out = [common_dir.resolve()]
+    admin = admin_dir(worktree)
+    if admin is not None:
+        out.append(admin.resolve())
+    out += machine_visible(common_dir=common_dir, home=home, env=env) if machine is None else machine
     out += [p.resolve() for p in allowed]
     unique: list[Path] = []
+    seen: set[Path] = set()
     for path in out:
-        if path not in unique and path.exists():
+        if path not in seen and path.exists():
+            seen.add(path)
             unique.append(path)
     return unique

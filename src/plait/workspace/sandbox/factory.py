@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -16,11 +17,16 @@ from plait.settings import Settings
 from plait.workspace.policy import Asker, ConsoleAsker, Policy
 from plait.workspace.sandbox._confinement import Confinement
 from plait.workspace.sandbox._layers import make_layer
-from plait.workspace.sandbox._regions import regions, visible
+from plait.workspace.sandbox._regions import machine_visible, regions, visible
 from plait.workspace.sandbox.probe import Probe, probe
 from plait.workspace.sandbox.runner import SandboxedRunner
 
 __all__ = ["make_runner"]
+
+
+@functools.lru_cache(maxsize=4096)
+def _within(path: Path, regions: tuple[Path, ...]) -> bool:
+    return any(path.is_relative_to(region) for region in regions)
 
 
 def make_runner(
@@ -59,30 +65,33 @@ def make_runner(
     sandbox = settings.sandbox
     found = found or probe()
     name = found.choose(sandbox.layer)
-    policy = Policy.from_settings(sandbox, preset)
+    policy = found.once(("policy", id(sandbox), preset), lambda: (sandbox, Policy.from_settings(sandbox, preset)))[1]
     tmp = Path(tempfile.mkdtemp(prefix=f"plait-{re.sub(r'[^A-Za-z0-9_.-]', '_', agent)[:40]}-"))
     base = dict(os.environ if env is None else env)
-    home = Path.home()
-    hidden_regions = regions(home=home, common_dir=common_dir.absolute())
+    home, common = Path.home(), common_dir.absolute()
+    hidden_regions = tuple(found.once(("regions", home, common), lambda: regions(home=home, common_dir=common)))
+    search = base.get("PATH", "")
+    machine = found.once(
+        ("visible", home, common, search), lambda: machine_visible(common_dir=common, home=home, env={"PATH": search})
+    )
+    shown = visible(
+        worktree=worktree.absolute(),
+        common_dir=common,
+        home=home,
+        env=base,
+        allowed=policy.readable(worktree),
+        machine=machine,
+    )
     confinement = Confinement(
         worktree=worktree.absolute(),
-        common_dir=common_dir.absolute(),
+        common_dir=common,
         tmp=tmp,
         home=home,
         writable=tuple(policy.writable(worktree)),
         hidden=tuple(policy.hidden(worktree)),
-        regions=tuple(hidden_regions),
-        visible=tuple(
-            path  # only what a region hides needs showing again: every mount costs bubblewrap time
-            for path in visible(
-                worktree=worktree.absolute(),
-                common_dir=common_dir.absolute(),
-                home=home,
-                env=base,
-                allowed=policy.readable(worktree),
-            )
-            if any(path.is_relative_to(region) for region in hidden_regions)
-        ),
+        regions=hidden_regions,
+        # only what a region hides needs showing again: every mount costs bubblewrap time
+        visible=tuple(path for path in shown if _within(path, hidden_regions)),
     )
     confinement.home_dir.mkdir(mode=0o700)
     try:

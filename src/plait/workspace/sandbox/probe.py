@@ -7,9 +7,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import Literal
+from collections.abc import Callable, Hashable
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from plait.errors import EnvironmentProblem
 from plait.workspace.policy import Limits
@@ -20,6 +21,7 @@ __all__ = ["LayerName", "Probe", "probe"]
 
 LayerName = Literal["bwrap", "landlock", "seatbelt", "none"]
 _ORDER: tuple[LayerName, ...] = ("bwrap", "landlock", "seatbelt")
+T = TypeVar("T")
 
 
 class Probe(BaseModel):
@@ -43,6 +45,15 @@ class Probe(BaseModel):
     memory_cgroup: str = ""
     """A directory where plait can make memory cgroups, bounding all of an agent's processes together."""
     memory_cgroup_problem: str = ""
+    _found: dict[Hashable, Any] = PrivateAttr(default_factory=dict)
+
+    def once(self, key: Hashable, find: Callable[[], T]) -> T:
+        """`find()`, called for the first `key` only: what every agent's runner needs alike (the regions the
+        machine hides, what it shows again) is looked up once per probe, that is once per run."""
+        if key not in self._found:
+            self._found[key] = find()
+        found: T = self._found[key]
+        return found
 
     def usable(self) -> list[LayerName]:
         """The layers that work here, strongest first; "none" (limits only) always comes last."""
