@@ -195,3 +195,21 @@ def test_the_run_board_notes_about_the_conflicted_file_reach_the_prompt(tmp_path
     assert isinstance(prompt, UserMessage)
     assert "[api] from t1 about greet.py: callers expect punctuation after the greeting" in prompt.text
     assert "sphinx" not in prompt.text and "both edit" not in prompt.text
+
+
+def test_a_long_side_close_to_the_base_is_shown_as_its_diff_and_a_def_in_a_document_is_not_said_to_have_moved() -> None:
+    """A document one side cut down to a line while the other fixed two lines in it (docs moved elsewhere): the
+    fixed side goes as its diff against the base, and the example `def` in the removed text is not "moved"."""
+    lines = [f"Paragraph {i} of the guide, explaining one more thing.\n" for i in range(40)]
+    lines[20:21] = [".. code-block:: python\n", "\n", "    def cli():\n", "        pass\n"]
+    base = "Guide\n=====\n\n" + "".join(lines)
+    ours = "Guide\n=====\n\nMoved to :doc:`entry-points`.\n"
+    theirs = base.replace("Paragraph 7 of", "Paragraph seven of").replace("Paragraph 30 of", "Paragraph 30, of")
+    model = ScriptedModel([hunks("Moved to :doc:`entry-points`.\n")])
+    resolution = _run(LLMResolver(model), FileConflict("docs/guide.rst", base, ours, theirs))
+    assert resolution is not None and resolution.text == ours
+    prompt = str(model.calls[0].messages[0])
+    assert "(the base's 43 lines above, with these changes; a diff, not the text)" in prompt
+    assert "-Paragraph 7 of the guide" in prompt and "+Paragraph seven of the guide" in prompt
+    assert prompt.count("Paragraph 12 of the guide") == 1  # the base's lines, once
+    assert "removed `cli`" not in prompt

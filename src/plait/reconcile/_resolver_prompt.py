@@ -37,7 +37,8 @@ already integrated, "theirs" is being merged in. Each conflict is shown where it
 (theirs' lines)
 >>>>>>> H<n> theirs
 
-inside the code around it as git merged it. That code stays as it is.
+inside the code around it as git merged it. That code stays as it is. A long side that mostly keeps the \
+base's lines is shown as its diff against them (a line saying so, then `@@`, `-` and `+` lines).
 For each block, write the lines that replace the whole block, markers included. Keep what each side meant to \
 do (their commits and tasks say why): when the changes are compatible, combine them; when they contradict, \
 choose what fits the code around it and both intents. Keep the file's indentation and style, and do not \
@@ -87,7 +88,7 @@ RESOLVE_CONFLICTS = ToolSpec(
 
 _LANG = {"py": "python", "pyi": "python", "md": "markdown", "rst": "rst", "yml": "yaml", "yaml": "yaml"}
 _LANG |= {"toml": "toml", "cfg": "ini", "ini": "ini", "js": "javascript", "ts": "typescript", "json": "json"}
-_TASK, _SUMMARY, _DIFF, _FINDINGS = 800, 400, 30, 10
+_TASK, _SUMMARY, _DIFF, _FINDINGS, _COMPACT = 800, 400, 30, 10, 20
 
 
 @dataclass
@@ -131,7 +132,9 @@ def _owner(lines: Sequence[str], at: int, indent: int) -> str:
 def _moved(site: MergeSite | None, loc: Located, piece: Piece, facts: Facts) -> list[str]:
     """Where a def or class went that one side removed from a hunk the other side edited: within the file (in
     the same class, for a method), else, for a top-level one, elsewhere in that side's tree."""
-    said = []
+    said: list[str] = []
+    if not loc.python:  # a `def` in a document's or a config's block is an example, not code that moved
+        return said
     hunk = piece.hunk
     inside = {i for p in loc.pieces for i in range(p.start, p.end)}
     for side, other in (("ours", "theirs"), ("theirs", "ours")):
@@ -190,17 +193,28 @@ def _line(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+def _side(lines: Sequence[str], base: Sequence[str], where: str) -> list[str]:
+    """A side's lines in a block; a long one that mostly keeps the base's lines as its diff against them."""
+    if len(lines) >= _COMPACT and len(base) >= _COMPACT:
+        a, b = [_line(x) for x in base], [_line(x) for x in lines]
+        diff = [x if x.endswith("\n") else x + "\n" for x in difflib.unified_diff(a, b, n=1)][2:]
+        if len(diff) * 3 <= len(lines):
+            return [f"(the base's {len(base)} lines {where}, with these changes; a diff, not the text)\n", *diff]
+    return [_line(x) for x in lines]
+
+
 def _block(loc: Located, section: Section) -> list[str]:
     out: list[str] = []
     pos = section.start
     for piece in section.pieces:
+        hunk = piece.hunk
         out.extend(loc.view[pos : piece.start])
         out.append(f"<<<<<<< {piece.id} ours\n")
-        out.extend(_line(x) for x in piece.hunk.ours)
+        out.extend(_side(hunk.ours, hunk.base, "below"))
         out.append("||||||| base\n")
-        out.extend(_line(x) for x in piece.hunk.base)
+        out.extend(_line(x) for x in hunk.base)
         out.append("=======\n")
-        out.extend(_line(x) for x in piece.hunk.theirs)
+        out.extend(_side(hunk.theirs, hunk.base, "above"))
         out.append(f">>>>>>> {piece.id} theirs\n")
         pos = piece.end
     out.extend(loc.view[pos : section.end])
