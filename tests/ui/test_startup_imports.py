@@ -94,3 +94,12 @@ def test_the_top_level_help_is_drawn_without_typers_rich_toolkit(recorded: Path,
     code, modules = _imported(["--help"], recorded, env)
     assert code == 0
     assert sorted(modules & {"typer.rich_utils", "rich.markdown", "rich.syntax", "rich.traceback"}) == []
+
+
+def test_the_run_commands_import_no_sdk_before_they_need_one() -> None:
+    """`plait run` and `plait resume`: a provider's SDK is imported at the first model call, MCP's when a server
+    starts; a resume replays its logged calls without either."""
+    probe = "import json, sys, plait.ui.cmd_run; print(json.dumps(sorted(sys.modules)))"
+    modules = set(json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout))
+    sdks = ("openai", "anthropic", "mcp", "mcp_types", "textual")
+    assert sorted(m for m in modules if m.split(".")[0] in sdks) == []

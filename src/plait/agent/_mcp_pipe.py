@@ -13,17 +13,19 @@ import contextlib
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import mcp_types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp import ClientSession
-from mcp.shared.message import SessionMessage
 
 from plait._mcp_config import McpServer
 from plait.workspace import CommandResult
 from plait.workspace.command import CommandRunner
+
+if TYPE_CHECKING:  # the SDK is imported when a server starts: a run without MCP servers never pays for it
+    import mcp_types
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp import ClientSession
+    from mcp.shared.message import SessionMessage
 
 __all__ = ["DIR", "ServerFailed", "ServerProcess"]
 
@@ -127,6 +129,9 @@ class ServerProcess:
             self._ready.set_exception(exc)
 
     async def _talk(self, fd_in: int, fd_out: int, running: asyncio.Future[CommandResult]) -> None:
+        from mcp import ClientSession
+        from mcp.shared.message import SessionMessage
+
         to_session, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         to_server, from_session = anyio.create_memory_object_stream[SessionMessage](16)
         async with anyio.create_task_group() as group:
@@ -162,6 +167,9 @@ def _ended(name: str, result: CommandResult) -> str:
 
 
 async def _read(fd: int, out: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LINE_LIMIT)
     transport, _ = await loop.connect_read_pipe(

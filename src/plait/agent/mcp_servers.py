@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import mcp_types
 from pydantic import ConfigDict
 
 from plait._mcp_config import SERVER_NAME, McpServer, RunServers, run_servers
@@ -36,6 +35,8 @@ from plait.workspace.command import CommandRunner
 from plait.workspace.policy import Policy
 
 if TYPE_CHECKING:
+    import mcp_types
+
     from plait.run.parallel import _TaskRunner
 
 __all__ = ["McpTools", "serve", "with_mcp"]
@@ -71,6 +72,8 @@ def _spec(server: str, tool: mcp_types.Tool) -> ToolSpec | None:
 
 
 def _text(result: mcp_types.CallToolResult) -> str:
+    import mcp_types  # the SDK's types: imported once a server answers, not with the run
+
     parts = []
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
