@@ -14,6 +14,7 @@ Widening, compared with the settings below the repository file (defaults and the
 - `include_uncommitted = true`: agents would see the user's uncommitted work;
 - `split = "always"`: a split runs even where the estimate says it costs more than the bound;
 - `store`: the event log on a server the repository chose, which would receive every prompt, reply and output;
+- `backend`, `ray_address`: agents run on a cluster the repository chose, which would be sent the keys and the code;
 - `worktree_include` globs that are absolute or climb out with `..`;
 - `mcp_servers` other than the user's own (a server of the file's runs its command in every agent's sandbox), and
   `sandbox.mcp` rules that allow.
@@ -229,6 +230,8 @@ _CHECKS: dict[str, Check] = {
     "openai_api_key": _never("openai_api_key"),
     "anthropic_api_key": _never("anthropic_api_key"),
     "store": _never("store"),
+    "backend": _never("backend"),
+    "ray_address": _never("ray_address"),
     "agent": _never("agent"),  # a command template runs what it says, and an external agent spends the user's key
     "model": _model,
     "include_uncommitted": _uncommitted,

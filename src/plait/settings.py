@@ -160,6 +160,18 @@ class Settings(BaseModel):
     A password is best left to `~/.pgpass` or PGPASSWORD; one in the URL is redacted wherever the URL is shown or
     logged. Never taken from an untrusted repository's file (its server would receive every prompt)."""
 
+    backend: Literal["local", "ray"] = "local"
+    """Where agents' attempts run: `local` (processes on this machine) or `ray` (tasks on a Ray cluster, with the
+    `ray` extra; the event log must then be a PostgreSQL `store` that every node reaches). The planner, scheduler,
+    merge queue and gate stay in this process, and only this machine's repository gets branches (docs/ray.md)."""
+    ray_address: str = ""
+    """The Ray cluster to place attempts on (`HOST:PORT`, or `auto` for the one `ray start` began here); empty
+    starts a cluster of this machine alone for the run."""
+    task_cpus: float = Field(1.0, gt=0)
+    """CPUs an attempt asks its backend for (its agent's tests and builds run there)."""
+    task_memory_mb: int = Field(0, ge=0)
+    """Memory an attempt asks its backend for, in MiB; 0 asks for none in particular."""
+
     @field_validator("store")
     @classmethod
     def _store_url(cls, value: str) -> str:

@@ -27,6 +27,7 @@ from plait.reconcile.llm_resolver import LLMResolver
 from plait.reconcile.queue import MergeQueue
 from plait.reconcile.types import Resolver
 from plait.run._nested import noticing
+from plait.run.backends import AttemptBackend, open_backend
 from plait.run.integrate import QueueIntegrator
 from plait.run.maintenance import tidy_run
 from plait.run.parallel import ParallelOutcome, RunContext, RunnerFactory, run_plan
@@ -67,6 +68,8 @@ class Orchestration:
     review: Review | None = None
     state: RunState | None = None
     """Where an interrupted run stood, when this continues it."""
+    backend: AttemptBackend | None = None
+    """Where the parallel run's attempts run, opened by `orchestrate` (None: in this process)."""
 
 
 async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
@@ -87,9 +90,13 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
     )
     try:
         await preflight(gate, o.store, o.run_id)
+        if not o.single:
+            o.backend = open_backend(o.settings, o.repo, o.store, o.base.commit)
         return await _run(o, gate)
     finally:
         gate.close()
+        if o.backend is not None:
+            o.backend.close()
         if _ended(o.store, o.run_id):  # a resumed run also takes away what its killed process left
             tidy_run(o.repo, o.run_id)
 
@@ -193,6 +200,7 @@ async def _parallel(
         budget=budget,
         state=o.state,
         verify=gate.command_for(o.base.commit) or "",
+        backend=o.backend,
     )
     return await run_plan(ctx, plan, QueueIntegrator(queue))
 

@@ -28,8 +28,10 @@ from plait.plan.model import Plan, PlanTask
 from plait.run._brief import ProjectInstructions, interfaces, worker_systems
 from plait.run._ending import record_end
 from plait.run._opening import GitThreads, Opening, log_opening, log_started, make_worktree
+from plait.run._placed import placed_attempt
 from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_carried, logged_carried
 from plait.run._wrapup import wrap_up
+from plait.run.backends import AttemptBackend
 from plait.run.base import Base
 from plait.run.experts import RunExperts, run_expert_specs
 from plait.run.integrate import Integrator, PlannedIntegrator
@@ -72,6 +74,8 @@ class RunContext:
     """The command the merge gate runs on combined results, told to every agent."""
     brief: Callable[[PlanTask, Attempt | None], str] | None = None
     """What an attempt's agent is told (a retry: why the last one failed); None: the plan's task brief."""
+    backend: AttemptBackend | None = None
+    """Where attempts run when not in this process (`plait.run.backends`)."""
 
 
 @dataclass
@@ -104,7 +108,7 @@ class _TaskRunner:
             if ctx.budget is not None
         }
         self.experts = RunExperts(
-            [] if ctx.single else run_expert_specs(s, plan, ctx.store, ctx.run_id),
+            [] if ctx.single or ctx.backend is not None else run_expert_specs(s, plan, ctx.store, ctx.run_id),
             repo=ctx.repo,
             store=ctx.store,
             run_id=ctx.run_id,
@@ -164,7 +168,11 @@ class _TaskRunner:
         if state is not None and key in state.agent_done and key in state.commits:
             # the agent finished and its work was committed before the process died: integrate it
             self.summaries[task_id] = state.agent_done[key]
-            return await self._integrate(task, branch, state.commits[key], state.agent_done[key])
+            if ctx.backend is not None:  # made on another node: fetched from the shared store if need be
+                ctx.backend.fetch(ctx.run_id, state.commits[key])
+            return await self.integrate(task, branch, state.commits[key], state.agent_done[key])
+        if ctx.backend is not None:  # the attempt runs where the backend places it; its commit comes back here
+            return await placed_attempt(self, ctx.backend, task, number, last, branch)
         opening = state.openings.get(key) if state is not None else None
         last = opening.last if opening is not None else last  # the failure the brief tells of, as the log has it
         if state is not None and key in state.bases:
@@ -198,18 +206,18 @@ class _TaskRunner:
             # shielded: a cancelled attempt still commits what its agent left, so nothing is lost
             commit = await asyncio.shield(self.git.run(self._wrap_up, worktree, task, result, number))
             if result is None and not failure:
-                self._finished(task_id, "interrupted", "stopped before the agent finished", commit)
+                self.finished(task_id, "interrupted", "stopped before the agent finished", commit)
         # one agent on the user's task is tried again only when the gate rejects its work
         if result is None:
-            self._finished(task_id, "failed", failure, commit)
+            self.finished(task_id, "failed", failure, commit)
             return Attempt(False, failure, retry=not ctx.single)
         if not result.ok:
-            self._finished(task_id, "failed", f"{result.reason}: {result.summary}", commit)
+            self.finished(task_id, "failed", f"{result.reason}: {result.summary}", commit)
             retry = result.reason not in ("budget", "interrupted", "stopped_by_user") and not ctx.single
             retry = retry or self.steering[task_id].retry  # the user who stopped it said whether to try again
             return Attempt(False, f"the agent stopped ({result.reason}): {result.summary}", retry=retry)
         self.summaries[task_id] = result.summary
-        return await self._integrate(task, branch, commit, result.summary)
+        return await self.integrate(task, branch, commit, result.summary)
 
     async def _carry(self, worktree: Worktree, task_id: str, number: int) -> Carried:
         """Bring the last attempt's work into the new attempt's worktree, and log what it was given."""
@@ -230,38 +238,41 @@ class _TaskRunner:
         if copied:
             self._decide(task.id, "bootstrap", f"copied {len(copied)} untracked file(s) in", {"files": copied})
         await self.bootstrap.run_setup(worktree.path, runner)
+        brief = self.brief_for(task, last, carried)
+        return await serve(self, task.id, number, self._agent(task, runner, worktree, number), brief)
+
+    def brief_for(self, task: PlanTask, last: Attempt | None, carried: Carried | None) -> str:
+        """What the attempt's agent is told: the plan's brief, and for a retry what became of the last attempt."""
         why, detail = (last.reason, last.detail) if last else ("", "")
         retry = brief_note(carried, why, detail) if carried is not None else ""
         if self.ctx.brief is not None:
-            brief = self.ctx.brief(task, replace(last, detail=retry) if last and retry else last)
-        else:
-            brief = task_brief(
-                task.id,
-                task.title,
-                task.instructions,
-                task.writes,
-                why,
-                detail,
-                interfaces=interfaces(self.plan, task),
-                starts_from=task.depends_on,
-                verify=self.ctx.verify,
-                experts=self.experts.experts.roster(),
-                built_on_by=self.dependents[task.id],
-                owed=self.integrator.owed(task.id) if isinstance(self.integrator, PlannedIntegrator) else [],
-                shared=[p for p in self.plan.shared if matches(task.writes, p) or p in task.writes],
-                retry=retry,
-            )
-        return await serve(self, task.id, number, self._agent(task, runner, worktree, number), brief)
+            return self.ctx.brief(task, replace(last, detail=retry) if last and retry else last)
+        return task_brief(
+            task.id,
+            task.title,
+            task.instructions,
+            task.writes,
+            why,
+            detail,
+            interfaces=interfaces(self.plan, task),
+            starts_from=task.depends_on,
+            verify=self.ctx.verify,
+            experts=self.experts.experts.roster(),
+            built_on_by=self.dependents[task.id],
+            owed=self.integrator.owed(task.id) if isinstance(self.integrator, PlannedIntegrator) else [],
+            shared=[p for p in self.plan.shared if matches(task.writes, p) or p in task.writes],
+            retry=retry,
+        )
 
-    async def _integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> Attempt:
+    async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> Attempt:
         if commit and task.id not in (self.ctx.state.integrated if self.ctx.state else set()):
             release_slot()  # the agent is done: merging is not agent work, and may wait for other merges
             ok, why = await self.integrator.integrate(task, branch, commit, summary)
             if not ok:
                 first = why.splitlines()[0] if why else ""
-                self._finished(task.id, "failed", f"not integrated: {first}", commit)
+                self.finished(task.id, "failed", f"not integrated: {first}", commit)
                 return Attempt(False, f"its branch was not integrated: {first}", detail=why)
-        self._finished(task.id, "done", summary, commit)
+        self.finished(task.id, "done", summary, commit)
         return Attempt(True)
 
     def _agent(self, task: PlanTask, runner: CommandRunner, worktree: Worktree, attempt: int) -> Worker:
@@ -326,7 +337,7 @@ class _TaskRunner:
             ctx.repo, ctx.store, ctx.run_id, worktree, task, result, number=number, head=self.integrator.head
         )
 
-    def _finished(self, task_id: str, status: TaskStatus, reason: str, commit: str) -> None:
+    def finished(self, task_id: str, status: TaskStatus, reason: str, commit: str) -> None:
         """Log how the attempt ended, then free its claims: the claims waiting for them see its work integrated."""
         self.ctx.store.append(
             TaskFinished(

@@ -207,6 +207,14 @@ def register(app: typer.Typer) -> None:
                 "--agent", help="Who works on each task: plait, claude-code, codex, opencode, or command:TEMPLATE."
             ),
         ] = None,
+        backend: Annotated[
+            str | None,
+            typer.Option("--backend", help="Where attempts run: local (the default) or ray (a Ray cluster)."),
+        ] = None,
+        ray_address: Annotated[
+            str | None,
+            typer.Option("--ray-address", metavar="ADDRESS", help="The Ray cluster for --backend ray (HOST:PORT)."),
+        ] = None,
     ) -> None:
         """Plan TASK, run its parts in parallel worktrees, and integrate them on plait/RUN/integration.
 
@@ -227,6 +235,8 @@ def register(app: typer.Typer) -> None:
             "run_max_usd": max_usd,
             "split": split,
             "agent": agent,
+            "backend": backend,
+            "ray_address": ray_address,
         }
         settings, note = with_network(load_settings(repo.root, flags).settings)
         if note and not quiet:

@@ -12,6 +12,7 @@ import typer
 
 from plait.errors import EnvironmentProblem, UsageError
 from plait.events.types import Event, PlanMade, RunFinished
+from plait.run.backends import placements
 from plait.settings import load_settings
 from plait.ui._common import JsonOpt, RepoOpt, console, open_store, resolve_run
 from plait.ui.feed import EventFeed, make_redactor
@@ -76,9 +77,10 @@ def status(
 
         events = run.events()
         view = RunView.of(run.run_id, events)
+        placed = placements(events)
         data = summarize(run.run_id, events).as_json() | {
             "plan": view.plan,
-            "agents": [_agent_json(view, a) for a in view.agents],
+            "agents": [_agent_json(view, a, placed.get(a)) for a in view.agents],
             "merges": [m.model_dump(mode="json", exclude={"v", "run_id"}) for m in view.merges],
             "gate": [g.model_dump(mode="json", exclude={"v", "run_id", "output"}) for g in view.gates],
         }
@@ -87,15 +89,17 @@ def status(
     if plain or not sys.stdout.isatty():
         from plait.ui.overview import render_status
 
-        render_status(_console(), RunView.of(run.run_id, run.events()))
+        events = run.events()
+        render_status(_console(), RunView.of(run.run_id, events), placed=placements(events))
         return
     from plait.ui.live import Dashboard
 
     Dashboard(run.feed(), poll_s=interval).run()
 
 
-def _agent_json(view: RunView, agent_id: str) -> dict[str, object]:
+def _agent_json(view: RunView, agent_id: str, placed: tuple[str, str] | None = None) -> dict[str, object]:
     a = view.agents[agent_id]
+    node, host = placed or ("", "")
     return {
         "id": a.id,
         "title": a.title,
@@ -109,6 +113,8 @@ def _agent_json(view: RunView, agent_id: str) -> dict[str, object]:
         "cost_usd": round(a.cost_usd, 6),
         "merge": a.merge,
         "summary": a.summary,
+        "node": node,
+        "host": host,
     }
 
 

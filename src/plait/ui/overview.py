@@ -44,14 +44,19 @@ def _head(view: RunView, now: float) -> str:
     )
 
 
-def render_status(console: Console, view: RunView, *, now: float | None = None) -> None:
-    """What `plait status` prints when its output is not a terminal."""
+def render_status(
+    console: Console, view: RunView, *, now: float | None = None, placed: dict[str, tuple[str, str]] | None = None
+) -> None:
+    """What `plait status` prints when its output is not a terminal; `placed`: the node each agent runs on."""
     now = time.time() if now is None else now
     console.print(_head(view, now), highlight=False)
     if view.task:
         console.print(f"task: {escape(_fmt.one_line(view.task, 100))}", highlight=False)
     console.print(escape(_fmt.plan_line(view)), highlight=False)
     console.print(agents_table(view))
+    if placed:
+        where = ", ".join(f"{agent} on {host} (node {node[:12]})" for agent, (node, host) in sorted(placed.items()))
+        console.print(f"placed: {escape(where)}", highlight=False)
     if view.merges:
         console.print("merge queue:", highlight=False)
         for step in view.merges[-8:]:

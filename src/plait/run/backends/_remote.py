@@ -1,0 +1,198 @@
+"""One attempt of a task, run where the backend placed it: a machine with no checkout of the user's repository.
+
+    driver ── RemoteJob + bundles (base, start) ──► worker: clone from the bundle, worktree at the start commit,
+                                                     restore the last checkpoint (a blob in the shared store),
+                                                     run the agent against the shared log, commit
+    driver ◄── RemoteOutcome (result commit + its bundle) ──┘
+
+Everything the attempt writes goes to the shared event store: its model calls (so an attempt resumed on another
+node replays them and pays for none again), its checkpoints (each a bundle of the commits since the attempt's
+base, stored as a blob before the checkpoint is logged) and its result (also kept as a blob, so that a driver
+that died before fetching it finds it). The worker writes no branch anywhere but in its own throwaway clone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RemoteJob", "RemoteOutcome", "checkpoint_key", "result_key", "run_job"]
+
+
+def checkpoint_key(sha: str) -> str:
+    return f"checkpoint/{sha}"
+
+
+def result_key(sha: str) -> str:
+    return f"result/{sha}"
+
+
+@dataclass(frozen=True)
+class RemoteJob:
+    """What a worker needs to run one attempt (picklable: plain values only)."""
+
+    run_id: str
+    task: dict[str, Any]
+    """The plan's task, as JSON."""
+    attempt: int
+    branch: str
+    base: str
+    """The commit the attempt's worktree starts at (the run's base, or the integration head)."""
+    carry: str
+    """A commit whose changes against `base` the worktree starts with, uncommitted (a retry's kept work); ''."""
+    brief: str
+    system: str
+    model: str
+    settings: dict[str, Any]
+    """The run's settings without its keys: those come from the worker's environment."""
+    store: str
+    scope: str
+    env: dict[str, str] = field(default_factory=dict)
+    """Variables for the agent's commands (its port block)."""
+
+
+@dataclass(frozen=True)
+class RemoteOutcome:
+    node: str
+    host: str
+    commit: str = ""
+    bundle: bytes = b""
+    reason: str = ""
+    """How the agent stopped (`finished`, `step_limit`, ...); '' when it did not get to stop."""
+    ok: bool = False
+    summary: str = ""
+    failure: str = ""
+    """The one-line error that ended the attempt before its agent did."""
+
+
+def run_job(job: RemoteJob, base: bytes, extra: bytes, node: str) -> RemoteOutcome:
+    """Run `job` in a throwaway clone made from the `base` bundle (and `extra`: the commits it starts from)."""
+    return asyncio.run(_run(job, base, extra, node))
+
+
+async def _run(job: RemoteJob, base: bytes, extra: bytes, node: str) -> RemoteOutcome:
+    from plait.errors import PlaitError
+    from plait.events.backends import open_event_store
+    from plait.events.types import Decision
+
+    host = socket.gethostname()
+    store = open_event_store(job.store, Path(), scope=job.scope)
+    task_id = str(job.task["id"])
+    try:
+        placed = f"attempt {job.attempt} runs on node {node[:12]} ({host})"
+        data: dict[str, object] = {"node": node, "host": host, "attempt": job.attempt}
+        store.append(Decision(run_id=job.run_id, agent=task_id, topic="placed", decision=placed, data=data))
+        with tempfile.TemporaryDirectory(prefix="plait-attempt-") as tmp:
+            try:
+                commit, bundle, reason, ok, summary = await _attempt(job, Path(tmp), base, extra, store)
+            except PlaitError as exc:
+                return RemoteOutcome(node, host, failure=str(exc))
+        return RemoteOutcome(node, host, commit, bundle, reason, ok, summary)
+    finally:
+        store.close()
+
+
+async def _attempt(
+    job: RemoteJob, tmp: Path, base: bytes, extra: bytes, store: Any
+) -> tuple[str, bytes, str, bool, str]:
+    from plait.agent._replay import Recorded
+    from plait.agent.budget import Budget, Limits
+    from plait.agent.context import context_budget
+    from plait.agent.loop import Agent, AgentLimits, AgentResult
+    from plait.agent.tools import Toolbox
+    from plait.models.pricing import PriceTable
+    from plait.models.registry import make_model
+    from plait.plan.model import PlanTask
+    from plait.run._wrapup import wrap_up
+    from plait.run.state import recharge
+    from plait.run.steer import Steering, notes_from
+    from plait.settings import Settings
+    from plait.workspace import Repo
+    from plait.workspace.bundles import bundle, clone_from_bundle, unbundle
+    from plait.workspace.sandbox.factory import make_runner
+    from plait.workspace.sandbox.probe import probe
+
+    s = Settings.model_validate(job.settings)
+    task = PlanTask.model_validate(job.task)
+    run_id, task_id = job.run_id, task.id
+    root = clone_from_bundle(tmp / "repo", base)
+    if extra:
+        unbundle(root, extra)
+    repo = Repo.discover(root)
+    worktree = repo.add_worktree(tmp / "worktree", job.branch, job.base)
+    saved = Recorded(store, run_id, task_id, job.attempt).last_checkpoint
+    if saved:
+        kept = store.get_blob(run_id, checkpoint_key(saved))
+        if kept is None:
+            from plait.errors import PlaitError
+
+            raise PlaitError(f"checkpoint {saved[:10]} of {task_id} is logged but its bundle is not in the store")
+        unbundle(root, kept)
+        worktree.restore(saved)
+    elif job.carry:
+        # the last attempt's work, brought onto the new base, as uncommitted changes
+        env = repo.location(worktree.path)
+        repo.git("read-tree", "-m", "-u", "HEAD", job.carry, cwd=worktree.path, env=env)
+        repo.git("reset", "--quiet", cwd=worktree.path, env=env)
+    ref = f"refs/plait/checkpoints/{run_id}/{task_id}.{job.attempt}"
+    last = {"sha": saved or job.base}
+
+    async def checkpoint() -> str | None:
+        sha = worktree.checkpoint(ref, last["sha"])
+        if sha:  # in the shared store before the agent logs it: a node that resumes the attempt finds it there
+            store.put_blob(run_id, checkpoint_key(sha), bundle(root, sha, since=[job.base]))
+            last["sha"] = sha
+        return sha
+
+    runner = make_runner(
+        s,
+        worktree=worktree.path,
+        common_dir=repo.common_dir,
+        store=store,
+        run_id=run_id,
+        agent=task_id,
+        interactive=False,
+        found=probe(),
+        extra_env=job.env,
+    )
+    model = make_model(job.model, s)
+    prices = PriceTable(s.prices)
+    run_budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), store, run_id)
+    budget = run_budget.child(task_id, Limits(tokens=s.task_max_tokens, usd=s.task_max_usd))
+    recharge(run_budget, store, run_id)
+    recharge(run_budget, store, run_id, {task_id: budget})
+    steering = Steering(store, run_id, task_id)
+    agent = Agent(
+        run_id=run_id,
+        agent_id=task_id,
+        model=model,
+        toolbox=Toolbox(worktree.path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit),
+        store=store,
+        prices=prices,
+        system=job.system,
+        limits=AgentLimits(
+            max_steps=s.max_steps,
+            max_tokens=s.max_tokens,
+            max_format_errors=s.max_format_errors,
+            max_output_tokens=s.max_output_tokens,
+        ),
+        budget=budget,
+        attempt=job.attempt,
+        checkpoint=checkpoint,
+        notes=notes_from(None, steering.notes),
+        context=context_budget(model.name, s.context_tokens),
+        hold=steering.hold,
+    )
+    result: AgentResult | None = None
+    try:
+        result = await agent.run(job.brief)
+    finally:
+        commit = wrap_up(repo, store, run_id, worktree, task, result, number=job.attempt, head=job.base)
+    data = bundle(root, commit, since=[job.base]) if commit else b""
+    if commit:  # kept where a driver that dies before fetching it finds it
+        store.put_blob(run_id, result_key(commit), data)
+    return commit, data, result.reason, result.ok, result.summary
