@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from keyed_model import KeyedModel
-from test_crash import MARK, _env, _finish, _plait
+from test_crash import MARK, _env, _finish, _kill, _plait
 
 from pg_cluster import PostgresServer
 from plait.events import Decision, ModelCallFinished, PostgresEventStore
@@ -171,7 +171,7 @@ def test_a_node_killed_mid_attempt_costs_no_model_call_paid_again(
         spec = f"openai-compatible:demo@{server.openai_url}"
         proc = _plait([*_flags(spec, plan), "--backend", "ray", "--ray-address", cluster.address], repo, env)
         deadline = time.monotonic() + 120
-        while not (model.answers.get(("gamma", 1)) and [p for p in _placed(url) if p.agent == "gamma"]):
+        while not (model.answers.get(("gamma", 2)) and [p for p in _placed(url) if p.agent == "gamma"]):
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
                 pytest.fail(f"gamma did not get to work: {proc.communicate()[1][-2000:]}")
@@ -197,3 +197,39 @@ def test_a_node_killed_mid_attempt_costs_no_model_call_paid_again(
     for turn, answers in served.items():  # the answer kept is the last served: none was bought again once logged
         assert answers[-1] in logged, f"turn {turn} was answered again after its answer was logged"
     assert sum(len(a) - 1 for a in served.values()) <= 1  # only the call in flight when the node died
+
+
+def test_the_driver_killed_mid_run_resumes_from_postgresql_without_paying_again(
+    tmp_path: Path, postgres: PostgresServer, cluster: Any
+) -> None:
+    script = tmp_path / "script.yaml"
+    script.write_text(_script(1.5))
+    url = postgres.database()
+    env = {**_env(tmp_path), "PLAIT_CONCURRENCY": "3", "PLAIT_STORE": url}
+    repo, plan = _setup(tmp_path, "repo", env)
+    model = KeyedModel(script)
+    with WireServer(model) as server:
+        spec = f"openai-compatible:demo@{server.openai_url}"
+        proc = _plait([*_flags(spec, plan), "--backend", "ray", "--ray-address", cluster.address], repo, env)
+        deadline = time.monotonic() + 120
+        while not model.answers.get(("gamma", 2)):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"gamma did not get to work: {proc.communicate()[1][-2000:]}")
+            time.sleep(0.1)
+        _kill(proc)  # the driver, with kill -9: Ray stops the attempts it owned
+        code, out, err = _finish(_plait(["resume", "last", "--json"], repo, env))
+    assert code == 0, err[-3000:]
+    result = json.loads(out)
+    assert result["status"] == "done" and _git(repo, "show", f"{result['branch']}:gamma.py").startswith("def g():")
+    assert len([p for p in _placed(url) if p.agent == "gamma"]) == 2  # placed again by the resumed driver
+    store = PostgresEventStore(url)
+    events = store.events(store.run_ids()[-1], agent="gamma")
+    store.close()
+    answers = [e.response.text for e in events if isinstance(e, ModelCallFinished)]
+    logged = [int(m.group(1)) for text in answers if (m := MARK.search(text))]
+    assert len(logged) == 4 and len(set(logged)) == 4
+    served = {turn: answers for (name, turn), answers in model.answers.items() if name == "gamma"}
+    for turn, given in served.items():
+        assert given[-1] in logged, f"turn {turn} was answered again after its answer was logged"
+    assert sum(len(a) - 1 for a in served.values()) <= 1
