@@ -35,14 +35,19 @@ tasks:
 """
 
 
+NOTE = "alpha.a() returns the string 'a', never None"
+
+
 def _conversation(name: str, body: str, delay: float) -> str:
+    post = f'{{name: post_note, arguments: {{topic: warning, text: "{NOTE}", to: [gamma]}}}}'
+    tell = f", {post}" if name == "alpha" else ""
     return f"""
   - name: {name}
     match: "Your task is `{name}`"
     turns:
       - text: Looking first.
         delay: {delay}
-        tool_calls: [{{name: read_file, arguments: {{path: base.py}}}}]
+        tool_calls: [{{name: read_file, arguments: {{path: base.py}}}}{tell}]
       - text: Writing it.
         delay: {delay}
         tool_calls:
@@ -149,6 +154,10 @@ def test_a_run_on_the_ray_cluster_ends_with_the_local_runs_verified_tree(
     assert {p.agent for p in placed} == {"alpha", "beta", "gamma"}
     assert len({p.data["node"] for p in placed}) == 2  # one CPU per node: three attempts use both
     assert not (ray_repo / ".git" / "plait" / "worktrees" / theirs["run_id"]).exists()  # no local worktree made
+    store = PostgresEventStore(url)
+    delivered = store.events(theirs["run_id"], agent="gamma", kinds=["decision"])
+    store.close()  # the note alpha posted on one node reached gamma's agent, wherever it ran
+    assert any(isinstance(e, Decision) and e.topic == "notes" and NOTE in str(e.data) for e in delivered)
 
     status = _cli(["status", theirs["run_id"], "--json"], ray_repo, ray_env)
     assert status.returncode == 0, status.stderr[-1000:]

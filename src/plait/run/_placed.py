@@ -69,6 +69,7 @@ async def placed_attempt(
         store=s.store,
         scope=store_scope(ctx.repo),
         env=port_env(runner.slots[task.id], s.port_block),
+        plan=runner.plan.model_dump(mode="json") if runner.board is not None else None,
     )
     outcome = await backend.attempt(job)
     if outcome.commit:

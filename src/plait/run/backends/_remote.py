@@ -52,6 +52,8 @@ class RemoteJob:
     store: str
     scope: str
     env: dict[str, str] = field(default_factory=dict)
+    plan: dict[str, Any] | None = None
+    """The run's plan, as JSON: the agent reads and posts notes on the run's board (kept in the shared log)."""
     """Variables for the agent's commands (its port block)."""
 
 
@@ -166,11 +168,19 @@ async def _attempt(
     recharge(run_budget, store, run_id)
     recharge(run_budget, store, run_id, {task_id: budget})
     steering = Steering(store, run_id, task_id)
+    tools: Any = Toolbox(worktree.path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit)
+    board = None
+    if job.plan is not None:  # the board lives in the log: notes posted anywhere reach the agent at its next turn
+        from plait.coord import Board, CoordTools
+        from plait.plan.model import Plan
+
+        board = Board.from_log(store, run_id, Plan.model_validate(job.plan))
+        tools = CoordTools(tools, task_id, board, None, worktree=worktree)
     agent = Agent(
         run_id=run_id,
         agent_id=task_id,
         model=model,
-        toolbox=Toolbox(worktree.path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit),
+        toolbox=tools,
         store=store,
         prices=prices,
         system=job.system,
@@ -183,7 +193,7 @@ async def _attempt(
         budget=budget,
         attempt=job.attempt,
         checkpoint=checkpoint,
-        notes=notes_from(None, steering.notes),
+        notes=notes_from(board.notes_for(task_id) if board is not None else None, steering.notes),
         context=context_budget(model.name, s.context_tokens),
         hold=steering.hold,
     )
