@@ -12,9 +12,9 @@ import typer
 
 from plait.errors import EnvironmentProblem, UsageError
 from plait.events.types import Event, PlanMade, RunFinished
-from plait.run.backends import placements
 from plait.settings import load_settings
 from plait.ui._common import JsonOpt, RepoOpt, console, open_store, resolve_run
+from plait.ui._placement import placements
 from plait.ui.feed import EventFeed, make_redactor
 from plait.ui.runview import RunView
 from plait.workspace import Repo

@@ -7,19 +7,17 @@ only when the ray backend is chosen.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from plait.errors import ConfigError
 
 if TYPE_CHECKING:
     from plait.events.store import EventStore
-    from plait.events.types import Event
     from plait.run.backends._remote import RemoteJob, RemoteOutcome
     from plait.settings import Settings
     from plait.workspace import Repo
 
-__all__ = ["AttemptBackend", "open_backend", "placements"]
+__all__ = ["AttemptBackend", "open_backend"]
 
 
 class AttemptBackend(Protocol):
@@ -49,14 +47,3 @@ def open_backend(settings: Settings, repo: Repo, store: EventStore, run_base: st
     from plait.run.backends.ray_backend import RayBackend
 
     return RayBackend.connect(settings, repo, store, run_base)
-
-
-def placements(events: Iterable[Event]) -> dict[str, tuple[str, str]]:
-    """Where each agent's latest attempt runs: agent id -> (node id, host name), for the attempts a backend placed."""
-    from plait.events.types import Decision
-
-    found: dict[str, tuple[str, str]] = {}
-    for event in events:
-        if isinstance(event, Decision) and event.topic == "placed":
-            found[event.agent] = (str(event.data.get("node", "")), str(event.data.get("host", "")))
-    return found
