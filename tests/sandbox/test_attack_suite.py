@@ -14,6 +14,7 @@ import sys
 import sysconfig
 import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,29 +60,27 @@ class World:
 
 @pytest.fixture
 def listeners(home: Path) -> Iterator[tuple[socket.socket, socket.socket, list[tuple[str, socket.socket]]]]:
-    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    tcp.bind(("127.0.0.1", 0))
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind(("127.0.0.1", 0))
-    unix = []
-    for place in (Path("/var/tmp"), home):
-        path = str(place / f"plait-attack-{TOKEN}.sock")
-        unix.append((path, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)))
-        unix[-1][1].bind(path)
-    unix.append((f"\0plait-attack-{TOKEN}", socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)))
-    unix[-1][1].bind(unix[-1][0])
-    tcp.listen(8)
-    for sock in (tcp, udp, *(s for _, s in unix)):
-        if sock.type == socket.SOCK_STREAM and sock is not tcp:
-            sock.listen(8)
-        sock.setblocking(False)
-    yield tcp, udp, unix
-    for path, sock in unix:
-        sock.close()
-        if not path.startswith("\0"):
-            Path(path).unlink(missing_ok=True)
-    tcp.close()
-    udp.close()
+    # A name of this test's own, short enough for AF_UNIX (108 bytes) under a parallel worker's longer tmp_path;
+    # closed and removed even when a bind fails, so that nothing is left for another test to trip on.
+    name = f"pa-{uuid.uuid4().hex[:10]}"
+    with ExitStack() as made:
+        tcp = made.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+        tcp.bind(("127.0.0.1", 0))
+        udp = made.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+        udp.bind(("127.0.0.1", 0))
+        unix = []
+        for address in (str(Path("/var/tmp") / f"{name}.sock"), str(home / f"{name}.sock"), f"\0{name}"):
+            sock = made.enter_context(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+            sock.bind(address)
+            if not address.startswith("\0"):
+                made.callback(Path(address).unlink, missing_ok=True)
+            unix.append((address, sock))
+        tcp.listen(8)
+        for sock in (tcp, udp, *(s for _, s in unix)):
+            if sock.type == socket.SOCK_STREAM and sock is not tcp:
+                sock.listen(8)
+            sock.setblocking(False)
+        yield tcp, udp, unix
 
 
 def plant(box: Box, other: Box, home: Path) -> list[str]:
@@ -134,7 +133,7 @@ def attacks(w: World, home: Path) -> list[dict[str, Any]]:
         # the shared git state
         f'g={common}; echo "touch {outside}/hooked" > "$g/hooks/post-checkout"; chmod +x "$g/hooks/post-checkout"',
         "git config --local core.hooksPath /tmp",
-        "git config --local core.fsmonitor 'touch /tmp/fsmonitor'",
+        f"git config --local core.fsmonitor 'touch /tmp/fsmonitor-{TOKEN}'",
         "c=update-ref; git $c refs/heads/evil HEAD",
         f'g={common}; echo 0000000000000000000000000000000000000000 > "$g/refs/heads/planted"',
         "git -c alias.ci=commit ci --allow-empty -m sneaky",
@@ -202,7 +201,7 @@ def escaped(w: World, home: Path) -> list[str]:
         common / "hooks" / "post-checkout",
         common / "refs" / "heads" / "evil",
         common / "refs" / "heads" / "planted",
-        Path("/tmp/fsmonitor"),
+        Path("/tmp") / f"fsmonitor-{TOKEN}",
     ]
     found_out += [str(p) for p in must_not_exist if p.exists()]
     if (outside / "victim.txt").read_text() != "original\n":
