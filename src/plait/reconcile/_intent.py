@@ -72,6 +72,25 @@ def words(lines: Iterable[str]) -> set[str]:
     return {w for line in lines for w in _WORD.findall(line) if w.lower() not in _STOP}
 
 
+_ITEM = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s")
+
+
+def _paragraphs(body: str) -> list[str]:
+    """A message body's kept lines, a paragraph (or list item) wrapped over several lines made one line again."""
+    out: list[str] = []
+    joining = False
+    for line in body.splitlines():
+        if not _keep(line):
+            joining = False
+            continue
+        if joining and not _ITEM.match(line):
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line.strip())
+        joining = True
+    return out
+
+
 def region_commits(
     site: MergeSite, side: str, path: str, span: tuple[int, int], hunk_words: set[str], size: int = 0, limit: int = 4
 ) -> list[Commit]:
@@ -102,7 +121,7 @@ def region_commits(
         if len(parts) < 3 or not parts[0].strip():
             continue
         sha, subject, body = parts[0].strip(), parts[1], parts[2]
-        kept = [line.strip() for line in body.splitlines() if _keep(line)]
+        kept = _paragraphs(body)
         useful = [line for line in kept if words([line]) & hunk_words] or kept
         commits.append(Commit(sha, _cut(subject, 120), tuple(_cut(x, 160) for x in useful[:2])))
     return commits
