@@ -32,6 +32,14 @@ tasks:
   - {id: alpha, title: alpha says a, instructions: Add alpha.py with a() returning 'a'., writes: [alpha.py]}
   - {id: beta, title: beta says b, instructions: Add beta.py with b() returning 'b'., writes: [beta.py]}
   - {id: gamma, title: gamma says g, instructions: Add gamma.py with g() returning 'g'., writes: [gamma.py]}
+experts:
+  - {name: keeper, area: [base.py], brief: Knows base.py.}
+"""
+EXPERT = """
+  - name: keeper
+    match: "You are `keeper`"
+    turns:
+      - tool_calls: [{name: answer, arguments: {answer: "NAME is 'base', at base.py:1"}}]
 """
 
 
@@ -40,7 +48,8 @@ NOTE = "alpha.a() returns the string 'a', never None"
 
 def _conversation(name: str, body: str, delay: float) -> str:
     post = f'{{name: post_note, arguments: {{topic: warning, text: "{NOTE}", to: [gamma]}}}}'
-    tell = f", {post}" if name == "alpha" else ""
+    ask = '{name: ask_expert, arguments: {expert: keeper, question: "What is NAME in base.py?"}}'
+    tell = f", {post}" if name == "alpha" else f", {ask}" if name == "beta" else ""
     return f"""
   - name: {name}
     match: "Your task is `{name}`"
@@ -64,7 +73,8 @@ def _conversation(name: str, body: str, delay: float) -> str:
 def _script(slow: float) -> str:
     bodies = {"alpha": "def a():\\n    return 'a'\\n", "beta": "def b():\\n    return 'b'\\n"}
     bodies["gamma"] = "def g():\\n    return 'g'\\n"
-    return "conversations:" + "".join(_conversation(n, b, slow if n == "gamma" else 0.2) for n, b in bodies.items())
+    tasks = "".join(_conversation(n, b, slow if n == "gamma" else 0.2) for n, b in bodies.items())
+    return "conversations:" + tasks + EXPERT
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +168,12 @@ def test_a_run_on_the_ray_cluster_ends_with_the_local_runs_verified_tree(
     delivered = store.events(theirs["run_id"], agent="gamma", kinds=["decision"])
     store.close()  # the note alpha posted on one node reached gamma's agent, wherever it ran
     assert any(isinstance(e, Decision) and e.topic == "notes" and NOTE in str(e.data) for e in delivered)
+    store = PostgresEventStore(url)  # beta asked the expert, an actor on the cluster; its answer came back
+    answered = store.events(theirs["run_id"], agent="beta", kinds=["tool_result"])
+    store.close()
+    assert any(
+        "expert `keeper` answers" in e.model_dump_json() and "base.py:1" in e.model_dump_json() for e in answered
+    )
 
     status = _cli(["status", theirs["run_id"], "--json"], ray_repo, ray_env)
     assert status.returncode == 0, status.stderr[-1000:]

@@ -50,7 +50,7 @@ class ExpertTools:
         if isinstance(args, ToolOutcome):
             return args
         if args.expert not in self.experts:
-            names = ", ".join(self.experts.by_name)
+            names = ", ".join(self.experts.names())
             return ToolOutcome(f"there is no expert {args.expert!r}; the experts are: {names}.", is_error=True)
         digest = hashlib.sha256(args.question.encode()).hexdigest()[:12]
         # a retried attempt may reuse a call id of the one before: its questions are new ones

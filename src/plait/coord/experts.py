@@ -46,6 +46,7 @@ __all__ = [
     "answer_arguments",
     "expert_id",
     "expert_system",
+    "roster",
 ]
 
 READING_TOOLS = frozenset({"read_file", "search", "list_files"})
@@ -352,14 +353,12 @@ class Experts:
     def __len__(self) -> int:
         return len(self.by_name)
 
+    def names(self) -> list[str]:
+        return list(self.by_name)
+
     def roster(self) -> str:
         """One line per expert, for a worker's brief or a tool's description."""
-        lines = []
-        for expert in self.by_name.values():
-            area = ", ".join(expert.spec.area) or "the whole repository"
-            brief = f": {expert.spec.brief}" if expert.spec.brief else ""
-            lines.append(f"- `{expert.spec.name}` owns {area}{brief}")
-        return "\n".join(lines)
+        return roster([expert.spec for expert in self.by_name.values()])
 
     async def ask(self, asker: str, name: str, question: str, key: str = "") -> Answer | None:
         """The answer of expert `name`, or None when there is no such expert."""
@@ -370,6 +369,16 @@ class Experts:
         """Stop every expert's turn in progress."""
         for expert in self.by_name.values():
             await expert.close()
+
+
+def roster(specs: Sequence[ExpertSpec]) -> str:
+    """One line per expert, for a worker's brief or a tool's description."""
+    lines = []
+    for spec in specs:
+        area = ", ".join(spec.area) or "the whole repository"
+        brief = f": {spec.brief}" if spec.brief else ""
+        lines.append(f"- `{spec.name}` owns {area}{brief}")
+    return "\n".join(lines)
 
 
 def specs_from_log(store: EventStore, run_id: str) -> list[tuple[ExpertSpec, ExpertStarted]]:

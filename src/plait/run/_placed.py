@@ -70,6 +70,9 @@ async def placed_attempt(
         scope=store_scope(ctx.repo),
         env=port_env(runner.slots[task.id], s.port_block),
         plan=runner.plan.model_dump(mode="json") if runner.board is not None else None,
+        experts=[spec.model_dump(mode="json") for spec, _ in runner.experts.specs]
+        if len(runner.experts.experts)
+        else [],
     )
     outcome = await backend.attempt(job)
     if outcome.commit:

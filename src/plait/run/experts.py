@@ -19,6 +19,7 @@ from plait.models.base import Model
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan
 from plait.reconcile.verify import IntegrationWorktree
+from plait.run.backends import AttemptBackend
 from plait.settings import Settings
 from plait.workspace import Repo
 
@@ -54,8 +55,11 @@ class RunExperts:
         repo_map: str = "",
         limits: AgentLimits | None = None,
         context: ContextBudget | None = None,
+        backend: AttemptBackend | None = None,
     ) -> None:
+        """With `backend`, the experts run where it places them (no checkout here)."""
         self.specs = list(specs)
+        self.backend = backend
         self.repo, self.store, self.run_id, self.model, self.prices = repo, store, run_id, model, prices
         self.commit, self.repo_map, self.limits, self.context = commit, repo_map, limits, context
         self.budgets: dict[str, Budget] = {}
@@ -68,6 +72,11 @@ class RunExperts:
     async def open(self) -> Experts:
         """Check the base out (once) and make the experts; a resumed expert finds its questions in the log."""
         if not self.specs or len(self.experts):
+            return self.experts
+        if self.backend is not None:
+            self.experts = await self.backend.open_experts(
+                [(s, str(o)) for s, o in self.specs], self.run_id, self.commit, self.repo_map
+            )
             return self.experts
         root = await asyncio.to_thread(self.checkout.checkout, self.commit)
         for spec, origin in self.specs:
@@ -91,5 +100,7 @@ class RunExperts:
     async def close(self) -> None:
         """Stop any answer in progress and remove the checkout."""
         await self.experts.close()
-        if self.specs:
+        if self.backend is not None:
+            self.backend.close_experts()
+        elif self.specs:
             await asyncio.to_thread(self.checkout.remove)

@@ -108,7 +108,7 @@ class _TaskRunner:
             if ctx.budget is not None
         }
         self.experts = RunExperts(
-            [] if ctx.single or ctx.backend is not None else run_expert_specs(s, plan, ctx.store, ctx.run_id),
+            [] if ctx.single else run_expert_specs(s, plan, ctx.store, ctx.run_id),
             repo=ctx.repo,
             store=ctx.store,
             run_id=ctx.run_id,
@@ -124,6 +124,7 @@ class _TaskRunner:
                 max_format_errors=s.max_format_errors,
                 max_output_tokens=s.max_output_tokens,
             ),
+            backend=ctx.backend,
         )
         if ctx.state is not None and ctx.budget is not None:
             # the run's own total was charged by its caller

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 from plait.errors import ConfigError
 
 if TYPE_CHECKING:
+    from plait.coord.experts import Experts, ExpertSpec
     from plait.events.store import EventStore
     from plait.run.backends._remote import RemoteJob, RemoteOutcome
     from plait.settings import Settings
@@ -24,6 +25,14 @@ class AttemptBackend(Protocol):
     """Runs attempts elsewhere; the commits they make come back into the user's repository."""
 
     async def attempt(self, job: RemoteJob) -> RemoteOutcome: ...
+
+    async def open_experts(
+        self, specs: list[tuple[ExpertSpec, str]], run_id: str, commit: str, repo_map: str
+    ) -> Experts:
+        """The run's persistent experts, placed by the backend; asked through what this returns."""
+        ...
+
+    def close_experts(self) -> None: ...
 
     def fetch(self, run_id: str, commit: str) -> None:
         """Make sure `commit` (an attempt's result, logged) is in the user's repository."""

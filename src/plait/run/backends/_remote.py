@@ -54,6 +54,8 @@ class RemoteJob:
     env: dict[str, str] = field(default_factory=dict)
     plan: dict[str, Any] | None = None
     """The run's plan, as JSON: the agent reads and posts notes on the run's board (kept in the shared log)."""
+    experts: list[dict[str, Any]] = field(default_factory=list)
+    """The run's experts (their specs): asked through their actors."""
     """Variables for the agent's commands (its port block)."""
 
 
@@ -176,6 +178,13 @@ async def _attempt(
 
         board = Board.from_log(store, run_id, Plan.model_validate(job.plan))
         tools = CoordTools(tools, task_id, board, None, worktree=worktree)
+    if job.experts:
+        from plait.coord.asking import ExpertTools
+        from plait.coord.experts import ExpertSpec
+        from plait.run.backends._experts import ActorExperts
+
+        specs = [ExpertSpec.model_validate(e) for e in job.experts]
+        tools = ExpertTools(tools, task_id, ActorExperts(run_id, specs), job.attempt)
     agent = Agent(
         run_id=run_id,
         agent_id=task_id,

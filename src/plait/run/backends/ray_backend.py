@@ -14,8 +14,11 @@ import logging
 import os
 from typing import Any
 
+from plait.coord.experts import ExpertSpec
 from plait.errors import ConfigError, PlaitError
+from plait.events.backends import store_scope
 from plait.events.store import EventStore
+from plait.run.backends._experts import ActorExperts
 from plait.run.backends._remote import RemoteJob, RemoteOutcome, result_key, run_job
 from plait.settings import Settings
 from plait.workspace import Repo
@@ -43,6 +46,7 @@ class RayBackend:
         self._owns = owns
         self._task = ray.remote(_placed)
         self._bases: dict[str, Any] = {}
+        self._actors: list[Any] = []
 
     @classmethod
     def connect(cls, settings: Settings, repo: Repo, store: EventStore, run_base: str) -> RayBackend:
@@ -106,6 +110,36 @@ class RayBackend:
         if outcome.commit:
             self._take(outcome.bundle)
         return outcome
+
+    async def open_experts(
+        self, specs: list[tuple[ExpertSpec, str]], run_id: str, commit: str, repo_map: str
+    ) -> ActorExperts:
+        """Start an actor per expert (none asks for a CPU: an expert reads and asks its model), named for the run."""
+        from plait.run.backends._experts import NAMESPACE, ExpertActor, ExpertJob, actor_name
+
+        s = self.settings
+        settings = s.model_dump(mode="json", exclude={"openai_api_key", "anthropic_api_key"})
+        actor = self._ray.remote(ExpertActor)
+        for spec, origin in specs:
+            job = ExpertJob(
+                run_id, spec.model_dump(mode="json"), origin, commit, s.model, settings, s.store, store_scope(self.repo)
+            )
+            handle = actor.options(
+                name=actor_name(run_id, spec.name),
+                namespace=NAMESPACE,
+                get_if_exists=True,
+                num_cpus=0,
+                max_restarts=RETRIES,
+                max_task_retries=RETRIES,
+                runtime_env={"env_vars": self._credentials()},
+            ).remote(job, self._base())
+            self._actors.append(handle)
+        return ActorExperts(run_id, [spec for spec, _ in specs])
+
+    def close_experts(self) -> None:
+        for handle in self._actors:
+            self._ray.kill(handle)
+        self._actors.clear()
 
     def fetch(self, run_id: str, commit: str) -> None:
         if not commit or _has(self.repo, commit):
