@@ -31,6 +31,7 @@ from plait.ui._live_rows import COLUMNS, cells, lease_lines, shown, widths
 from plait.ui._live_steer import MessageScreen, StopChoice, StopScreen, cannot_steer, send, shell
 from plait.ui._live_transcript import TranscriptScreen
 from plait.ui._nudge import ring_at_end, toggle_pause
+from plait.ui._placement import placements
 from plait.ui.feed import EventFeed
 from plait.ui.progress import ProgressPrinter
 from plait.ui.runview import AgentView, RunView
@@ -105,6 +106,8 @@ class Dashboard(App[None]):
         self.clock = clock
         self.view: RunView | None = None
         self.events: list[Event] = []
+        self.placed: dict[str, tuple[str, str]] = {}
+        """The node each agent's attempt runs on, when a backend placed it elsewhere."""
         self._rows: list[str] = []
         self.console = console
         """Where the run's progress goes on as plain lines after `q` closed the view, and its last words."""
@@ -145,6 +148,7 @@ class Dashboard(App[None]):
             self.sub_title = f"run {self.feed.run_id}"
         if fresh and self.view is not None:
             self.events.extend(fresh)
+            self.placed.update(placements(fresh))
             self.view.apply(fresh)
             self._arrived(self.view)
             self._show()
@@ -212,6 +216,8 @@ class Dashboard(App[None]):
         self._show_rows([a for a in view.agents.values() if shown(a, view)])
         lines = [f"merge {m.task}: {m.rung} {m.outcome} {', '.join(m.files[:3])}" for m in view.merges[-4:]]
         lines += [_fmt.gate_line(view), _fmt.integration_line(view), *lease_lines(view)]
+        if self.placed:
+            lines.append("on: " + " · ".join(f"{a} {host}" for a, (_, host) in sorted(self.placed.items())))
         lines += [f"decision by {d.agent or 'run'}: {d.decision}" for d in view.decisions[-2:]]
         self.query_one("#merges", Static).update(Text("\n".join(_fmt.one_line(x, 200) for x in lines)))
 
