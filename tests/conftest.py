@@ -1,4 +1,9 @@
-"""Shared fixtures. No test may reach beyond this machine: the guard below fails any such connection."""
+"""Shared fixtures. No test may reach beyond this machine: the guard below fails any such connection.
+
+The suite runs on parallel workers (pytest-xdist, `--dist loadgroup`): each test keeps its own files, ports,
+processes and home; the tests of a module with a module-scoped fixture are sent to one worker, so that what the
+fixture makes (a demo run, an uncrashed reference run) is made once rather than once per worker.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,18 @@ from typing import Any
 import pytest
 
 from pg_cluster import PostgresServer, Unavailable, start_postgres
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group each test that takes a module-scoped fixture of the suite's by its module (an explicit group stays)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        # no public API says which fixtures an item takes, with their scope; plugins' fixtures have no baseid
+        definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if any(d[-1].scope == "module" and d[-1].baseid for d in definitions.values() if d):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 def _is_local(address: Any) -> bool:

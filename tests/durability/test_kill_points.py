@@ -256,9 +256,9 @@ def _tail(repo: Path) -> str:
     return "last git commands:\n" + "\n".join(log.read_text().splitlines()[-12:]) if log.exists() else ""
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
-    """The uncrashed run at the same concurrency, once per session."""
+    """The uncrashed run at the same concurrency, once (the module's tests share one worker under xdist)."""
     outcome = _run(tmp_path_factory.mktemp("uncrashed"), None)
     assert outcome.problems == []
     assert all(len(a) == 1 for a in outcome.model.answers.values())
