@@ -1,8 +1,10 @@
-"""Run the real `plait` command in a subprocess, in a throwaway home and repository."""
+"""Run the real `plait` command in a subprocess, in a throwaway home and repository; the real demo run, made once."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +13,8 @@ import pytest
 from cli_support import Plait, Result, git
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
+def _env(home: Path) -> dict[str, str]:
+    home.mkdir(parents=True, exist_ok=True)
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "SYSTEMROOT", "TMPDIR")}
     return {
         **keep,
@@ -27,6 +27,41 @@ def env(tmp_path: Path) -> dict[str, str]:
         "GIT_COMMITTER_EMAIL": "test@example.invalid",
         "COLUMNS": "200",
     }
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return _env(tmp_path / "home")
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One real 4-task parallel demo run per test process (`plait demo --fast`): its repository and run id.
+
+    Read it in place; a test that changes it takes `demo` instead, a copy of its own.
+    """
+    root = tmp_path_factory.mktemp("demo-run")
+    where = root / "demo"
+    done = subprocess.run(
+        [sys.executable, "-m", "plait", "demo", "--fast", "--dir", str(where), "--json"],
+        cwd=root,
+        env=_env(root / "home"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return where, str(json.loads(done.stdout)["run_id"])
+
+
+@pytest.fixture
+def demo(demo_run: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    """A copy of the demo run's repository for this test alone, and the run's id."""
+    where, run_id = demo_run
+    copy = tmp_path / "demo"
+    shutil.copytree(where, copy, symlinks=True)
+    return copy, run_id
 
 
 @pytest.fixture

@@ -138,11 +138,8 @@ def test_trace_prints_spans(plait: Plait, project: Path, recorded: list[Event]) 
     assert all("gen_ai.usage.input_tokens" in s["attributes"] for s in chats)
 
 
-def test_views_of_the_real_demo_run(plait: Plait, tmp_path: Path) -> None:
-    where = tmp_path / "demo"
-    demo = plait("demo", "--fast", "--dir", str(where), "--json", cwd=tmp_path)
-    assert demo.code == 0, demo.err
-    run_id = demo.json()["run_id"]
+def test_views_of_the_real_demo_run(plait: Plait, demo: tuple[Path, str]) -> None:
+    where, run_id = demo
     events = SQLiteEventStore(where / ".git" / "plait" / "events.db").events(run_id)
     status = plait("status", "--json", cwd=where).json()
     assert status["run_id"] == run_id and status["model_calls"] == sum(isinstance(e, ModelCallFinished) for e in events)

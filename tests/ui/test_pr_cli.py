@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,30 +29,10 @@ echo "https://github.com/o/r/pull/7"
 """
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real demo run, made once; each test works on a copy."""
-    where = tmp_path_factory.mktemp("demo") / "d"
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(GIT_CONFIG_GLOBAL="/dev/null", HOME=str(where.parent))
-    done = subprocess.run(
-        [sys.executable, "-m", "plait", "demo", "--fast", "--dir", str(where), "--json"],
-        cwd=where.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return where
-
-
 @pytest.fixture
-def project(demo: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "project"
-    shutil.copytree(demo, copy, symlinks=True)
-    return copy
+def project(demo: tuple[Path, str]) -> Path:
+    """A copy of the real demo run (the conftest's, made once) for this test alone."""
+    return demo[0]
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ dependency graph and the cost over time, on the real demo run and on a scripted 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -44,12 +43,13 @@ def _run(args: list[str], cwd: Path, home: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
-    """The real demo run (scripted models, real git) and its report, written by the real command."""
+def demo(demo_run: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    """The real demo run (scripted models, real git; a copy of the conftest's) and its report, by the real command."""
     root = tmp_path_factory.mktemp("demo")
     (root / "home").mkdir()
     where = root / "demo"
-    run_id = json.loads(_run(["demo", "--fast", "--dir", str(where), "--json"], root, root / "home"))["run_id"]
+    shutil.copytree(demo_run[0], where, symlinks=True)
+    run_id = demo_run[1]
     path = Path(_run(["report", "last", "--html"], where, root / "home").strip())
     events = SQLiteEventStore(where / ".git" / "plait" / "events.db").events(run_id)
     return Demo(events, path.read_text(encoding="utf-8"), path)

@@ -1,10 +1,13 @@
-"""`plait review` and `plait apply --squash/--pick/--dry-run` through the real CLI, on the real demo run."""
+"""`plait review` and `plait apply --squash/--pick/--dry-run` through the real CLI, on the real demo run.
+
+Each test works on its own copy of one demo run (`demo`, from the conftest): a real 4-task parallel run where
+csv-export merged percent-split's integrated work in for a claim.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from cli_support import Plait, git
 
 from plait.reconcile.queue import TaskBranch
@@ -12,15 +15,6 @@ from plait.run.review import needed_by, taken_along
 from plait.workspace import Repo
 
 TASKS = {"csv-export", "percent-split", "storage-errors", "remove-expense"}
-
-
-@pytest.fixture
-def demo(plait: Plait, tmp_path: Path) -> tuple[Path, str]:
-    """A real 4-task parallel run: csv-export merged percent-split's integrated work in for a claim."""
-    where = tmp_path / "demo"
-    result = plait("demo", "--fast", "--dir", str(where), "--json", cwd=tmp_path)
-    assert result.code == 0, result.err
-    return where, str(result.json()["run_id"])
 
 
 def _files(where: Path, ref: str) -> set[str]:
