@@ -2,9 +2,11 @@
 
 A demo run (`plait demo --fast --no-tui`) is made in a temporary repository, then each command is started
 N times as a new process and its median wall time is printed, against `python -c pass` (the interpreter's own
-start) and `git status` in the same repository, measured in the same run, with the ratio to each.
+start) and `git status` in the same repository, measured in the same run, with the ratio to each. With
+`--baseline REV`, that commit's `src` (checked out with `git worktree add`, put first on PYTHONPATH) is measured
+too, each command's starts taking turns with the working tree's.
 
-Run: .venv/bin/python benchmarks/bench_startup.py [--runs 15] [--json]
+Run: .venv/bin/python benchmarks/bench_startup.py [--runs 15] [--baseline REV] [--json]
 """
 
 from __future__ import annotations
@@ -34,17 +36,27 @@ def _cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def _wall(argv: list[str], cwd: Path, env: dict[str, str], runs: int) -> tuple[float, float]:
-    """The median wall time and CPU time (user + system) of `argv`, in seconds, after one unmeasured start (the
-    page cache, .pyc files). On a loaded machine the CPU time is the steadier figure."""
-    walls, cpus = [], []
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _walls(argv: list[str], cwd: Path, envs: list[dict[str, str]], runs: int) -> list[tuple[float, float]]:
+    """For each environment, the median wall time and CPU time (user + system) of `argv`, in seconds, after one
+    unmeasured start (the page cache, .pyc files); the environments take turns. On a loaded machine the CPU time is
+    the steadier figure."""
+    walls: list[list[float]] = [[] for _ in envs]
+    cpus: list[list[float]] = [[] for _ in envs]
     for i in range(runs + 1):
-        began, cpu = time.perf_counter(), _cpu()
-        subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if i:
-            walls.append(time.perf_counter() - began)
-            cpus.append(_cpu() - cpu)
-    return statistics.median(walls), statistics.median(cpus)
+        for j, env in enumerate(envs):
+            began, cpu = time.perf_counter(), _cpu()
+            subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if i:
+                walls[j].append(time.perf_counter() - began)
+                cpus[j].append(_cpu() - cpu)
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus, strict=True)]
+
+
+def _wall(argv: list[str], cwd: Path, env: dict[str, str], runs: int) -> tuple[float, float]:
+    return _walls(argv, cwd, [env], runs)[0]
 
 
 def _demo(root: Path, env: dict[str, str]) -> Path:
@@ -54,42 +66,53 @@ def _demo(root: Path, env: dict[str, str]) -> Path:
     return repo
 
 
-def measure(runs: int) -> dict[str, object]:
+def measure(runs: int, baseline: str = "") -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="plait-startup-") as tmp:
         root = Path(tmp)
         env = {**os.environ, "HOME": str(root / "home"), "GIT_CONFIG_GLOBAL": "/dev/null", "COLUMNS": "120"}
         env.pop("PLAIT_STORE", None)
         repo = _demo(root, env)
-        load = os.getloadavg()[0]
-        python, python_cpu = _wall([sys.executable, "-c", "pass"], repo, env, runs)
-        git, git_cpu = _wall(["git", "status"], repo, env, runs)
-        rows = [
-            {"command": "python -c pass", "median_s": python, "cpu_s": python_cpu},
-            {"command": "git status", "median_s": git, "cpu_s": git_cpu},
-        ]
-        for name, args in COMMANDS:
-            took, cpu = _wall([sys.executable, "-m", "plait", *args], repo, env, runs)
-            rows.append({"command": name, "median_s": took, "cpu_s": cpu})
+        envs = {"": {**env, "PYTHONPATH": str(ROOT / "src")}}
+        if baseline:
+            where = root / "baseline"
+            subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), baseline], cwd=ROOT, check=True)
+            envs = {f"{baseline} ": {**env, "PYTHONPATH": str(where / "src")}, **envs}
+        try:
+            load = os.getloadavg()[0]
+            python, python_cpu = _wall([sys.executable, "-c", "pass"], repo, env, runs)
+            git, git_cpu = _wall(["git", "status"], repo, env, runs)
+            rows = [
+                {"command": "python -c pass", "median_s": python, "cpu_s": python_cpu},
+                {"command": "git status", "median_s": git, "cpu_s": git_cpu},
+            ]
+            for name, args in COMMANDS:
+                measured = _walls([sys.executable, "-m", "plait", *args], repo, list(envs.values()), runs)
+                for label, (took, cpu) in zip(envs, measured, strict=True):
+                    rows.append({"command": label + name, "median_s": took, "cpu_s": cpu})
+        finally:
+            if baseline:
+                subprocess.run(["git", "worktree", "remove", "--force", str(root / "baseline")], cwd=ROOT, check=False)
     for row in rows:
         row |= {"x_python": row["median_s"] / python, "x_git_status": row["median_s"] / git}
-    return {"runs": runs, "load_1min": (load + os.getloadavg()[0]) / 2, "commands": rows}
+    return {"runs": runs, "baseline": baseline, "load_1min": (load + os.getloadavg()[0]) / 2, "commands": rows}
 
 
 def _print(result: dict[str, object]) -> None:
     print(f"median of {result['runs']} starts, 1-minute load average {result['load_1min']:.1f}")
-    print(f"| {'command':26} | {'wall':>7} | {'CPU':>7} | {'x python -c pass':>16} | {'x git status':>12} |")
-    print(f"|{'-' * 28}|{'-' * 8}:|{'-' * 8}:|{'-' * 17}:|{'-' * 13}:|")
+    print(f"| {'command':34} | {'wall':>7} | {'CPU':>7} | {'x python -c pass':>16} | {'x git status':>12} |")
+    print(f"|{'-' * 36}|{'-' * 8}:|{'-' * 8}:|{'-' * 17}:|{'-' * 13}:|")
     for row in result["commands"]:  # type: ignore[attr-defined]
         wall, cpu = f"{row['median_s'] * 1000:.0f} ms", f"{row['cpu_s'] * 1000:.0f} ms"
-        print(f"| {row['command']:26} | {wall:>7} | {cpu:>7} | {row['x_python']:16.1f} | {row['x_git_status']:12.1f} |")
+        print(f"| {row['command']:34} | {wall:>7} | {cpu:>7} | {row['x_python']:16.1f} | {row['x_git_status']:12.1f} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="starts per command (the median is kept)")
+    parser.add_argument("--baseline", default="", help="a commit whose code is measured too (git worktree add)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    result = measure(args.runs)
+    result = measure(args.runs, args.baseline)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
