@@ -2,7 +2,8 @@
 
 A demo run (`plait demo --fast --no-tui`) is made in a temporary repository, then each command is started
 N times as a new process and its median wall time is printed, against `python -c pass` (the interpreter's own
-start) and `git status` in the same repository, measured in the same run, with the ratio to each. With
+start) and `git status` in the same repository, measured in the same run, with the ratio to each, and the import
+of the libraries every command needs (typer, which parses parameters with pydantic, and rich). With
 `--baseline REV`, that commit's `src` (checked out with `git worktree add`, put first on PYTHONPATH) is measured
 too, each command's starts taking turns with the working tree's.
 
@@ -37,6 +38,8 @@ def _cpu() -> float:
 
 
 ROOT = Path(__file__).resolve().parent.parent
+_LIBRARIES = "import typer, typer._adapters, rich.console, rich.table"
+"""What any command of a typer app pays before its own code runs: typer parses parameters with pydantic."""
 
 
 def _walls(argv: list[str], cwd: Path, envs: list[dict[str, str]], runs: int) -> list[tuple[float, float]]:
@@ -81,9 +84,11 @@ def measure(runs: int, baseline: str = "") -> dict[str, object]:
             load = os.getloadavg()[0]
             python, python_cpu = _wall([sys.executable, "-c", "pass"], repo, env, runs)
             git, git_cpu = _wall(["git", "status"], repo, env, runs)
+            floor, floor_cpu = _wall([sys.executable, "-c", _LIBRARIES], repo, env, runs)
             rows = [
                 {"command": "python -c pass", "median_s": python, "cpu_s": python_cpu},
                 {"command": "git status", "median_s": git, "cpu_s": git_cpu},
+                {"command": "import typer, pydantic, rich", "median_s": floor, "cpu_s": floor_cpu},
             ]
             for name, args in COMMANDS:
                 measured = _walls([sys.executable, "-m", "plait", *args], repo, list(envs.values()), runs)
