@@ -24,7 +24,7 @@ from plait.events import Decision, ModelCallFinished, PostgresEventStore
 from wire_server import WireServer
 
 # Ray's nodes talk over this machine's own address, not 127.0.0.1 (a driver started later finds its node by it)
-pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.allow_network]
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.allow_network, pytest.mark.timeout(600)]
 
 TASK = "Add the alpha, beta and gamma modules"
 PLAN = """

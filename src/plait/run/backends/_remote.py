@@ -20,7 +20,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RemoteJob", "RemoteOutcome", "checkpoint_key", "result_key", "run_job"]
+from plait.agent.budget import Budget
+from plait.events.types import ModelCallFinished
+
+__all__ = ["RemoteJob", "RemoteOutcome", "SharedRunBudget", "checkpoint_key", "result_key", "run_job"]
+
+
+@dataclass
+class SharedRunBudget(Budget):
+    """The run's budget as a worker sees it: its own agent's spending as it is charged, and every other agent's
+    (on any node) as the shared log has it, read again before each check.
+
+    The first check counts every answered call logged so far (this task's earlier attempts and a resumed
+    attempt's replayed calls too); later ones add only the other agents' new calls.
+    """
+
+    own: str = ""
+    cursor: int = -1
+
+    def check(self) -> None:
+        first, self.cursor = self.cursor < 0, max(self.cursor, 0)
+        for event in self.store.events(self.run_id, kinds=["model_response"], after=self.cursor):
+            self.cursor = max(self.cursor, event.seq)
+            if isinstance(event, ModelCallFinished) and (first or event.agent != self.own):
+                self.usage, self.usd = self.usage + event.response.usage, self.usd + event.cost_usd
+        super().check()
 
 
 def checkpoint_key(sha: str) -> str:
@@ -104,7 +128,7 @@ async def _attempt(
     job: RemoteJob, tmp: Path, base: bytes, extra: bytes, store: Any
 ) -> tuple[str, bytes, str, bool, str]:
     from plait.agent._replay import Recorded
-    from plait.agent.budget import Budget, Limits
+    from plait.agent.budget import Limits
     from plait.agent.context import context_budget
     from plait.agent.loop import Agent, AgentLimits, AgentResult
     from plait.agent.tools import Toolbox
@@ -165,10 +189,10 @@ async def _attempt(
     )
     model = make_model(job.model, s)
     prices = PriceTable(s.prices)
-    run_budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), store, run_id)
+    run_budget = SharedRunBudget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), store, run_id)
+    run_budget.own = task_id
     budget = run_budget.child(task_id, Limits(tokens=s.task_max_tokens, usd=s.task_max_usd))
-    recharge(run_budget, store, run_id)
-    recharge(run_budget, store, run_id, {task_id: budget})
+    recharge(run_budget, store, run_id, {task_id: budget})  # the task's own earlier spending, to its budget
     steering = Steering(store, run_id, task_id)
     tools: Any = Toolbox(worktree.path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit)
     board = None
