@@ -145,3 +145,17 @@ def test_split_always_runs_the_planners_plan_as_proposed(tmp_path: Path) -> None
     options = {"model": _planner(plan), "store": store, "run_id": "r", "prices": PriceTable(), "runner": LocalRunner()}
     decided = asyncio.run(make_plan(TASK, repo_root=root, split="always", **options))  # type: ignore[arg-type]
     assert decided == plan and decided.mode == "parallel"
+
+
+def test_a_split_run_as_one_agent_names_each_parts_files_not_its_instructions(tmp_path: Path) -> None:
+    """The parts' instructions were written for agents that each see one part; one agent gets where they go."""
+    plan = _engines_plan({e: [f"{e}.py", f"tests/test_{e}.py"] for e in ("alpha", "beta")})
+    plan.tasks[0].instructions = "Add alpha_sum to alpha.py. README.md is shared: add only your own line."
+    plan.tasks[0].reads = ["core.py"]
+    root = make_repo(tmp_path / "entangled", _entangled())
+    decided = choose_mode(plan, estimate_split(plan, RepoIndex(root), TASK, ratios=CLAUDE))
+    (whole,) = decided.tasks
+    assert decided.mode == "single"
+    assert "add only your own line" not in whole.instructions
+    assert "- improve alpha: alpha.py, tests/test_alpha.py, core.py (read)" in whole.instructions
+    assert "- improve beta: beta.py, tests/test_beta.py" in whole.instructions

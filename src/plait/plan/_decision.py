@@ -230,11 +230,25 @@ def choose_mode(plan: Plan, estimate: SplitEstimate) -> Plan:
     whole = PlanTask(
         id="whole-task",
         title="The whole task, by one agent",
-        instructions="\n\n".join(f"{t.title}: {t.instructions.strip()}" for t in plan.tasks),
+        instructions=_where(plan),
         writes=sorted({p for t in plan.tasks for p in t.writes}),
         reads=sorted({p for t in plan.tasks for p in t.reads}),
     )
     return Plan(mode="single", reason=why, tasks=[whole])
+
+
+def _where(plan: Plan) -> str:
+    """Where the planner found each part's work, for the one agent that does them all.
+
+    The parts' own instructions are not passed on: each was written for an agent that sees only its part (it
+    shares a file with the others, adds only its own line), which one agent is not, and one agent reads them,
+    said four times over, on every call of its conversation.
+    """
+    rows = []
+    for t in plan.tasks:
+        files = ", ".join([*t.writes, *(f"{p} (read)" for p in t.reads if p not in t.writes)])
+        rows.append(f"- {t.title}: {files or 'no files named'}")
+    return "The parts of the task and the files the planner found for each:\n" + "\n".join(rows)
 
 
 def settle_mode(plan: Plan, root: Path, task: str, model: str, prices: PriceTable) -> Plan:
