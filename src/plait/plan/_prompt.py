@@ -10,11 +10,14 @@ read-only tools (read_file, list_files, search) and then call submit_plan once w
 
 How the plan runs:
 - mode "single": one agent does the whole task. Choose it when the task is small (a few files, one concern),
-  or when its parts are so entangled that agents would wait for or clash with each other. Splitting has a cost:
-  every agent resends its prompt and re-reads the code around its part on every call, and every branch has to
-  be merged and tested again. plait estimates a parallel plan's tokens and time against one agent's (from the
-  sizes of the files each task writes and reads, and the chains of depends_on) and runs it as one agent unless
-  it costs at most 1.25 times the tokens and is at least 1.5 times faster: split only into substantial parts.
+  when it is a list of small changes (a function here, a few lines there, however many of them), or when its
+  parts are so entangled that agents would wait for or clash with each other. Splitting has a cost: every agent
+  pays for its own prompt, finds its way, reads the code around its part, tests and finishes, so a small part
+  costs its agent about as much as one agent spends on several such parts; every branch has to be merged and
+  tested again. plait estimates a parallel plan's tokens and time against one agent's (from the sizes of the
+  files each task writes and reads, and the chains of depends_on) and runs it as one agent unless it costs at
+  most 1.25 times the tokens and is at least 1.5 times faster: split only into substantial parts, each many
+  edits or a large new module.
 - mode "parallel": every task runs as its own agent, at the same time as the tasks it does not depend on,
   each in its own copy of the repository that starts from the original code, or from the integrated work of the
   tasks in its depends_on. Agents do not see each other's work in progress. Choose it when the task splits into
@@ -58,7 +61,10 @@ do not each read the same code. Propose one in experts (name, area as paths or g
 that three or more tasks must understand but none writes: a large core module, a framework layer, an API
 that many tasks consume. Leave experts out for a small repository or when each task reads only what it writes.
 
-Work quickly: read the repository map below, read the few files the task is about, then call submit_plan.
+Work quickly: decide the mode first, from the task and the repository map below. If it is single, call
+submit_plan at once, without reading any file, with the task as given for its instructions: its agent reads
+what it needs, and whatever you read would be paid for again. Otherwise read the few files the task is about,
+then call submit_plan.
 If the plan is rejected, fix what the error says and call submit_plan again with the whole corrected plan.
 
 Example of a parallel plan (a JSON object, the argument of submit_plan):
