@@ -174,3 +174,34 @@ def test_workers_calls_read_their_prefix_from_the_cache_and_are_billed_for_it(sh
         # the read is billed at a tenth of the input price
         uncached = second.response.usage.model_copy(update={"cached_tokens": 0})
         assert second.cost_usd < prices.cost(model.name, uncached) / 2
+
+
+def _defs(name: str, n: int, head: str = "") -> str:
+    return head + "".join(
+        f"def {name}_{i}(value: int, *, scale: float = 1.0) -> int:\n    return value\n\n" for i in range(n)
+    )
+
+
+def test_a_whole_map_shorter_than_half_the_areas_together_is_every_workers(repo: Repo) -> None:
+    """Four modules that all import one core: each area shows nearly everything, so one shared map costs less."""
+    files = {
+        "pkg/__init__.py": "".join(f"from pkg.{m} import {m}_0\n" for m in "abcd"),
+        "pkg/core.py": _defs("core", 16),
+    }
+    for m in "abcd":
+        files[f"pkg/{m}.py"] = _defs(m, 14, "from pkg.core import core_0\n\n")
+        files[f"tests/test_{m}.py"] = f"from pkg.{m} import {m}_0\n\n\ndef test_{m}(): ...\n"
+    files.update({f"docs/page{i}.md": "# page\n" for i in range(30)})
+    for path, text in files.items():
+        (repo.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo.root / path).write_text(text)
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-q", "-m", "a package around one core")
+    tasks = [_task(m, f"pkg/{m}.py", f"tests/test_{m}.py", "pkg/__init__.py") for m in "abcd"]
+    plan = Plan(mode="parallel", reason="four modules", tasks=tasks, shared=["pkg/__init__.py"])
+    systems = worker_systems(plan, repo.root)
+    shared = {s.split(SYSTEM_BREAK)[0] for s in systems.values()}
+    assert len(shared) == 1
+    [whole] = shared
+    assert "The repository:\n" in whole and all(path in whole for path in files)
+    assert all("Your area:" not in s for s in systems.values())
