@@ -44,6 +44,9 @@ EXPERT = """
 
 
 NOTE = "alpha.a() returns the string 'a', never None"
+KEY = "sk-ray-test-6f1d2c"
+SHOW_KEY = 'os.environ.get(\\"OPENAI_API_KEY\\", \\"no key here\\")'
+"""What an agent's command prints of the key: the worker process has it, the agent's commands must not."""
 
 
 def _conversation(name: str, body: str, delay: float) -> str:
@@ -64,7 +67,7 @@ def _conversation(name: str, body: str, delay: float) -> str:
             arguments: {{path: {name}.py, content: "{body}"}}
       - text: Checking it.
         delay: {delay}
-        tool_calls: [{{name: run, arguments: {{command: "python3 -c 'import {name}'"}}}}]
+        tool_calls: [{{name: run, arguments: {{command: "python3 -c 'import {name}, os; print({SHOW_KEY})'"}}}}]
       - delay: {delay}
         tool_calls: [{{name: finish, arguments: {{summary: {name} is there}}}}]
 """
@@ -145,13 +148,14 @@ def test_a_run_on_the_ray_cluster_ends_with_the_local_runs_verified_tree(
     local_repo, local_plan = _setup(tmp_path, "local", env)
     ray_repo, ray_plan = _setup(tmp_path, "ray", env)
     url = postgres.database()
-    ray_env = {**env, "PLAIT_STORE": url}
+    ray_env = {**env, "PLAIT_STORE": url, "OPENAI_API_KEY": KEY}
     with WireServer(KeyedModel(script)) as server:
         spec = f"openai-compatible:demo@{server.openai_url}"
         local = _finish(_plait(_flags(spec, local_plan), local_repo, env))
-        remote = _finish(
-            _plait([*_flags(spec, ray_plan), "--backend", "ray", "--ray-address", cluster.address], ray_repo, ray_env)
-        )
+        on_ray = [*_flags(spec, ray_plan), "--backend", "ray", "--ray-address", cluster.address]
+        before = len(server.requests)
+        remote = _finish(_plait(on_ray, ray_repo, ray_env))
+        keyed = [r for r in server.requests[before:] if r.headers.get("authorization") == f"Bearer {KEY}"]
     assert local[0] == 0, local[2][-2000:]
     assert remote[0] == 0, remote[2][-2000:]
     mine, theirs = json.loads(local[1]), json.loads(remote[1])
@@ -174,6 +178,12 @@ def test_a_run_on_the_ray_cluster_ends_with_the_local_runs_verified_tree(
     assert any(
         "expert `keeper` answers" in e.model_dump_json() and "base.py:1" in e.model_dump_json() for e in answered
     )
+
+    store = PostgresEventStore(url)  # the key reached every worker and actor process, and no agent's command
+    results = [e for e in store.events(theirs["run_id"], kinds=["tool_result"]) if "no key here" in str(e)]
+    calls = store.events(theirs["run_id"], kinds=["model_response"])
+    store.close()
+    assert len(keyed) == len(calls) == 13 and len(results) == 3
 
     status = _cli(["status", theirs["run_id"], "--json"], ray_repo, ray_env)
     assert status.returncode == 0, status.stderr[-1000:]
