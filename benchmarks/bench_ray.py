@@ -289,7 +289,7 @@ def uptime() -> str:
 
 
 def report(runs: list[dict[str, Any]], bundles: dict[str, float], args: argparse.Namespace, loads: list[str]) -> None:
-    base = runs[0]
+    base = next((r for r in runs if r["mode"] == "sqlite"), runs[0])
     bound = 3 * args.latency + args.burn
     print(
         f"{args.tasks} tasks, concurrency {args.concurrency}, replies {args.latency:g} s x 3, burn {args.burn:g} s CPU"
@@ -301,7 +301,7 @@ def report(runs: list[dict[str, Any]], bundles: dict[str, float], args: argparse
     head = (
         "run",
         "wall",
-        "x sqlite",
+        f"wall / bound, x {base['mode']}",
         "start",
         "placed",
         "worker setup",
@@ -321,7 +321,7 @@ def report(runs: list[dict[str, Any]], bundles: dict[str, float], args: argparse
         cells = [
             r["mode"],
             f"{r['wall']:.1f} s",
-            f"{r['wall'] / base['wall']:.2f}",
+            f"{r['wall'] / (args.tasks / args.concurrency * bound):.2f}, {r['wall'] / base['wall']:.2f}",
             f"{r['start']:.2f} s",
             "—"
             if r["mode"] != "ray"
