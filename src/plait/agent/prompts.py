@@ -132,7 +132,13 @@ def task_brief(
     failing for it, `shared` the files it adds to alongside other tasks, and `retry` (from
     `retry_note`) what the worktree holds of the last attempt, replacing `last_failure` and `detail`.
     """
-    lines = [f"Your task is `{task_id}`: {title}", "", instructions.strip(), ""]
+    said = title.endswith("...") and instructions.strip().startswith(title[:-3])  # a title cut from the task's text
+    lines = [
+        f"Your task is `{task_id}`:" if said else f"Your task is `{task_id}`: {title}",
+        "",
+        instructions.strip(),
+        "",
+    ]
     owned = [w for w in writes if w not in (shared or [])]
     if owned:
         lines.append("Your write-set (files you own): " + ", ".join(owned))
