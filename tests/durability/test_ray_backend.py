@@ -8,6 +8,7 @@ restoring its last checkpoint from the store); `plait status` names the node eac
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -268,3 +269,34 @@ def test_the_driver_killed_mid_run_resumes_from_postgresql_without_paying_again(
     for turn, given in served.items():
         assert given[-1] in logged, f"turn {turn} was answered again after its answer was logged"
     assert sum(len(a) - 1 for a in served.values()) <= 1
+
+
+def test_ctrl_c_stops_the_attempts_on_the_cluster_and_the_run_resumes(
+    tmp_path: Path, postgres: PostgresServer, cluster: Any
+) -> None:
+    script = tmp_path / "script.yaml"
+    script.write_text(_script(1.5))
+    url = postgres.database()
+    env = {**_env(tmp_path), "PLAIT_CONCURRENCY": "3", "PLAIT_STORE": url}
+    repo, plan = _setup(tmp_path, "repo", env)
+    model = KeyedModel(script)
+    with WireServer(model) as server:
+        spec = f"openai-compatible:demo@{server.openai_url}"
+        proc = _plait([*_flags(spec, plan), "--backend", "ray", "--ray-address", cluster.address], repo, env)
+        deadline = time.monotonic() + 120
+        while not model.answers.get(("gamma", 1)):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"gamma did not get to work: {proc.communicate()[1][-2000:]}")
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        code, _, err = _finish(proc)
+        asked = sum(len(a) for (name, _), a in model.answers.items() if name == "gamma")
+        time.sleep(4)  # more than two of gamma's turns: an attempt still running on the cluster would ask again
+        after = sum(len(a) for (name, _), a in model.answers.items() if name == "gamma")
+        resumed = _finish(_plait(["resume", "last", "--json"], repo, env))
+    assert code == 130 and "plait resume" in err, err[-2000:]
+    assert after == asked, "an attempt went on working on the cluster after Ctrl-C"
+    assert resumed[0] == 0, resumed[2][-2000:]
+    result = json.loads(resumed[1])
+    assert result["status"] == "done" and _git(repo, "show", f"{result['branch']}:gamma.py").startswith("def g():")
