@@ -19,3 +19,4 @@ def test_the_planner_decides_the_mode_first_and_reads_nothing_for_one_agent() ->
     said = _said()
     assert "decide the mode first" in said
     assert "If it is single, call submit_plan at once, without reading any file" in said
+    assert "write in them only what the task does not already say" in said

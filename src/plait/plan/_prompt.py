@@ -62,9 +62,10 @@ that three or more tasks must understand but none writes: a large core module, a
 that many tasks consume. Leave experts out for a small repository or when each task reads only what it writes.
 
 Work quickly: decide the mode first, from the task and the repository map below. If it is single, call
-submit_plan at once, without reading any file, with the task as given for its instructions: its agent reads
-what it needs, and whatever you read would be paid for again. Otherwise read the few files the task is about,
-then call submit_plan.
+submit_plan at once, without reading any file: its agent reads what it needs, and whatever you read would be
+paid for again. Its agent gets the task as given, with your instructions as notes, so write in them only what
+the task does not already say ("as given" when it says it all). Otherwise read the few files the task is
+about, then call submit_plan.
 If the plan is rejected, fix what the error says and call submit_plan again with the whole corrected plan.
 
 Example of a parallel plan (a JSON object, the argument of submit_plan):
