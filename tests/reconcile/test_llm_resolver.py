@@ -213,3 +213,15 @@ def test_a_long_side_close_to_the_base_is_shown_as_its_diff_and_a_def_in_a_docum
     assert "-Paragraph 7 of the guide" in prompt and "+Paragraph seven of the guide" in prompt
     assert prompt.count("Paragraph 12 of the guide") == 1  # the base's lines, once
     assert "removed `cli`" not in prompt
+
+
+def test_a_method_of_a_class_one_side_removed_is_not_placed_in_the_class_the_block_starts_in() -> None:
+    b = "class B:\n    def __init__(self):\n        self.b = 0\n\n    def check(self):\n        return {}\n"
+    a = "\n\nclass A:\n    def __init__(self):\n        self.a = {}\n"
+    base, ours, theirs = b.format(1) + a.format(1), b.format(2), b.format(1) + a.format(10)
+    model = ScriptedModel([hunks("        return 2\n")])
+    resolution = _run(LLMResolver(model), FileConflict("ab.py", base, ours, theirs))
+    assert resolution is not None and resolution.text == ours
+    prompt = str(model.calls[0].messages[0])
+    assert "ours removed `__init__` from H1 while theirs changed it; ours has no `__init__` in class `A`" in prompt
+    assert "now at line" not in prompt

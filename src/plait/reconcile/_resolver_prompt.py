@@ -143,9 +143,9 @@ def _moved(site: MergeSite | None, loc: Located, piece: Piece, facts: Facts) -> 
             continue
         for name in [n for n in defined_names(hunk.base) if n not in kept]:
             header = re.compile(rf"(\s*)(async\s+def|def|class)\s+{name}\b")
-            depth = next(len(m.group(1)) for line in hunk.base if (m := header.match(line)))
+            at, depth = next((k, len(m.group(1))) for k, line in enumerate(hunk.base) if (m := header.match(line)))
             base = split_lines(loc.conflict.base or "")
-            owner = _owner(base, piece.spans["base"][0], depth + 1) if depth else ""
+            owner = _owner(base, piece.spans["base"][0] + at, depth + 1) if depth else ""
             own = split_lines(getattr(loc.conflict, side) or "")
             a, b = piece.spans[side]
             has = any(header.match(line) for i, line in enumerate(own) if not a <= i < b)
