@@ -225,3 +225,17 @@ def test_a_method_of_a_class_one_side_removed_is_not_placed_in_the_class_the_blo
     prompt = str(model.calls[0].messages[0])
     assert "ours removed `__init__` from H1 while theirs changed it; ours has no `__init__` in class `A`" in prompt
     assert "now at line" not in prompt
+
+
+def test_a_class_in_a_docstring_example_of_removed_code_is_not_said_to_have_moved() -> None:
+    shown = "class Shown:\n    def check(self):\n        return {}\n"
+    example = '    """Example::\n\n        class UserSchema(Schema):\n            name = 1\n    """\n'
+    formatted = "\n\nclass Formatted:\n" + example + "\n    def render(self):\n        return {}\n"
+    base, ours = shown.format(1) + formatted.format(1), shown.format(2)
+    theirs = shown.format(1) + formatted.format(10)
+    model = ScriptedModel([hunks("        return 2\n")])
+    resolution = _run(LLMResolver(model), FileConflict("f.py", base, ours, theirs))
+    assert resolution is not None and resolution.text == ours
+    prompt = str(model.calls[0].messages[0])
+    assert "ours removed `Formatted` from H1 while theirs changed it" in prompt
+    assert "removed `UserSchema`" not in prompt

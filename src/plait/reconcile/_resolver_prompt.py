@@ -4,7 +4,6 @@ changed them."""
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -13,14 +12,13 @@ from plait.models.base import ToolSpec
 from plait.reconcile._intent import (
     Commit,
     clean_message,
-    defined_names,
     region_commits,
     relevant_notes,
-    where_defined,
     words,
 )
-from plait.reconcile._locate import Located, Piece, Section
+from plait.reconcile._locate import Located, Section
 from plait.reconcile._mergefile import split_lines
+from plait.reconcile._moved import def_lines, moved
 from plait.reconcile._whole_prompt import fence as _fence
 from plait.reconcile.types import Finding, MergeContext, MergeSite
 
@@ -102,78 +100,14 @@ class Facts:
     """path -> ours-view lines (start, end, name) of a def or class a side moved out of a hunk within the file."""
 
 
-def _extent(view: Sequence[str], at: int, limit: int = 60) -> int:
-    """The end of the def or class whose header is at line `at` (by indentation), at most `limit` lines on."""
-    indent = len(view[at]) - len(view[at].lstrip())
-    end = at + 1
-    while end < len(view) and end - at < limit:
-        line = view[end]
-        if line.strip() and not line.lstrip().startswith("#") and len(line) - len(line.lstrip()) <= indent:
-            break
-        end += 1
-    while end > at + 1 and not view[end - 1].strip():
-        end -= 1
-    return end
-
-
-def _owner(lines: Sequence[str], at: int, indent: int) -> str:
-    """The class whose body holds line `at` (indented `indent`), or "" at the top level."""
-    for i in range(min(at, len(lines)) - 1, -1, -1):
-        line = lines[i]
-        if line.strip() and len(line) - len(line.lstrip()) < indent:
-            match = re.match(r"\s*class\s+(\w+)", line)
-            if match:
-                return match.group(1)
-            if not line.lstrip().startswith(("#", "@", ")", "]", "}")):
-                indent = len(line) - len(line.lstrip())
-    return ""
-
-
-def _moved(site: MergeSite | None, loc: Located, piece: Piece, facts: Facts) -> list[str]:
-    """Where a def or class went that one side removed from a hunk the other side edited: within the file (in
-    the same class, for a method), else, for a top-level one, elsewhere in that side's tree."""
-    said: list[str] = []
-    if not loc.python:  # a `def` in a document's or a config's block is an example, not code that moved
-        return said
-    hunk = piece.hunk
-    inside = {i for p in loc.pieces for i in range(p.start, p.end)}
-    for side, other in (("ours", "theirs"), ("theirs", "ours")):
-        kept = set(defined_names(getattr(hunk, side)))
-        if list(getattr(hunk, other)) == list(hunk.base):
-            continue
-        for name in [n for n in defined_names(hunk.base) if n not in kept]:
-            header = re.compile(rf"(\s*)(async\s+def|def|class)\s+{name}\b")
-            at, depth = next((k, len(m.group(1))) for k, line in enumerate(hunk.base) if (m := header.match(line)))
-            base = split_lines(loc.conflict.base or "")
-            owner = _owner(base, piece.spans["base"][0] + at, depth + 1) if depth else ""
-            own = split_lines(getattr(loc.conflict, side) or "")
-            a, b = piece.spans[side]
-            has = any(header.match(line) for i, line in enumerate(own) if not a <= i < b)
-            here = [
-                i
-                for i, line in enumerate(loc.view)
-                if has and i not in inside and header.match(line) and _owner(loc.view, i, depth + 1) == owner
-            ]
-            if here:
-                end = _extent(loc.view, here[0])
-                facts.places.setdefault(loc.conflict.path, []).append((here[0], end, name))
-                where = f"it is now at line {here[0] + 1} of this file (shown below; you may edit it)"
-            elif depth:
-                where = f"{side} has no `{name}` in class `{owner}` any more" if owner else f"{side} dropped it"
-            else:
-                found = where_defined(site, side, [name]).get(name, []) if site else []
-                where = f"{side} defines it at {', '.join(found)}" if found else f"{side} defines it nowhere"
-            said.append(f"{side} removed `{name}` from {piece.id} while {other} changed it; {where}.")
-    return said
-
-
 def gather(site: MergeSite | None, located: Sequence[Located]) -> Facts:
     """Read the history behind every section (git; run it in a thread)."""
     facts = Facts()
     for loc in located:
         path = loc.conflict.path
+        real = def_lines(loc.conflict.base or "") if loc.python else None
         for k, section in enumerate(loc.sections):
-            facts.moved[(path, k)] = [s for p in section.pieces for s in _moved(site, loc, p, facts)]
+            facts.moved[(path, k)] = [s for p in section.pieces for s in moved(site, loc, p, facts.places, real)]
             if site is None:
                 continue
             hunk_words = words(
