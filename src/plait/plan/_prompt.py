@@ -4,6 +4,10 @@ from __future__ import annotations
 
 __all__ = ["planner_system", "planner_task"]
 
+_WORK = "Work quickly: decide the mode first"
+_LEFT_OUT = "Not listed above:"
+"""How a map says it could not list every file (`plait.plan.repomap`)."""
+
 _INSTRUCTIONS = """\
 You are the planner of a team of coding agents. You do not change any file. You read the repository with
 read-only tools (read_file, list_files, search) and then call submit_plan once with the whole plan.
@@ -55,12 +59,6 @@ How to cut the tasks (parallel mode):
 - ids are short lowercase slugs made of letters, digits and dashes, such as 'add-currency'.
 - Two to six tasks is typical. Do not make a task that only reads, or one that only runs the tests.
 
-Experts (optional, parallel mode, large repositories only): an expert is a read-only agent that reads one
-area of the code once and answers the agents' questions about it for the whole run, so that several agents
-do not each read the same code. Propose one in experts (name, area as paths or globs, brief) for an area
-that three or more tasks must understand but none writes: a large core module, a framework layer, an API
-that many tasks consume. Leave experts out for a small repository or when each task reads only what it writes.
-
 Work quickly: decide the mode first, from the task and the repository map below. If it is single, call
 submit_plan at once, without reading any file: its agent reads what it needs, and whatever you read would be
 paid for again. Its agent gets the task as given, with your instructions as notes, so write in them only what
@@ -84,10 +82,22 @@ Example of a parallel plan (a JSON object, the argument of submit_plan):
 """
 
 
+_EXPERTS = """\
+Experts (optional, parallel mode, large repositories only): an expert is a read-only agent that reads one
+area of the code once and answers the agents' questions about it for the whole run, so that several agents
+do not each read the same code. Propose one in experts (name, area as paths or globs, brief) for an area
+that three or more tasks must understand but none writes: a large core module, a framework layer, an API
+that many tasks consume. Leave experts out for a small repository or when each task reads only what it writes.
+"""
+"""Said only of a repository too large for its map to list every file: experts are for large ones."""
+
+
 def planner_system(repo_map: str, instructions: str = "") -> str:
     """The planner's system prompt: instructions, the repository's own (its AGENTS.md files), then its map."""
     own = f"\n{instructions.strip()}\n" if instructions.strip() else ""
-    return f"{_INSTRUCTIONS}{own}\nThe repository:\n\n{repo_map.rstrip()}\n"
+    head, work = _INSTRUCTIONS.split(_WORK, 1)
+    experts = f"{_EXPERTS}\n" if _LEFT_OUT in repo_map else ""
+    return f"{head}{experts}{_WORK}{work}{own}\nThe repository:\n\n{repo_map.rstrip()}\n"
 
 
 def planner_task(task: str, verify: str | None = None) -> str:
