@@ -168,3 +168,24 @@ def test_where_code_one_side_moved_to_another_file_went_is_said(box: Sandbox) ->
     prompt = _prompt(seen[0])
     assert "ours removed `target` from H1 while theirs changed it; ours defines it at other.py:4." in prompt
     assert outcome.commit is not None and box.show(outcome.commit, "mod.py") + "\n" == f"{first}\n\n{last}"
+
+
+def test_a_later_call_of_the_same_merge_is_told_how_the_earlier_blocks_were_resolved(box: Sandbox) -> None:
+    base = box.start({"a.cfg": "[tool]\npin = 1\n", "b.cfg": "[other]\npin = 1\n"})
+    ours = box.commit({"a.cfg": "[tool]\npin = 2\n", "b.cfg": "[other]\npin = 2\n"}, "Pin 2", parent=base)
+    theirs = box.commit({"a.cfg": "[tool]\npin = 3\n", "b.cfg": "[other]\npin = 3\n"}, "Pin 3", parent=base)
+    seen: list[ModelRequest] = []
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        seen.append(request)
+        reply = {"hunks": [{"id": "H1", "text": "pin = 3\n"}]}
+        return ModelResponse(tool_calls=(ToolCall(id=f"c{len(seen)}", name="resolve_conflicts", arguments=reply),))
+
+    outcome = _merge(box, ours, theirs, FunctionModel(answer))
+
+    assert outcome.commit is not None and len(seen) == 2
+    first, second = _prompt(seen[0]), _prompt(seen[1])
+    assert "## `a.cfg`" in first and "Resolved earlier" not in first
+    assert (
+        "## `b.cfg`" in second and "## Resolved earlier in this merge" in second and "- `a.cfg` H1: pin = 3" in second
+    )

@@ -22,7 +22,16 @@ from plait.reconcile._moved import def_lines, moved
 from plait.reconcile._whole_prompt import fence as _fence
 from plait.reconcile.types import Finding, MergeContext, MergeSite
 
-__all__ = ["RESOLVE_CONFLICTS", "SYSTEM", "Facts", "gather", "hunk_prompt", "relevant_findings", "with_instructions"]
+__all__ = [
+    "RESOLVE_CONFLICTS",
+    "SYSTEM",
+    "Facts",
+    "gather",
+    "hunk_prompt",
+    "relevant_findings",
+    "settled",
+    "with_instructions",
+]
 
 SYSTEM = """You resolve git merge conflicts. Two sides changed the same code from a common base: "ours" is \
 already integrated, "theirs" is being merged in. Each conflict is shown where it sits, as a block
@@ -86,7 +95,7 @@ RESOLVE_CONFLICTS = ToolSpec(
 
 _LANG = {"py": "python", "pyi": "python", "md": "markdown", "rst": "rst", "yml": "yaml", "yaml": "yaml"}
 _LANG |= {"toml": "toml", "cfg": "ini", "ini": "ini", "js": "javascript", "ts": "typescript", "json": "json"}
-_TASK, _SUMMARY, _DIFF, _FINDINGS, _COMPACT = 800, 400, 30, 10, 20
+_TASK, _SUMMARY, _DIFF, _FINDINGS, _COMPACT, _EARLIER = 800, 400, 30, 10, 20, 12
 
 
 @dataclass
@@ -256,8 +265,19 @@ def relevant_findings(findings: Sequence[Finding], paths: Sequence[str]) -> list
     return [f for f in findings if f.path in paths or set(f.files) & set(paths)][:_FINDINGS]
 
 
-def hunk_prompt(located: Sequence[Located], context: MergeContext, facts: Facts) -> str:
-    """The conflict blocks of `located` (one call), with their code, history, notes and findings."""
+def settled(loc: Located, texts: dict[str, str]) -> list[str]:
+    """One line per block of a file already resolved in this merge: the first lines that replace it."""
+    out = []
+    for piece in loc.pieces:
+        lines = [x.strip() for x in texts.get(piece.id, "").splitlines() if x.strip()]
+        shown = " / ".join(lines[:3]) + (" / …" if len(lines) > 3 else "") if lines else "(removed: no lines)"
+        out.append(f"- `{loc.conflict.path}` {piece.id}: {shown[:200]}")
+    return out
+
+
+def hunk_prompt(located: Sequence[Located], context: MergeContext, facts: Facts, earlier: Sequence[str] = ()) -> str:
+    """The conflict blocks of `located` (one call), with their code, history, notes and findings, and the
+    blocks of this merge resolved by earlier calls (`earlier`)."""
     paths = [loc.conflict.path for loc in located]
     ids = [p.id for loc in located for p in loc.pieces]
     parts = [f"# Conflicts to resolve: {len(ids)} block(s) in {len(paths)} file(s)", *_tasks(context)]
@@ -296,6 +316,11 @@ def hunk_prompt(located: Sequence[Located], context: MergeContext, facts: Facts)
             "## Places that may need a change\nplait's cross-branch check found these in git's merge (code it "
             "merged cleanly that uses a name one side removed or renamed). Change them with `edits` if the "
             "resolution calls for it:\n" + "\n".join(_finding(f, by_path) for f in findings)
+        )
+    if earlier:
+        parts.append(
+            "## Resolved earlier in this merge\nThe merge's other conflicts, as already settled (their first lines); "
+            "keep to the same choices where they bear on these blocks:\n" + "\n".join(earlier[:_EARLIER])
         )
     parts.append(f"Call `resolve_conflicts` once, with a text for each of {', '.join(ids)}.")
     return "\n\n".join(parts) + "\n"

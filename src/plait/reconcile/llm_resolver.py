@@ -43,9 +43,10 @@ from plait.reconcile._resolver_prompt import (
     gather,
     hunk_prompt,
     relevant_findings,
+    settled,
     with_instructions,
 )
-from plait.reconcile._splice import Refused, splice
+from plait.reconcile._splice import Refused, blocks_from_whole, splice
 from plait.reconcile._whole_prompt import RESOLVE, WHOLE_SYSTEM, whole_file_prompt
 from plait.reconcile.types import FileConflict, MergeContext, Resolution, Rung
 from plait.redact import scrub_strings
@@ -101,6 +102,8 @@ class LLMResolver:
         self.calls: list[Call] = []
         self._answers: dict[str, dict[str, Resolution | None]] = {}
         self._instructions: dict[str, ProjectInstructions] = {}
+        self._settled: dict[tuple[str, str], list[str]] = {}
+        """Per merge (ours, theirs): its blocks resolved so far, told to the calls that come after."""
 
     async def _system(self, system: str, context: MergeContext, paths: Sequence[str]) -> str:
         """`system` with the project instructions that bear on `paths` (redacted, as an agent's prompt is)."""
@@ -185,7 +188,9 @@ class LLMResolver:
 
     async def _by_hunks(self, located: list[Located], context: MergeContext) -> dict[str, Resolution | None]:
         facts = await asyncio.to_thread(gather, context.site, located)
-        prompt = hunk_prompt(located, context, facts)
+        merge = (context.site.ours, context.site.theirs) if context.site else None
+        earlier = self._settled.setdefault(merge, []) if merge else []
+        prompt = hunk_prompt(located, context, facts, earlier)
         paths = tuple(loc.conflict.path for loc in located)
         if len(prompt) > self.max_chars:
             return dict.fromkeys(paths)
@@ -210,6 +215,10 @@ class LLMResolver:
             text = "That cannot be used: " + "; ".join(problems) + "." + again + " Call `resolve_conflicts` again."
             messages.append(response.as_message())
             messages.extend(_feedback(response, text))
+        for loc in located:
+            res = done.get(loc.conflict.path)
+            texts = blocks_from_whole(loc, res.text) if res is not None and res.text is not None else None
+            earlier.extend(settled(loc, texts) if texts is not None else [])
         return {p: done.get(p) for p in paths}
 
     def _take(
