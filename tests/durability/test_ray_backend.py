@@ -21,7 +21,7 @@ from keyed_model import KeyedModel
 from test_crash import MARK, _env, _finish, _kill, _plait
 
 from pg_cluster import PostgresServer
-from plait.events import Decision, ModelCallFinished, PostgresEventStore
+from plait.events import Decision, ModelCallFinished, PostgresEventStore, TaskFinished
 from wire_server import WireServer
 
 # Ray's nodes talk over this machine's own address, not 127.0.0.1 (a driver started later finds its node by it)
@@ -140,6 +140,16 @@ def _placed(url: str) -> list[Decision]:
     return [e for e in events if isinstance(e, Decision) and e.topic == "placed"]
 
 
+def _failures(url: str) -> list[str]:
+    """Why attempts failed, for an assertion's message."""
+    store = PostgresEventStore(url)
+    try:
+        finished = store.events(store.run_ids()[-1], kinds=["task_finished"])
+    finally:
+        store.close()
+    return [f"{e.agent}: {e.reason}" for e in finished if isinstance(e, TaskFinished) and e.status != "done"]
+
+
 def test_a_run_on_the_ray_cluster_ends_with_the_local_runs_verified_tree(
     tmp_path: Path, postgres: PostgresServer, cluster: Any
 ) -> None:
@@ -221,7 +231,8 @@ def test_a_node_killed_mid_attempt_costs_no_model_call_paid_again(
     result = json.loads(out)
     assert result["status"] == "done" and _git(repo, "show", f"{result['branch']}:gamma.py").startswith("def g():")
     gamma = [p for p in _placed(url) if p.agent == "gamma"]
-    assert len(gamma) == 2 and gamma[0].data["node"] == node and gamma[1].data["node"] != node
+    assert len(gamma) == 2, _failures(url)
+    assert gamma[0].data["node"] == node and gamma[1].data["node"] != node
     store = PostgresEventStore(url)
     events = store.events(store.run_ids()[-1], agent="gamma")
     store.close()
@@ -258,7 +269,7 @@ def test_the_driver_killed_mid_run_resumes_from_postgresql_without_paying_again(
     assert code == 0, err[-3000:]
     result = json.loads(out)
     assert result["status"] == "done" and _git(repo, "show", f"{result['branch']}:gamma.py").startswith("def g():")
-    assert len([p for p in _placed(url) if p.agent == "gamma"]) == 2  # placed again by the resumed driver
+    assert len([p for p in _placed(url) if p.agent == "gamma"]) == 2, _failures(url)  # placed again on resume
     store = PostgresEventStore(url)
     events = store.events(store.run_ids()[-1], agent="gamma")
     store.close()

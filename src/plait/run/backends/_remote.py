@@ -47,6 +47,56 @@ class SharedRunBudget(Budget):
         super().check()
 
 
+_NODE_CACHE = "plait-nodes"
+_STALE_S = 24 * 3600.0
+
+
+def _node_repo(run_id: str, base: bytes, extra: bytes) -> Path:
+    """The run's repository on this node: cloned from the base bundle by the first attempt placed here, then shared.
+
+    The attempts of a run on one node take their worktrees from one clone (a lock keeps two first attempts from
+    both cloning); `extra` (the commits an attempt starts from) is fetched into it. Clones of runs untouched for a
+    day are removed on the way.
+    """
+    import fcntl
+    import os
+    import shutil
+    import time
+
+    from plait.workspace.bundles import clone_from_bundle, unbundle
+
+    cache = Path(tempfile.gettempdir()) / _NODE_CACHE
+    here = cache / run_id
+    here.mkdir(parents=True, exist_ok=True)
+    root = here / "repo"
+    with (here / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / ".git").exists():
+            partial = here / f"repo.{os.getpid()}"
+            shutil.rmtree(partial, ignore_errors=True)
+            clone_from_bundle(partial, base)
+            partial.rename(root)
+            for old in cache.iterdir():
+                if old != here and time.time() - old.stat().st_mtime > _STALE_S:
+                    shutil.rmtree(old, ignore_errors=True)
+        if extra:
+            unbundle(root, extra)
+        os.utime(here)
+    return root
+
+
+def _drop_stale(repo: Any, branch: str) -> None:
+    """Remove the worktree a killed run of this attempt left on `branch` in the node's clone (one runs at a time)."""
+    listed = repo.git("worktree", "list", "--porcelain", check=False)
+    path = ""
+    for line in listed.splitlines():
+        if line.startswith("worktree "):
+            path = line.removeprefix("worktree ")
+        elif line == f"branch refs/heads/{branch}" and path:
+            repo.git("worktree", "remove", "--force", path, check=False)
+    repo.git("worktree", "prune", check=False)
+
+
 def checkpoint_key(sha: str) -> str:
     return f"checkpoint/{sha}"
 
@@ -140,18 +190,17 @@ async def _attempt(
     from plait.run.steer import Steering, notes_from
     from plait.settings import Settings
     from plait.workspace import Repo
-    from plait.workspace.bundles import bundle, clone_from_bundle, unbundle
+    from plait.workspace.bundles import bundle, unbundle
     from plait.workspace.sandbox.factory import make_runner
     from plait.workspace.sandbox.probe import probe
 
     s = Settings.model_validate(job.settings)
     task = PlanTask.model_validate(job.task)
     run_id, task_id = job.run_id, task.id
-    root = clone_from_bundle(tmp / "repo", base)
-    if extra:
-        unbundle(root, extra)
+    root = _node_repo(job.run_id, base, extra)
     repo = Repo.discover(root)
-    worktree = repo.add_worktree(tmp / "worktree", job.branch, job.base)
+    _drop_stale(repo, job.branch)
+    worktree = repo.readd_worktree(tmp / "worktree", job.branch, job.base, owned=f"plait/{run_id}/")
     saved = Recorded(store, run_id, task_id, job.attempt).last_checkpoint
     if saved:
         kept = store.get_blob(run_id, checkpoint_key(saved))
@@ -236,6 +285,7 @@ async def _attempt(
     finally:
         commit = wrap_up(repo, store, run_id, worktree, task, result, number=job.attempt, head=job.base)
     data = bundle(root, commit, since=[job.base]) if commit else b""
+    repo.git("branch", "-D", job.branch, check=False)  # it lives on in the bundle: the node's clone keeps no branch
     if commit:  # kept where a driver that dies before fetching it finds it
         store.put_blob(run_id, result_key(commit), data)
     return commit, data, result.reason, result.ok, result.summary
