@@ -159,3 +159,32 @@ def test_a_split_run_as_one_agent_names_each_parts_files_not_its_instructions(tm
     assert "add only your own line" not in whole.instructions
     assert "- improve alpha: alpha.py, tests/test_alpha.py, core.py (read)" in whole.instructions
     assert "- improve beta: beta.py, tests/test_beta.py" in whole.instructions
+
+
+def _core_package(vendored: int) -> dict[str, str]:
+    """Four modules around one core, with docs; `vendored` more files make the whole map too long to list."""
+    one = "def {}_{}(value: int, *, scale: float = 1.0) -> int:\n    return value\n\n"
+    files = {"pkg/__init__.py": "".join(f"from pkg.{m} import {m}_0\n" for m in "abcd")}
+    files["pkg/core.py"] = "".join(one.format("core", i) for i in range(16))
+    for m in "abcd":
+        files[f"pkg/{m}.py"] = "from pkg.core import core_0\n\n" + "".join(one.format(m, i) for i in range(14))
+    files.update({f"docs/page{i}.md": "# page\n" for i in range(30)})
+    files.update(
+        {f"vendor/lib{i}.py": f"def helper_{i}(value: int) -> int:\n    return value\n" for i in range(vendored)}
+    )
+    return files
+
+
+def test_a_whole_map_every_worker_shares_is_counted_once(tmp_path: Path) -> None:
+    """Where workers share the whole map (cached once), a fourth task adds much less than its own area's map."""
+
+    def added(root: Path) -> float:
+        index = RepoIndex(root)
+        tasks = {m: [f"pkg/{m}.py", "pkg/__init__.py"] for m in "abcd"}
+        four = estimate_split(_engines_plan(tasks), index, TASK, ratios=CLAUDE)
+        three = estimate_split(_engines_plan({m: tasks[m] for m in "abc"}), index, TASK, ratios=CLAUDE)
+        return four.parallel_tokens - three.parallel_tokens
+
+    shared = added(make_repo(tmp_path / "small", _core_package(0)))
+    own = added(make_repo(tmp_path / "vendored", _core_package(150)))
+    assert shared < own - 500

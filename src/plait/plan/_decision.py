@@ -28,6 +28,7 @@ from plait.models.pricing import PriceTable
 from plait.plan._areamap import RepoIndex
 from plait.plan.globs import expand, new_paths
 from plait.plan.model import Plan, PlanTask
+from plait.plan.repomap import DEFAULT_MAP_BUDGET
 
 __all__ = [
     "Action",
@@ -39,6 +40,7 @@ __all__ = [
     "estimate_split",
     "names",
     "settle_mode",
+    "shared_map",
 ]
 
 MAX_TOKEN_RATIO = 1.25
@@ -199,11 +201,14 @@ def estimate_split(
     read, write = ratios
     works: dict[str, _Work] = {}
     contracts = {c.name: c.path for c in plan.contracts if c.path}
+    paths = {t.id: [contracts[n] for n in (*t.provides, *t.consumes) if n in contracts] for t in plan.tasks}
+    areas = {t.id: index.area(t.writes, t.reads, paths[t.id]) for t in plan.tasks}
+    maps = {t: index.render(a) for t, a in areas.items()}
+    whole = shared_map(index, maps.values())  # every worker's, cached once, as `worker_systems` sends it
     for t in plan.tasks:
-        paths = [contracts[n] for n in (*t.provides, *t.consumes) if n in contracts]
-        area = index.area(t.writes, t.reads, paths)
-        prefix = BASE_PROMPT + PARALLEL_PROMPT + (len(index.render(area)) + len(t.instructions)) / 4
-        works[t.id] = _load(index, prefix, t.writes, [*t.reads, *paths], set(area.near[:NEIGHBOURS_READ]))
+        area = areas[t.id]
+        prefix = BASE_PROMPT + PARALLEL_PROMPT + (len(whole or maps[t.id]) + len(t.instructions)) / 4
+        works[t.id] = _load(index, prefix, t.writes, [*t.reads, *paths[t.id]], set(area.near[:NEIGHBOURS_READ]))
     near = {p for t in plan.tasks for p in index.area(t.writes, t.reads).near[:NEIGHBOURS_READ]}
     single = _load(
         index,
@@ -212,10 +217,24 @@ def estimate_split(
         [p for t in plan.tasks for p in (*t.reads, *contracts.values())],
         near,
     )
-    first = plan.tasks[0].id
-    parallel = sum(w.tokens(read, write, 0.0 if t == first else SHARED_PREFIX) for t, w in works.items())
+    first, shared = plan.tasks[0].id, SHARED_PREFIX + len(whole or "") / 4
+    parallel = sum(w.tokens(read, write, 0.0 if t == first else shared) for t, w in works.items())
     seconds = {t: w.seconds for t, w in works.items()}
     return SplitEstimate(single.tokens(read, write), parallel, single.seconds, _longest(plan, seconds))
+
+
+def shared_map(index: RepoIndex, areas: Iterable[str]) -> str | None:
+    """The whole repository's map, when every worker of a split gets it instead of its area's map (`areas`).
+
+    A repository whose whole map fits in an area's room, or one whose whole map is no longer than half of the
+    areas' maps together: word for word the same, the whole map is written to the prompt cache once and read by
+    the other workers at about a tenth of the price, where each area's map is written once per worker.
+    """
+    whole = index.whole()
+    if whole is not None:
+        return whole
+    whole = index.whole(DEFAULT_MAP_BUDGET)
+    return whole if whole is not None and len(whole) <= sum(map(len, areas)) // 2 else None
 
 
 def choose_mode(plan: Plan, estimate: SplitEstimate) -> Plan:

@@ -15,9 +15,9 @@ from pathlib import Path
 from plait.agent.instructions import ProjectInstructions
 from plait.agent.prompts import shared_prefix
 from plait.plan._areamap import Area, RepoIndex
+from plait.plan._decision import shared_map
 from plait.plan.globs import expand, new_paths
 from plait.plan.model import Plan, PlanTask
-from plait.plan.repomap import DEFAULT_MAP_BUDGET
 
 __all__ = ["ProjectInstructions", "interfaces", "plan_overview", "task_area", "worker_systems"]
 
@@ -110,15 +110,14 @@ def worker_systems(
 ) -> dict[str, str]:
     """Each task's system prompt: the shared instructions, the map of its area, its rows of the plan.
 
-    A repository whose whole map is no longer than an area's, or than half of the areas' maps together, gets
-    that map for every task instead: shared word for word, it is cached once for all of them. So are the root's
-    project `instructions` (AGENTS.md,
-    CLAUDE.md); those of the directories of a task's files are its own.
+    A repository whose whole map costs less shared than the areas' (`shared_map`) gets that map for every task
+    instead: word for word the same, it is cached once for all of them. So are the root's project
+    `instructions` (AGENTS.md, CLAUDE.md); those of the directories of a task's files are its own.
     """
     index = RepoIndex(root, files)
     areas = {task.id: task_area(index, plan, task) for task in plan.tasks}
     maps = {task_id: index.render(area) for task_id, area in areas.items()}
-    whole = index.whole() or _shared_map(index, list(maps.values()))
+    whole = shared_map(index, maps.values())
     common = instructions.root_section() if instructions is not None else ""
     systems = {}
     for task in plan.tasks:
@@ -133,14 +132,3 @@ def worker_systems(
             own_instructions=own,
         )
     return systems
-
-
-def _shared_map(index: RepoIndex, areas: list[str]) -> str | None:
-    """The whole map, listing every file, when sending it to every worker costs less than each its own area's.
-
-    Word for word the same, the whole map is written to the prompt cache once and read by the other workers at
-    about a tenth of the price, where each area's map is written once per worker: shared, the whole map pays
-    while it is no longer than about half of the areas' maps together.
-    """
-    whole = index.whole(DEFAULT_MAP_BUDGET)
-    return whole if whole is not None and len(whole) <= sum(map(len, areas)) // 2 else None
