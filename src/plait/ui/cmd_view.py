@@ -68,33 +68,58 @@ def status(
     repo_path: RepoOpt = Path(),
     as_json: JsonOpt = False,
     plain: Annotated[bool, typer.Option("--plain", help="Print the status once as text, even in a terminal.")] = False,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            "-f",
+            help="Print the status again each time the run changes, until it ends (a JSON line each with --json).",
+        ),
+    ] = False,
     interval: IntervalOpt = 0.25,
 ) -> None:
-    """Show every agent of a run (live in a terminal), whether it runs in another process or has ended."""
-    run = _Run(repo_path, run_ref)
-    if as_json:
-        from plait.ui.summary import summarize
+    """Show every agent of a run (live in a terminal), whether it runs in another process or on another machine.
 
-        events = run.events()
-        view = RunView.of(run.run_id, events)
-        placed = placements(events)
-        data = summarize(run.run_id, events).as_json() | {
-            "plan": view.plan,
-            "agents": [_agent_json(view, a, placed.get(a)) for a in view.agents],
-            "merges": [m.model_dump(mode="json", exclude={"v", "run_id"}) for m in view.merges],
-            "gate": [g.model_dump(mode="json", exclude={"v", "run_id", "output"}) for g in view.gates],
-        }
-        _write(json.dumps(data, indent=2))
+    With --follow, a server store (PostgreSQL) tells of each change as it is logged, so a second machine sees it
+    at once; a SQLite log is read again every --interval seconds.
+    """
+    run = _Run(repo_path, run_ref)
+    if not (as_json or plain or follow) and sys.stdout.isatty():
+        from plait.ui.live import Dashboard
+
+        Dashboard(run.feed(), poll_s=interval).run()
         return
-    if plain or not sys.stdout.isatty():
+    from plait.events.backends import wait_for_news
+
+    feed, events, first = run.feed(), list[Event](), True
+    while True:
+        fresh = feed.poll()
+        events += fresh
+        if fresh or first:
+            _show_status(run.run_id, events, as_json=as_json, compact=follow)
+        first = False
+        if not follow or any(isinstance(e, RunFinished) for e in fresh):
+            return
+        wait_for_news(run.store, run.run_id, interval)
+
+
+def _show_status(run_id: str, events: list[Event], *, as_json: bool, compact: bool) -> None:
+    view = RunView.of(run_id, events)
+    placed = placements(events)
+    if not as_json:
         from plait.ui.overview import render_status
 
-        events = run.events()
-        render_status(_console(), RunView.of(run.run_id, events), placed=placements(events))
+        render_status(_console(), view, placed=placed)
         return
-    from plait.ui.live import Dashboard
+    from plait.ui.summary import summarize
 
-    Dashboard(run.feed(), poll_s=interval).run()
+    data = summarize(run_id, events).as_json() | {
+        "plan": view.plan,
+        "agents": [_agent_json(view, a, placed.get(a)) for a in view.agents],
+        "merges": [m.model_dump(mode="json", exclude={"v", "run_id"}) for m in view.merges],
+        "gate": [g.model_dump(mode="json", exclude={"v", "run_id", "output"}) for g in view.gates],
+    }
+    _write(json.dumps(data) if compact else json.dumps(data, indent=2))
 
 
 def _agent_json(view: RunView, agent_id: str, placed: tuple[str, str] | None = None) -> dict[str, object]:
