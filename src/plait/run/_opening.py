@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
@@ -27,8 +27,10 @@ from plait.events.store import EventStore
 from plait.events.types import Decision, TaskStarted
 from plait.run.scheduler import Attempt
 from plait.workspace import Repo, Worktree
+from plait.workspace._pool import adopt, empty, take
+from plait.workspace._worktrees import clear_ref_lock, worktree_lock
 
-__all__ = ["GitThreads", "Opening", "log_opening", "log_started", "logged_openings", "make_worktree"]
+__all__ = ["GitThreads", "Opening", "log_opening", "log_started", "logged_openings", "make_worktree", "pool_of"]
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -101,22 +103,61 @@ def logged_openings(store: EventStore, run_id: str) -> dict[tuple[str, int], Ope
 
 
 def make_worktree(repo: Repo, path: Path, branch: str, base: str, *, fresh: bool, run_id: str) -> Worktree:
-    """The attempt's worktree; a resumed process makes it again, whatever a killed one left of it."""
-    if fresh:
-        return repo.add_worktree(path, branch, base)
-    return repo.readd_worktree(path, branch, base, owned=f"plait/{run_id}/")
+    """The attempt's worktree: one of the run's pool recycled, else a new one (see `plait.workspace._pool`).
+
+    A resumed process makes it again, whatever a killed one left of it (a half-recycled worktree too).
+    """
+    owned = f"plait/{run_id}/"
+    if fresh and repo.branch_exists(branch):
+        return repo.add_worktree(path, branch, base)  # which says the branch is in the way
+    if not fresh:
+        with worktree_lock(repo.common_dir):
+            repo.drop_worktree(path.absolute())
+            clear_ref_lock(repo.common_dir, branch, owned=owned)
+    taken = take(repo, pool_of(repo, run_id), path, branch, base, force=not fresh)
+    if taken is not None:
+        return taken
+    # a recycling that failed may have made the branch already
+    made = repo.readd_worktree(path, branch, base, owned=owned) if not fresh or repo.branch_exists(branch) else None
+    made = made or repo.add_worktree(path, branch, base)
+    adopt(made)
+    return made
+
+
+def pool_of(repo: Repo, run_id: str) -> Path:
+    """Where the run's free worktrees wait: its own directory of worktrees, which its clean-up empties."""
+    return repo.plait_dir() / "worktrees" / run_id
 
 
 class GitThreads:
-    """Threads for the git work of a run's attempts, one per slot (see the module's docstring)."""
+    """Threads for the git work of a run's attempts, one per slot (see the module's docstring); closed, they
+    empty the pools of worktrees the attempts handed back once the git work still running has finished."""
 
     def __init__(self, slots: int) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max(slots, 1), thread_name_prefix="plait-git")
+        self._running: set[Future[object]] = set()
+        self._pools: set[tuple[Repo, Path]] = set()
 
     async def run(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """`fn(*args, **kwargs)` in one of the threads."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
+        run_id = kwargs.get("run_id")
+        if fn is make_worktree and args and isinstance(args[0], Repo) and isinstance(run_id, str):
+            self._pools.add((args[0], pool_of(args[0], run_id)))
+        future = self._pool.submit(functools.partial(fn, *args, **kwargs))
+        self._running.add(future)  # type: ignore[arg-type]
+        future.add_done_callback(self._running.discard)
+        return await asyncio.wrap_future(future)
 
     def close(self) -> None:
-        """No new work; what runs (a cancelled attempt's last commit) finishes."""
+        """No new work; what runs (a cancelled attempt's last commit) finishes, then the pools are emptied."""
+        pending = [future for future in self._running if not future.done()]
+        if pending:
+            self._pool.submit(self._empty, pending)
+        else:
+            self._empty([])
         self._pool.shutdown(wait=False)
+
+    def _empty(self, pending: list[Future[object]]) -> None:
+        wait(pending)
+        for repo, pool in self._pools:
+            empty(repo, pool)

@@ -1,4 +1,5 @@
-"""The end of an attempt: its work committed on its branch (the commit logged), its worktree and checkpoint gone."""
+"""The end of an attempt: its work committed on its branch (the commit logged), its worktree handed back to the
+run's pool of worktrees (or removed), its checkpoint gone."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from plait.agent.loop import AgentResult
 from plait.events.store import EventStore
 from plait.events.types import Committed
 from plait.plan.model import PlanTask
+from plait.run._opening import pool_of
 from plait.workspace import Repo, Worktree
+from plait.workspace._pool import give_back
 
 __all__ = ["wrap_up"]
 
@@ -22,14 +25,16 @@ def wrap_up(
     number: int,
     head: str,
 ) -> str:
-    """Commit the attempt's work, remove its worktree and checkpoint ref; returns the commit ('' for none).
+    """Commit the attempt's work, give its worktree back to the run's pool (or remove it) and remove its checkpoint
+    ref; returns the commit ('' for none).
 
     `head` is the integration head: the files a merge of integrated work brought in are not named as the task's.
     Its claims are held until it has finished: a claim waiting for them gets the path once this work is
     integrated, and merges it in before editing.
     """
     commit = _commit(repo, store, run_id, worktree, task, result, head)
-    worktree.remove()
+    if not give_back(worktree, pool_of(repo, run_id)):
+        worktree.remove()
     repo.git("update-ref", "-d", f"refs/plait/checkpoints/{run_id}/{task.id}.{number}", check=False)
     return commit
 
