@@ -12,7 +12,15 @@ from collections import Counter
 from plait.agent.tools import ToolOutcome
 from plait.events.journal import agent_events
 from plait.events.store import EventStore
-from plait.events.types import AgentStopped, Decision, PromptGiven, TaskStarted, ToolCalled, ToolReturned
+from plait.events.types import (
+    AgentStopped,
+    Decision,
+    ModelCallFinished,
+    PromptGiven,
+    TaskStarted,
+    ToolCalled,
+    ToolReturned,
+)
 from plait.models.base import ToolCall
 
 __all__ = ["FINISHING", "Called", "Recorded", "Results", "replayed"]
@@ -70,9 +78,15 @@ class Called:
 
 
 class Recorded:
-    """What an earlier process of this same attempt already logged: replayed, never done again."""
+    """What an earlier process of this same attempt already logged: replayed, never done again.
+
+    Built in one pass over the agent's events: its answered model calls, tool calls and results, notes,
+    compactions, and whether it was prompted and stopped.
+    """
 
     def __init__(self, store: EventStore, run_id: str, agent: str, attempt: int) -> None:
+        self.answers: dict[int, ModelCallFinished] = {}
+        """Answered model calls of the attempt by number."""
         self.results = Results()
         self.called = Called(self.results)
         self.notes: dict[int, list[str]] = {}
@@ -92,6 +106,8 @@ class Recorded:
                 self.called.add((event.step, event.call.id))
             elif isinstance(event, ToolReturned) and event.attempt == attempt:
                 self.results.add(event)
+            elif isinstance(event, ModelCallFinished) and event.attempt == attempt:
+                self.answers[event.call] = event
             elif isinstance(event, Decision) and event.topic == "notes" and event.data.get("attempt") == attempt:
                 self.notes[int(event.data["step"])] = list(event.data["notes"])
             elif isinstance(event, Decision) and event.topic == "context" and event.data.get("attempt") == attempt:

@@ -154,8 +154,8 @@ class Agent:
         """Told the reply's text as it streams in (for a live view), cleared once the call is logged."""
         self.compactor = Compactor(context) if context is not None else None
         """Summarises older steps when a request nears the model's context budget; None keeps every message."""
-        self.journal = Journal(store, run_id, agent_id, prices, attempt)
         self._log = Recorded(store, run_id, agent_id, attempt)
+        self.journal = Journal(store, run_id, agent_id, prices, attempt, answered=self._log.answers)
         self.messages: list[Message] = []
         self.usage = Usage()
         self.cost = 0.0

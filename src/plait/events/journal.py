@@ -21,6 +21,7 @@ import re
 import threading
 import time
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,16 +96,26 @@ def answered_calls(store: EventStore, run_id: str) -> list[ModelCallFinished]:
 class Journal:
     """The model calls of one agent, numbered from 1 in the order the agent makes them."""
 
-    def __init__(self, store: EventStore, run_id: str, agent: str, prices: PriceTable, attempt: int = 1) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        run_id: str,
+        agent: str,
+        prices: PriceTable,
+        attempt: int = 1,
+        *,
+        answered: Mapping[int, ModelCallFinished] | None = None,
+    ) -> None:
+        """`answered` holds the attempt's answered calls by number, when the caller read the log already."""
         self._store = store
         self._run_id = run_id
         self._agent = agent
         self._prices = prices
         self._attempt = attempt
-        self._recorded: dict[int, ModelCallFinished] = {}
-        for event in agent_events(store, run_id, agent):
-            if isinstance(event, ModelCallFinished) and event.attempt == attempt:
-                self._recorded[event.call] = event
+        if answered is None:
+            events = agent_events(store, run_id, agent)
+            answered = {e.call: e for e in events if isinstance(e, ModelCallFinished) and e.attempt == attempt}
+        self._recorded = dict(answered)
         self.calls = 0
         self._chain = MessageChain()
         self.replayed = 0
