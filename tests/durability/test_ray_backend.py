@@ -246,7 +246,16 @@ def test_a_node_killed_mid_attempt_costs_no_model_call_paid_again(
     assert sum(len(a) - 1 for a in served.values()) <= 1  # only the call in flight when the node died
 
 
-def test_the_driver_killed_mid_run_resumes_from_postgresql_without_paying_again(
+def _integrated(url: str) -> int:
+    store = PostgresEventStore(url)
+    try:
+        runs = store.run_ids()
+        return len([e for e in store.events(runs[-1], kinds=["integrated"])]) if runs else 0
+    finally:
+        store.close()
+
+
+def test_the_driver_killed_mid_run_resumes_on_another_clone_without_paying_again(
     tmp_path: Path, postgres: PostgresServer, cluster: Any
 ) -> None:
     script = tmp_path / "script.yaml"
@@ -254,21 +263,26 @@ def test_the_driver_killed_mid_run_resumes_from_postgresql_without_paying_again(
     url = postgres.database()
     env = {**_env(tmp_path), "PLAIT_CONCURRENCY": "3", "PLAIT_STORE": url}
     repo, plan = _setup(tmp_path, "repo", env)
+    other = tmp_path / "other"  # another machine's clone: the base, none of the run's branches or commits
+    subprocess.run(["git", "clone", "-q", "--no-local", str(repo), str(other)], env=env, check=True)
+    subprocess.run(["git", "-C", str(other), "remote", "remove", "origin"], env=env, check=True)
     model = KeyedModel(script)
     with WireServer(model) as server:
         spec = f"openai-compatible:demo@{server.openai_url}"
         proc = _plait([*_flags(spec, plan), "--backend", "ray", "--ray-address", cluster.address], repo, env)
         deadline = time.monotonic() + 120
-        while not model.answers.get(("gamma", 2)):
+        while not (model.answers.get(("gamma", 2)) and _integrated(url) >= 2):
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
                 pytest.fail(f"gamma did not get to work: {proc.communicate()[1][-2000:]}")
             time.sleep(0.1)
         _kill(proc)  # the driver, with kill -9: Ray stops the attempts it owned
-        code, out, err = _finish(_plait(["resume", "last", "--json"], repo, env))
+        code, out, err = _finish(_plait(["resume", "last", "--json"], other, env))
     assert code == 0, err[-3000:]
     result = json.loads(out)
-    assert result["status"] == "done" and _git(repo, "show", f"{result['branch']}:gamma.py").startswith("def g():")
+    assert result["status"] == "done"
+    for name in ("alpha", "beta", "gamma"):  # alpha and beta were integrated on the first machine
+        assert _git(other, "show", f"{result['branch']}:{name}.py").startswith("def ")
     assert len([p for p in _placed(url) if p.agent == "gamma"]) == 2, _failures(url)  # placed again on resume
     store = PostgresEventStore(url)
     events = store.events(store.run_ids()[-1], agent="gamma")

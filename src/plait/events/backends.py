@@ -45,6 +45,16 @@ def store_scope(repo: Repo) -> str:
     return min(roots) if roots else ""
 
 
+def is_shared(store: EventStore) -> bool:
+    """Whether `store` is a server's, which other machines read too (the SQLite file is this machine's alone)."""
+    current: object = store
+    while current is not None:
+        if callable(getattr(current, "wait", None)):
+            return True
+        current = getattr(current, "inner", None)
+    return False
+
+
 def wait_for_news(store: EventStore, run_id: str, poll_s: float) -> None:
     """Return when `run_id` may have new events: a server store says so as they come (waiting at most a minute),
     others are read again after `poll_s` seconds."""

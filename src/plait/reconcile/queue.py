@@ -26,6 +26,7 @@ from plait.events.types import Integrated, MergeStep, NotePosted
 from plait.reconcile._bisect import find_culprit
 from plait.reconcile._debts import Debt, Debts
 from plait.reconcile._judge import STRICT, Allowance
+from plait.reconcile._shipped import ship, take_back
 from plait.reconcile._trees import changed_paths
 from plait.reconcile.gate import Gate, GateResult
 from plait.reconcile.ladder import merge_commits
@@ -127,8 +128,11 @@ class MergeQueue:
         self.branch = branch or integration_branch(run_id)
         self._ref = f"refs/heads/{self.branch}"
         found = repo.git("rev-parse", "--verify", "--quiet", f"{self._ref}^{{commit}}", check=False).strip()
+        found = found or take_back(repo, store, run_id, self.branch, base)  # a run resumed in another clone
         if not found:
             repo.git("update-ref", self._ref, base, "")
+        elif not repo.git("rev-parse", "--verify", "--quiet", self._ref, check=False).strip():
+            repo.git("update-ref", self._ref, found, "")
         self._head = found or repo.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         self.integrated: dict[str, TaskBranch] = {}
         self._touched: dict[str, set[str]] = {}
@@ -298,6 +302,7 @@ class MergeQueue:
             return
         old, new, tasks = self._head, merged[-1].commit, [m.task.task_id for m in merged]
         if new != self._head:
+            ship(self.repo, self.store, self.run_id, self._head, new)  # before the move is logged
             self.repo.git("update-ref", "-m", f"plait: integrate {', '.join(tasks)}", self._ref, new, self._head)
             self._head = new
         for m in merged:
