@@ -172,3 +172,16 @@ def test_a_worktree_not_made_for_the_pool_is_not_kept(repo: Repo) -> None:
     plain = repo.add_worktree(pool_of(repo, RUN) / "x", f"plait/{RUN}/x", repo.head())
     assert not give_back(plain, pool_of(repo, RUN))
     assert plain.path.exists()  # the caller removes it
+
+
+def test_a_worktree_whose_move_was_cut_short_is_dropped_not_taken(repo: Repo) -> None:
+    first = _make(repo, "t1", repo.head())
+    admin = Path(repo.location(first.path)["GIT_DIR"])
+    assert give_back(first, pool_of(repo, RUN))
+    (admin / "gitdir").write_text(f"{first.path / '.git'}\n")  # killed between the rename and git's record
+
+    second = _make(repo, "t2", repo.head())
+    fresh = repo.add_worktree(repo.plait_dir() / "fresh", f"plait/{RUN}/fresh", repo.head())
+    assert _look(second.path) == _as_fresh(_look(fresh.path), f"plait/{RUN}/t2")
+    assert not list(pool_of(repo, RUN).glob(f"{POOLED}*"))
+    assert sorted(repo.worktrees()) == sorted([repo.root, second.path, fresh.path])

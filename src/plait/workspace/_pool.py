@@ -4,8 +4,8 @@ Making a worktree writes every file of the repository, and removing it deletes t
 becomes the next attempt's by writing only what differs: the files that differ between the two commits, and
 those the last agent changed, made or left behind.
 
-    give_back: HEAD detached ──► `git worktree move <attempt> <run>/.pool-<id>`
-    take:      `git worktree move <run>/.pool-<id> <attempt>` ──► recycle ──► the attempt's branch checked out
+    give_back: HEAD detached ──► moved: <attempt> to <run>/.pool-<id>
+    take:      moved: <run>/.pool-<id> to <attempt> ──► recycled ──► the attempt's branch checked out
 
 Free worktrees wait in the run's own directory of worktrees, where the run's clean-up (`tidy_run`, `plait gc`)
 removes them with the rest. Both moves hold `worktree_lock`, so a worktree is in the pool or at one attempt's
@@ -58,9 +58,12 @@ def give_back(worktree: Worktree, pool: Path) -> bool:
     if not (admin / _PRISTINE).is_file():
         return False
     (admin / "HEAD").write_text(f"{worktree.base}\n")  # detached: the branch can be deleted or checked out
+    # files written in the second the saved index was would be hashed again at every recycling: now, their
+    # stat data is brought up to date where their contents still match (an edited file's entry stays stale)
+    refresh = ("update-index", "-q", "--refresh")
+    run(refresh, worktree.path, {**repo.location(worktree.path), "GIT_INDEX_FILE": str(admin / _PRISTINE)})
     with worktree_lock(repo.common_dir):
-        moved = _move(repo, worktree.path, pool / f"{POOLED}{admin.name}")
-    return moved
+        return _move(admin, worktree.path, pool / f"{POOLED}{admin.name}")
 
 
 def take(repo: Repo, pool: Path, path: Path, branch: str, base: str, *, force: bool) -> Worktree | None:
@@ -70,7 +73,7 @@ def take(repo: Repo, pool: Path, path: Path, branch: str, base: str, *, force: b
     with worktree_lock(repo.common_dir):
         taken = False
         for free in sorted(pool.glob(f"{POOLED}*")) if pool.is_dir() else []:
-            if _move(repo, free, path):
+            if _move(repo.common_dir / "worktrees" / free.name.removeprefix(POOLED), free, path):
                 taken = True
                 break
             drop(repo.root, free)  # not a worktree git can move (a populated submodule, broken records)
@@ -92,8 +95,21 @@ def empty(repo: Repo, pool: Path) -> None:
             drop(repo.root, free)
 
 
-def _move(repo: Repo, old: Path, new: Path) -> bool:
-    return run(("worktree", "move", str(old), str(new)), repo.root).returncode == 0
+def _move(admin: Path, old: Path, new: Path) -> bool:
+    """`git worktree move` without a git process: the directory renamed, then git's record of where it is.
+
+    Killed in between, the record names a directory that is gone: git prunes it, and `take` drops the worktree.
+    """
+    try:
+        recorded = Path((admin / "gitdir").read_text().strip())
+        if recorded.parent.resolve() != old.resolve() or (admin / "locked").exists():
+            return False
+        new.parent.mkdir(parents=True, exist_ok=True)
+        old.rename(new)
+    except OSError:
+        return False
+    (admin / "gitdir").write_text(f"{new / '.git'}\n")
+    return True
 
 
 def _admin(repo: Repo, path: Path) -> Path:
@@ -116,6 +132,6 @@ def _recycle(repo: Repo, path: Path, branch: str, sha: str, *, force: bool) -> W
     worktree._git("read-tree", "--reset", "-u", "--no-recurse-submodules", sha)
     worktree._git("clean", "-ffdxq")
     repo.git("branch", *(("--force",) if force else ()), "--no-track", "--", branch, sha)
-    worktree._git("symbolic-ref", "HEAD", f"refs/heads/{branch}")
+    (admin / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
     adopt(worktree)
     return worktree
