@@ -1,0 +1,173 @@
+"""An agent's worktree: creation and removal time and bytes written per agent, plait's pool against `worktree add`.
+
+The repository (git/git by default) is cloned with `git clone --no-checkout` from a local mirror into a temporary
+directory, never inside this checkout. A run of N agents is played in it twice, taking turns agent by agent:
+
+- plain git: `git worktree add -b <branch> <path> <base>`, the agent's edits, `git worktree remove --force`;
+- plait: `make_worktree` (a worktree of the run's pool recycled, a new one when the pool is empty), the same
+  edits, the commit-less `give_back` to the pool; the pool is emptied at the run's end, its time shared out.
+
+Agent k starts on the k-th of N consecutive first-parent commits (the integration head moves on between
+attempts) and edits a few tracked files, adds an untracked file and some ignored build output. "Written" is the
+size of the files creation wrote (their mtime is after it started); "on disk" is one worktree's size. Medians.
+The time of `git rev-parse HEAD` tells how loaded the machine was.
+
+Run: .venv/bin/python benchmarks/bench_worktrees.py [--source MIRROR] [--agents 10] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from plait.run._opening import make_worktree, pool_of
+from plait.workspace import Repo, Worktree
+from plait.workspace._pool import empty, give_back
+
+MIRRORS = Path("/work/.mirror")
+RUN = "bench"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def _source(given: str | None) -> Path:
+    if given:
+        return Path(given)
+    preferred = MIRRORS / "git+git" / "repo"
+    if preferred.is_dir():
+        return preferred
+    mirrors = [m / "repo" for m in MIRRORS.iterdir() if (m / "repo").is_dir()]
+    return max(mirrors, key=lambda m: sum(f.stat().st_size for f in m.rglob("*") if f.is_file()))
+
+
+def _size(path: Path, since_ns: int = 0) -> int:
+    total = 0
+    for root, dirs, files in os.walk(path):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            st = (Path(root) / name).lstat()
+            if st.st_mtime_ns >= since_ns:
+                total += st.st_size
+    return total
+
+
+def _work(path: Path, k: int) -> None:
+    """What an agent leaves: edits, a new file, build output git ignores."""
+    tracked = [p for p in _git(path, "ls-files", "*.c").split()[::97][:5]]
+    for name in tracked:
+        with (path / name).open("a") as f:
+            f.write(f"/* agent {k} */\n")
+    (path / f"agent-{k}.txt").write_text("new\n")
+    build = path / "build-output"
+    build.mkdir(exist_ok=True)
+    for i in range(50):
+        (build / f"o{i}.o").write_bytes(b"\0" * 4096)
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def _plain(clone: Path, path: Path, k: int, base: str, into: dict[str, list[float]]) -> None:
+    start = time.time_ns()
+    into["create"].append(_timed(lambda: _git(clone, "worktree", "add", "-q", "-b", f"plain/{k}", str(path), base)))
+    into["written"].append(_size(path, start))
+    into["disk"].append(_size(path))
+    _work(path, k)
+    into["remove"].append(_timed(lambda: _git(clone, "worktree", "remove", "--force", str(path))))
+
+
+def _pooled(repo: Repo, k: int, base: str, into: dict[str, list[float]]) -> None:
+    where = pool_of(repo, RUN) / f"t{k}"
+    start = time.time_ns()
+    made: list[Worktree] = []
+    branch = f"plait/{RUN}/t{k}"
+    into["create"].append(_timed(lambda: made.append(make_worktree(repo, where, branch, base, fresh=True, run_id=RUN))))
+    into["written"].append(_size(where, start))
+    into["disk"].append(_size(where))
+    _work(where, k)
+    time.sleep(1.1)  # an agent works longer than git's one-second racy window; see `_pool.give_back`
+    into["remove"].append(_timed(lambda: give_back(made[0], pool_of(repo, RUN))))
+
+
+def bench(source: Path, agents: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-worktrees-") as tmp:
+        clone = Path(tmp) / "repo"
+        subprocess.run(["git", "clone", "-q", "--no-checkout", str(source), str(clone)], check=True)
+        (clone / ".git" / "info").mkdir(exist_ok=True)
+        (clone / ".git" / "info" / "exclude").write_text("build-output/\n")
+        repo = Repo.discover(clone)
+        bases = _git(clone, "rev-list", "--first-parent", f"-n{agents}", "HEAD").split()[::-1]
+        files = len(_git(clone, "ls-tree", "-r", "--name-only", bases[-1]).splitlines())
+        rows: dict[str, dict[str, list[float]]] = {
+            m: {"create": [], "remove": [], "written": [], "disk": []} for m in ("git", "plait")
+        }
+        for k, base in enumerate(bases):
+            _plain(clone, Path(tmp) / "plain" / f"a{k}", k, base, rows["git"])
+            _pooled(repo, k, base, rows["plait"])
+        end = _timed(lambda: empty(repo, pool_of(repo, RUN)))
+        spawn = statistics.median(_timed(lambda: _git(clone, "rev-parse", "HEAD")) for _ in range(9))
+        shutil.rmtree(Path(tmp) / "plain", ignore_errors=True)
+    med = {m: {k: statistics.median(v) for k, v in r.items()} for m, r in rows.items()}
+    reused = rows["plait"]["create"][1:]
+    return {
+        "source": str(source),
+        "files": files,
+        "agents": agents,
+        "load": os.getloadavg()[0],
+        "git_rev_parse_ms": spawn,
+        "median": med,
+        "plait_reused_create_ms": statistics.median(reused) if reused else None,
+        "plait_reused_written_bytes": statistics.median(rows["plait"]["written"][1:]) if reused else None,
+        "plait_first_create_ms": rows["plait"]["create"][0],
+        "plait_pool_emptied_ms": end,
+        "plait_remove_amortised_ms": statistics.mean(rows["plait"]["remove"]) + end / agents,
+        "raw": rows,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source", help="a local clone or mirror to clone from (default: git/git's mirror)")
+    parser.add_argument("--agents", type=int, default=10)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    out = bench(_source(args.source), args.agents)
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return
+    med = out["median"]
+    print(
+        f"{out['source']}: {out['files']} files, {out['agents']} agents one after another, load {out['load']:.1f},"
+        f" `git rev-parse HEAD` {out['git_rev_parse_ms']:.0f} ms"
+    )
+    print("| per agent | create (ms) | remove (ms) | written (MB) | on disk (MB) |")
+    print("|---|---|---|---|---|")
+    for mode, label in (("git", "`git worktree add` / `remove`"), ("plait", "plait pool (median)")):
+        m = med[mode]
+        row = f"{m['create']:.0f} | {m['remove']:.0f} | {m['written'] / 1e6:.1f} | {m['disk'] / 1e6:.1f}"
+        print(f"| {label} | {row} |")
+    first, reused = out["plait_first_create_ms"], out["plait_reused_create_ms"]
+    written, emptied = out["plait_reused_written_bytes"], out["plait_pool_emptied_ms"]
+    amortised = out["plait_remove_amortised_ms"]
+    print(
+        f"plait: first agent {first:.0f} ms (empty pool); recycled {reused:.0f} ms, {written / 1e6:.2f} MB written;"
+        f" pool emptied at the end in {emptied:.0f} ms; removal amortised {amortised:.0f} ms per agent"
+    )
+
+
+if __name__ == "__main__":
+    main()
