@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +35,7 @@ def test_a_client_starts_a_run_follows_it_and_applies_it(project: Path, env: dic
             assert "plait://runs/{run_id}/report" in templates
             assert [str(r.uri) for r in (await client.list_resources()).resources] == ["plait://runs"]
 
-            began = time.monotonic()
             started = await call(client, "start_run", task="write hello", mode="single", model=spec)
-            seen["start_s"] = time.monotonic() - began
             run_id = started["run_id"]
             seen["early"] = await call(client, "run_status", run_id=run_id)
             seen["status"] = await until_ended(client, run_id)
@@ -60,7 +57,8 @@ def test_a_client_starts_a_run_follows_it_and_applies_it(project: Path, env: dic
     seen = anyio.run(main)
     assert_safe(seen)
     early, status = seen["early"], seen["status"]
-    assert seen["start_s"] < 3 and early["status"] == "running" and early["live"]  # back before the model answered
+    # back before the model answered (its reply waits 3 s): read from the log, not the clock of a loaded machine
+    assert early["status"] == "running" and early["live"] and early["model_calls"] == 0
     run_id = status["run_id"]
     assert status["status"] == "done" and status["branch"] == f"plait/{run_id}/main"
     assert [(a["id"], a["state"], a["attempt"]) for a in status["agents"]] == [("main", "done", 1)]
