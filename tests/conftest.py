@@ -13,13 +13,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from _pytest.nodeid import coerce_node_id
 
 from pg_cluster import PostgresServer, Unavailable, start_postgres
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group each test that takes a module-scoped fixture of the suite's by its module (an explicit group stays)."""
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group each test that takes a module-scoped fixture of the suite's by its module (an explicit group stays),
+    then, on a worker of `--dist loadgroup`, name every grouped test as xdist does, `<nodeid>@<group>`.
+
+    pytest-xdist 3.8 names them by setting `item._nodeid`, which pytest 9 no longer reads: without the second
+    step every xdist_group marker is ignored and a group's tests are spread over the workers.
+    """
     for item in items:
         if item.get_closest_marker("xdist_group"):
             continue
@@ -27,6 +33,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if any(d[-1].scope == "module" and d[-1].baseid for d in definitions.values() if d):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    if not (hasattr(config, "workerinput") and getattr(config.option, "loadgroup", False)):
+        return
+    for item in items:
+        names = {
+            str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")
+        }
+        if names and "@" not in item.nodeid.rpartition("]")[2] and hasattr(item, "_id"):
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(sorted(names))}")
 
 
 def _is_local(address: Any) -> bool:
