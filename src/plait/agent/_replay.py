@@ -120,13 +120,14 @@ class Recorded:
 
 
 def replayed(recorded: ToolReturned, call: ToolCall) -> ToolOutcome:
-    """The outcome of a tool call as the log has it; a finishing tool is recognised by its name."""
+    """The outcome of a tool call as the log has it (`is_error` set for a malformed call too); a finishing tool
+    is recognised by its name."""
     finished = call.name in FINISHING and not recorded.is_error
     args = call.arguments or {}
     summary = str(args.get("summary", args.get("answer", ""))) if finished else ""
     return ToolOutcome(
         output=recorded.output,
-        is_error=recorded.is_error and not recorded.format_error,
+        is_error=recorded.is_error,
         format_error=recorded.format_error,
         finished=finished,
         summary=summary,

@@ -1,9 +1,10 @@
-"""The tool loop of one agent: query the model, run the tools it asks for, record every step.
+"""The tool loop of one agent: query the model, run the tools it asks for, append what they return.
 
-    run ─► step ─► (limits) ─► journal.complete ─► execute each tool call ─► record ─► step ...
+    run ─► step ─► (limits, notes, compaction) ─► model.complete ─► tools.execute each call ─► step ...
 
-Every step is appended to the event log before the next one starts. The loop ends when the
-model calls `finish`, or a limit stops it; either way an `agent_stopped` event says why.
+The model and the tools are the replaying ones (`_replaying`): every step is in the event log before the
+next one starts, and a resumed agent reads back what an earlier process did instead of doing it again. The
+loop ends when the model calls `finish`, or a limit stops it; either way an `agent_stopped` event says why.
 
 Whatever enters the conversation (the task, the model's replies, tool output, notes) is first redacted
 the way the log redacts it: the model never sees a secret, and a resumed agent, which reads its past
@@ -13,15 +14,22 @@ from the log, asks exactly what the first one asked.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import time
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from plait.agent._replay import Recorded, replayed
+from plait.agent._replay import Recorded
+from plait.agent._replaying import (
+    Arriving,
+    Checkpoint,
+    Hold,
+    LoggedOnce,
+    NoteSource,
+    ReplayingModel,
+    ReplayingTools,
+    ToolSet,
+)
 from plait.agent.budget import BudgetExceeded
 from plait.agent.context import NOTES_HEADER, Compactor, ContextBudget
 from plait.agent.prompts import REFUSED, cut_reply, cut_text, task_prompt
@@ -29,35 +37,20 @@ from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
 from plait.events.journal import Journal, valid_text
 from plait.events.store import EventStore, redaction
-from plait.events.types import AgentStopped, Decision, Event, PromptGiven, StopReason, ToolCalled, ToolReturned
+from plait.events.types import AgentStopped, Decision, PromptGiven, StopReason
 from plait.models.base import (
     AssistantMessage,
     Message,
     Model,
     ModelRequest,
-    ModelResponse,
     ToolCall,
     ToolResultMessage,
-    ToolSpec,
     Usage,
     UserMessage,
 )
 from plait.models.pricing import PriceTable
-from plait.redact import scrub_strings
 
-__all__ = ["Agent", "AgentLimits", "AgentResult", "Hold", "NoteSource", "ToolSet"]
-
-Checkpoint = Callable[[], Awaitable[str | None]]
-"""Saves the worktree when its files changed; returns the checkpoint commit, or None when nothing changed."""
-
-_CHANGES_FILES = frozenset({"edit_file", "write_file", "run", "claim"})  # a claim may merge integrated work in
-
-NoteSource = Callable[[], Sequence[str]]
-"""Returns notes (from other agents, the planner, the merge queue) new since the last call."""
-
-Hold = Callable[[], Awaitable[str | None]]
-"""Awaited before each live model call: waits while the user has paused the agent; returns why, when the user
-stopped it."""
+__all__ = ["Agent", "AgentLimits", "AgentResult", "Arriving", "Checkpoint", "Hold", "NoteSource", "ToolSet"]
 
 _NO_TOOL = "Your reply called no tool. Call a tool to continue, or call finish with a summary when you are done."
 _MAX_REFUSALS = 2
@@ -70,14 +63,6 @@ class Spending(Protocol):
     def check(self) -> None: ...
 
     def charge(self, usage: Usage, usd: float) -> None: ...
-
-
-class ToolSet(Protocol):
-    """What an agent can do: `Toolbox` is one; a planner adds its own tools around one."""
-
-    def specs(self) -> tuple[ToolSpec, ...]: ...
-
-    async def execute(self, call: ToolCall) -> ToolOutcome: ...
 
 
 class AgentLimits(BaseModel):
@@ -99,14 +84,6 @@ class AgentResult:
     @property
     def ok(self) -> bool:
         return self.reason == "finished"
-
-
-class Arriving(Protocol):
-    """Where a model call's text goes as it streams in: each piece, then `clear` once the call has ended."""
-
-    def __call__(self, piece: str) -> None: ...
-
-    def clear(self) -> None: ...
 
 
 class _Stop(Exception):
@@ -141,21 +118,25 @@ class Agent:
     ) -> None:
         self.run_id, self.agent_id = run_id, agent_id
         self._ids = {"run_id": run_id, "agent": agent_id}
-        self.model, self.toolbox, self.store = model, toolbox, store
+        self.store = store
         self._redact = redaction(store)
         self.system = self._redact(system)
         self.limits = limits or AgentLimits()
         self.notes = notes
         self.budget = budget
         self.attempt = attempt
-        self.checkpoint = checkpoint
-        self.hold = hold
-        self.arriving = arriving
-        """Told the reply's text as it streams in (for a live view), cleared once the call is logged."""
         self.compactor = Compactor(context) if context is not None else None
         """Summarises older steps when a request nears the model's context budget; None keeps every message."""
-        self._log = Recorded(store, run_id, agent_id, attempt)
-        self.journal = Journal(store, run_id, agent_id, prices, attempt, answered=self._log.answers)
+        past = Recorded(store, run_id, agent_id, attempt)
+        self.journal = Journal(store, run_id, agent_id, prices, attempt, answered=past.answers)
+        charge = budget.charge if budget is not None else None
+        self._model = ReplayingModel(
+            model, self.journal, redact=self._redact, hold=hold, charge=charge, arriving=arriving
+        )
+        self._tools = ReplayingTools(
+            toolbox, past, store, run_id=run_id, agent=agent_id, attempt=attempt, checkpoint=checkpoint
+        )
+        self._once = LoggedOnce(past, store, self._model, run_id=run_id, agent=agent_id, attempt=attempt)
         self.messages: list[Message] = []
         self.usage = Usage()
         self.cost = 0.0
@@ -165,6 +146,18 @@ class Agent:
         """Where the current turn started: the step and token limits count per turn of a lasting conversation."""
         self._format_errors = 0
         self._refusals = 0
+
+    @property
+    def model(self) -> Model:
+        return self._model.live
+
+    @property
+    def toolbox(self) -> ToolSet:
+        return self._tools.live
+
+    @toolbox.setter
+    def toolbox(self, tools: ToolSet) -> None:
+        self._tools.live = tools
 
     async def run(self, task: str) -> AgentResult:
         """Work on `task` until the model finishes or a limit stops it."""
@@ -196,10 +189,8 @@ class Agent:
             return AgentResult(stop.reason, stop.summary, self.steps, self.usage, self.cost)
 
     def _prompt(self, text: str) -> None:
-        if not self._log.prompted:
-            names = [t.name for t in self.toolbox.specs()]
-            self._record(PromptGiven(**self._ids, system=self.system, user=text, tools=names, attempt=self.attempt))
-            self._log.prompted = True
+        names = [t.name for t in self._tools.specs()]
+        self._once.prompt(PromptGiven(**self._ids, system=self.system, user=text, tools=names, attempt=self.attempt))
 
     async def _until_finished(self) -> AgentResult:
         try:
@@ -215,33 +206,25 @@ class Agent:
 
     async def step(self) -> None:
         """One model call and the tool calls it asks for."""
-        if self.hold is not None and not self.journal.answered(self.journal.calls + 1):  # a replayed call never waits
-            stopped = await self.hold()
-            if stopped is not None:
-                raise _Stop("stopped_by_user", stopped)
+        if (stopped := await self._model.held()) is not None:
+            raise _Stop("stopped_by_user", stopped)
         self._check_limits()
         self._take_notes()
         self._compact()
         request = ModelRequest(
             system=self.system,
             messages=tuple(self.messages),
-            tools=self.toolbox.specs(),
+            tools=self._tools.specs(),
             max_output_tokens=self.limits.max_output_tokens,
         )
         try:
-            response, cost = await self.journal.complete(self.model, request, on_text=self.arriving)
+            response, cost = await self._model.complete(request)
         except ModelError as exc:
             raise _Stop("model_error", str(exc)) from exc
-        finally:
-            if self.arriving is not None:
-                self.arriving.clear()
-        response = self._redacted(response)
         self.steps += 1
         if self.compactor is not None:
             self.compactor.measured(request.messages, response.usage.input_tokens)
         self.usage, self.cost = self.usage + response.usage, self.cost + cost
-        if self.budget is not None and not self.journal.last_replayed:
-            self.budget.charge(response.usage, cost)  # a call read back from the log was charged when it was paid
         if response.stop_reason == "refusal":
             self._refused(response.text)
             return
@@ -267,38 +250,12 @@ class Agent:
         self.messages.append(UserMessage(text=REFUSED))
 
     async def _execute(self, call: ToolCall, *, cut: bool = False) -> ToolOutcome:
-        recorded = self._log.results.get((self.steps, call.id))
-        if recorded is not None:
-            outcome = replayed(recorded, call)
-            failed = recorded.is_error
-        else:
-            at = {"step": self.steps, "attempt": self.attempt}
-            if (self.steps, call.id) not in self._log.called:
-                self._record(ToolCalled(**self._ids, call=call, **at))
-            started = time.monotonic()
-            if cut and call.arguments is None:  # the reply ended inside this call's arguments
-                outcome = ToolOutcome(cut_reply(self.limits.max_output_tokens), format_error=True)
-            else:
-                outcome = await self.toolbox.execute(call)
-            outcome = dataclasses.replace(outcome, output=valid_text(self._redact(outcome.output)))
-            failed = outcome.is_error or outcome.format_error
-            took = time.monotonic() - started
-            saved = (await self.checkpoint() or "") if self.checkpoint and call.name in _CHANGES_FILES else ""
-            self._record(
-                ToolReturned(
-                    **self._ids,
-                    call_id=call.id,
-                    name=call.name,
-                    output=outcome.output,
-                    is_error=failed,
-                    format_error=outcome.format_error,
-                    duration_s=took,
-                    checkpoint=saved,
-                    **at,
-                )
-            )
+        instead = None
+        if cut and call.arguments is None:  # the reply ended inside this call's arguments
+            instead = ToolOutcome(cut_reply(self.limits.max_output_tokens), format_error=True)
+        outcome = await self._tools.execute(call, step=self.steps, instead=instead)
         self.messages.append(
-            ToolResultMessage(call_id=call.id, name=call.name, content=outcome.output, is_error=failed)
+            ToolResultMessage(call_id=call.id, name=call.name, content=outcome.output, is_error=outcome.is_error)
         )
         self._count_format_error(outcome.format_error)
         return outcome
@@ -321,19 +278,7 @@ class Agent:
                 raise _Stop("budget", str(exc)) from exc
 
     def _take_notes(self) -> None:
-        key = self.steps + 1
-        if key in self._log.notes:
-            notes = self._log.notes[key]
-        elif self.journal.answered(self.journal.calls + 1):
-            notes = []  # this step's call was made, and logged, without notes: new ones wait for a live step
-        else:
-            notes = [self._redact(note) for note in self.notes()] if self.notes else []
-            if notes:
-                data = {"notes": notes, "step": key, "attempt": self.attempt}
-                self._record(
-                    Decision(**self._ids, topic="notes", decision=f"delivered {len(notes)} note(s)", data=data)
-                )
-        if notes:
+        if notes := self._once.notes(self.steps + 1, self.notes):
             self.messages.append(UserMessage(text=f"{NOTES_HEADER}:\n\n" + "\n\n".join(notes)))
 
     def _compact(self) -> None:
@@ -341,30 +286,18 @@ class Agent:
         if self.compactor is None or (done := self.compactor.compact(self.messages, self.steps)) is None:
             return
         self.messages = done.messages
-        key = self.steps + 1
-        if key not in self._log.compactions:
-            budget = self.compactor.budget
-            data = {**done.data(), "step": key, "attempt": self.attempt, "budget": budget.tokens}
-            why = f"the request neared {budget.limit} of the model's {budget.tokens} context tokens"
-            self._record(Decision(**self._ids, topic="context", decision=done.decision, reason=why, data=data))
+        budget, step = self.compactor.budget, self.steps + 1
+        data = {**done.data(), "step": step, "attempt": self.attempt, "budget": budget.tokens}
+        why = f"the request neared {budget.limit} of the model's {budget.tokens} context tokens"
+        self._once.compacted(
+            step, Decision(**self._ids, topic="context", decision=done.decision, reason=why, data=data)
+        )
 
     def _stopped(self, reason: StopReason, summary: str) -> AgentResult:
         summary = valid_text(summary)
         result = AgentResult(reason, summary, self.steps, self.usage, self.cost)
-        if self._log.stopped:
-            return result
-        self._record(
-            AgentStopped(
-                **self._ids, reason=reason, summary=summary, steps=self.steps, usage=self.usage, cost_usd=self.cost
-            )
+        stopped = AgentStopped(
+            **self._ids, reason=reason, summary=summary, steps=self.steps, usage=self.usage, cost_usd=self.cost
         )
+        self._once.stopped(stopped)
         return result
-
-    def _redacted(self, response: ModelResponse) -> ModelResponse:
-        """The reply as the log keeps it: a secret in it (a tool argument, its text) is neither used nor logged."""
-        data = response.model_dump(mode="json")
-        clean = scrub_strings(data, self._redact)
-        return response if clean == data else ModelResponse.model_validate(clean)
-
-    def _record(self, event: Event) -> None:
-        self.store.append(event)
