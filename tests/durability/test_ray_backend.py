@@ -89,7 +89,7 @@ def cluster() -> Iterator[Any]:
     except ImportError:
         pytest.skip("ray is not installed (the ray extra)")
     config = {"health_check_period_ms": 500, "health_check_failure_threshold": 4}
-    head = {"num_cpus": 0, "_system_config": config}
+    head = {"num_cpus": 0, "include_dashboard": False, "_system_config": config}  # its port 8265 is fixed
     made = Cluster(initialize_head=True, head_node_args=head)
     try:
         for _ in range(2):

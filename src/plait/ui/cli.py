@@ -63,7 +63,7 @@ COMMANDS: dict[str, Entry] = {
     ),
     "status": Entry(
         "plait.ui.cmd_view",
-        "Show every agent of a run (live in a terminal), whether it runs in another process or has ended.",
+        "Show every agent of a run (live in a terminal), whether it runs in another process or on another machine.",
     ),
     "attach": Entry(
         "plait.ui.cmd_view",
