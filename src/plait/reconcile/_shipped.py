@@ -12,7 +12,7 @@ from plait.errors import StateError
 from plait.events.backends import is_shared
 from plait.events.store import EventStore
 from plait.events.types import Integrated
-from plait.workspace import GitError, Repo
+from plait.workspace import Repo
 
 __all__ = ["ship", "take_back"]
 
@@ -30,14 +30,6 @@ def ship(repo: Repo, store: EventStore, run_id: str, old: str, new: str) -> None
     store.put_blob(run_id, _key(new), bundle(repo.root, new, since=[old]))
 
 
-def _has(repo: Repo, commit: str) -> bool:
-    try:
-        repo.git("cat-file", "-e", f"{commit}^{{commit}}")
-    except GitError:
-        return False
-    return True
-
-
 def take_back(repo: Repo, store: EventStore, run_id: str, branch: str, base: str) -> str:
     """The branch's logged head, its commits fetched from the store where this clone lacks them; '' for none.
 
@@ -48,12 +40,12 @@ def take_back(repo: Repo, store: EventStore, run_id: str, branch: str, base: str
     heads = [h for h in heads if h and h != base]
     if not heads or not is_shared(store):
         return ""
-    if not _has(repo, base):
+    if not repo.has_commit(base):
         raise StateError(f"the run's base {base[:10]} is not in this clone: fetch it, then resume")
     from plait.workspace.bundles import unbundle
 
     for head in heads:
-        if _has(repo, head):
+        if repo.has_commit(head):
             continue
         data = store.get_blob(run_id, _key(head))
         if data is None:

@@ -128,11 +128,9 @@ class MergeQueue:
         self.branch = branch or integration_branch(run_id)
         self._ref = f"refs/heads/{self.branch}"
         found = repo.git("rev-parse", "--verify", "--quiet", f"{self._ref}^{{commit}}", check=False).strip()
-        found = found or take_back(repo, store, run_id, self.branch, base)  # a run resumed in another clone
-        if not found:
-            repo.git("update-ref", self._ref, base, "")
-        elif not repo.git("rev-parse", "--verify", "--quiet", self._ref, check=False).strip():
-            repo.git("update-ref", self._ref, found, "")
+        if not found:  # a new run, or one resumed in another clone (its commits fetched from a shared log)
+            found = take_back(repo, store, run_id, self.branch, base)
+            repo.git("update-ref", self._ref, found or base, "")
         self._head = found or repo.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         self.integrated: dict[str, TaskBranch] = {}
         self._touched: dict[str, set[str]] = {}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from plait.events.backends import store_scope
 from plait.plan.model import PlanTask
 from plait.run._opening import Opening, log_opening, log_started
-from plait.run._retry import Carried, last_commit, log_carried, logged_carried
+from plait.run._retry import Carried, last_commit, log_carried, logged_carried, merged_onto
 from plait.run.backends import AttemptBackend
 from plait.run.backends._remote import RemoteJob
 from plait.run.scheduler import Attempt
@@ -94,11 +94,9 @@ def carry_commit(repo: Repo, head: str, previous: str, number: int) -> tuple[Car
     if not previous or repo.is_ancestor(previous, head):
         return Carried(number, previous, head), ""
     try:
-        tree, conflicts = repo.merge_trees(head, previous)
-        changed = repo.git("diff-tree", "-r", "-z", "--no-renames", "--name-only", head, tree)
+        tree, conflicts, files = merged_onto(repo, head, previous)
         message = f"plait: attempt {number}'s work on {head[:10]}"
         sha = repo.git("commit-tree", tree, "-p", head, "-m", message, env=PLAIT_IDENTITY).strip()
     except GitError as exc:
         return Carried(number, previous, head, lost=exc.detail), ""
-    files = tuple(f for f in changed.split("\0") if f)
     return Carried(number, previous, head, files, tuple(conflicts)), sha

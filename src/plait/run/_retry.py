@@ -18,7 +18,7 @@ from plait.events.store import EventStore
 from plait.events.types import Decision, TaskFinished
 from plait.workspace import GitError, Repo, Worktree
 
-__all__ = ["Carried", "brief_note", "carry_over", "last_commit", "log_carried", "logged_carried"]
+__all__ = ["Carried", "brief_note", "carry_over", "last_commit", "log_carried", "logged_carried", "merged_onto"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,17 @@ def last_commit(store: EventStore, run_id: str, task_id: str) -> str:
     return found
 
 
+def merged_onto(repo: Repo, head: str, previous: str) -> tuple[str, list[str], tuple[str, ...]]:
+    """git's merge of an attempt's work (`previous`) onto `head`: the tree, its conflicted paths, the paths changed.
+
+    Raises:
+        GitError: git could not merge them.
+    """
+    tree, conflicts = repo.merge_trees(head, previous)
+    changed = repo.git("diff-tree", "-r", "-z", "--no-renames", "--name-only", head, tree)
+    return tree, conflicts, tuple(f for f in changed.split("\0") if f)
+
+
 def carry_over(
     repo: Repo, worktree: Worktree, previous: str, number: int, *, task_id: str, leases: Leases | None
 ) -> Carried:
@@ -55,14 +66,13 @@ def carry_over(
     if not previous or repo.is_ancestor(previous, head):
         return Carried(number, previous, head)
     try:
-        tree, conflicts = repo.merge_trees(head, previous)
+        tree, conflicts, changed = merged_onto(repo, head, previous)
         env = repo.location(worktree.path)
         repo.git("read-tree", "-m", "-u", "HEAD", tree, cwd=worktree.path, env=env)
         repo.git("reset", "--quiet", cwd=worktree.path, env=env)  # the index back on the head: the work is uncommitted
-        changed = repo.git("diff-tree", "-r", "-z", "--no-renames", "--name-only", head, tree)
     except GitError as exc:
         return Carried(number, previous, head, lost=exc.detail)
-    files = [f for f in changed.split("\0") if f]
+    files = list(changed)
     refused: list[Refusal] = []
     for path in files if leases is not None else []:
         if leases is not None and leases.needs_claim(task_id, path):

@@ -152,6 +152,10 @@ class Repo:
         """Whether a local branch of that name exists."""
         return bool(self.git("rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False).strip())
 
+    def has_commit(self, sha: str) -> bool:
+        """Whether the commit `sha` is in this repository's objects."""
+        return bool(self.git("rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}", check=False).strip())
+
     def delete_branch(self, name: str) -> None:
         """Delete a local branch, merged or not."""
         self.git("branch", "-D", "--", name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from plait.workspace import CommandRunner
 if TYPE_CHECKING:
     from plait.settings import Settings
 
-__all__ = ["BUILT_IN", "Job", "Worker", "check_agent", "with_network"]
+__all__ = ["BUILT_IN", "Job", "Worker", "check_agent", "openai_cli_env", "with_network"]
 
 BUILT_IN = "plait"
 """The agent setting's value for plait's own tool loop."""
@@ -78,3 +79,20 @@ def with_network(settings: Settings) -> tuple[Settings, str]:
     sandbox = settings.sandbox.model_copy(update={"network": True})
     note = f"the {settings.agent.partition(':')[0]} agent needs its API: the agents' commands may reach the network"
     return settings.model_copy(update={"sandbox": sandbox}), note
+
+
+def openai_cli_env(prefix: str, model: str, environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """An OpenAI-wire CLI's provider for plait's `model` spec, as variables: `PREFIX_URL`, `PREFIX_MODEL` and the key.
+
+    An `openai-compatible:NAME@URL` spec names its server; any other is sent to OPENAI_BASE_URL or OpenAI's API.
+    """
+    environ = dict(os.environ) if environ is None else environ
+    kind, _, name = model.partition(":")
+    url = environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    if kind == "openai-compatible" and "@" in name:
+        name, _, url = name.partition("@")
+    return [
+        (f"{prefix}_URL", url),
+        (f"{prefix}_MODEL", name),
+        ("OPENAI_API_KEY", environ.get("OPENAI_API_KEY", "none")),
+    ]

@@ -16,10 +16,10 @@ call), `turn.failed` or `error` a failure.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from typing import Any
 
+from plait.agent.external._job import openai_cli_env
 from plait.agent.external._process import Files
 from plait.agent.external._resuming import ResumingCli
 from plait.agent.external.command import brief_text
@@ -34,16 +34,7 @@ _TOOLS = {"command_execution": "command", "file_change": "changes", "mcp_tool_ca
 
 def codex_env(model: str, environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """Codex's provider for plait's `model` spec, as variables: its base URL, model name and key."""
-    environ = dict(os.environ) if environ is None else environ
-    kind, _, name = model.partition(":")
-    url = environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
-    if kind == "openai-compatible" and "@" in name:
-        name, _, url = name.partition("@")
-    return [
-        ("PLAIT_CODEX_URL", url),
-        ("PLAIT_CODEX_MODEL", name),
-        ("OPENAI_API_KEY", environ.get("OPENAI_API_KEY", "none")),
-    ]
+    return openai_cli_env("PLAIT_CODEX", model, environ)
 
 
 def _config(env: dict[str, str]) -> str:

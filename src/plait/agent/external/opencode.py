@@ -17,10 +17,10 @@ failure.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from typing import Any
 
+from plait.agent.external._job import openai_cli_env
 from plait.agent.external._process import Files
 from plait.agent.external._resuming import ResumingCli
 from plait.agent.external.command import brief_text
@@ -35,16 +35,7 @@ _XDG = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
 
 def opencode_env(model: str, environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """OpenCode's provider for plait's `model` spec, as variables: its base URL, model name and key."""
-    environ = dict(os.environ) if environ is None else environ
-    kind, _, name = model.partition(":")
-    url = environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
-    if kind == "openai-compatible" and "@" in name:
-        name, _, url = name.partition("@")
-    return [
-        ("PLAIT_OPENCODE_URL", url),
-        ("PLAIT_OPENCODE_MODEL", name),
-        ("OPENAI_API_KEY", environ.get("OPENAI_API_KEY", "none")),
-    ]
+    return openai_cli_env("PLAIT_OPENCODE", model, environ)
 
 
 def _config(env: dict[str, str]) -> str:

@@ -142,7 +142,7 @@ class RayBackend:
         self._actors.clear()
 
     def fetch(self, run_id: str, commit: str) -> None:
-        if not commit or _has(self.repo, commit):
+        if not commit or self.repo.has_commit(commit):
             return
         data = self.store.get_blob(run_id, result_key(commit))
         if data is None:
@@ -183,16 +183,6 @@ def _reachable(address: str) -> None:
         socket.create_connection((host, int(port)), timeout=5).close()
     except (OSError, ValueError) as exc:
         raise ConfigError(f"the Ray cluster at {address} does not answer: {exc}") from None
-
-
-def _has(repo: Repo, commit: str) -> bool:
-    from plait.workspace.git import GitError
-
-    try:
-        repo.git("cat-file", "-e", f"{commit}^{{commit}}")
-    except GitError:
-        return False
-    return True
 
 
 def _line(exc: BaseException) -> str:
