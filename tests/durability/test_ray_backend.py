@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -204,6 +204,30 @@ def test_a_run_on_the_ray_cluster_ends_with_the_local_runs_verified_tree(
     assert "placed: alpha on " in plain.stdout, plain.stdout
 
 
+def _wait_for(proc: subprocess.Popen[str], ready: Callable[[], bool]) -> None:
+    """Wait until `ready()`, failing the test if the run ends first or two minutes pass."""
+    deadline = time.monotonic() + 120
+    while not ready():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"gamma did not get to work: {proc.communicate()[1][-2000:]}")
+        time.sleep(0.1)
+
+
+def _assert_gamma_paid_once(url: str, model: KeyedModel) -> None:
+    """gamma's four turns were each logged once, and none was answered again after its answer was logged."""
+    store = PostgresEventStore(url)
+    events = store.events(store.run_ids()[-1], agent="gamma")
+    store.close()
+    answers = [e.response.text for e in events if isinstance(e, ModelCallFinished)]
+    logged = [int(m.group(1)) for text in answers if (m := MARK.search(text))]
+    assert len(logged) == 4 and len(set(logged)) == 4  # each of its four turns logged once
+    served = {turn: given for (name, turn), given in model.answers.items() if name == "gamma"}
+    for turn, given in served.items():  # the answer kept is the last served: none was bought again once logged
+        assert given[-1] in logged, f"turn {turn} was answered again after its answer was logged"
+    assert sum(len(a) - 1 for a in served.values()) <= 1  # only the call in flight when the worker died
+
+
 def test_a_node_killed_mid_attempt_costs_no_model_call_paid_again(
     tmp_path: Path, postgres: PostgresServer, cluster: Any
 ) -> None:
@@ -216,12 +240,9 @@ def test_a_node_killed_mid_attempt_costs_no_model_call_paid_again(
     with WireServer(model) as server:
         spec = f"openai-compatible:demo@{server.openai_url}"
         proc = _plait([*_flags(spec, plan), "--backend", "ray", "--ray-address", cluster.address], repo, env)
-        deadline = time.monotonic() + 120
-        while not (model.answers.get(("gamma", 2)) and [p for p in _placed(url) if p.agent == "gamma"]):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"gamma did not get to work: {proc.communicate()[1][-2000:]}")
-            time.sleep(0.1)
+        _wait_for(
+            proc, lambda: bool(model.answers.get(("gamma", 2)) and [p for p in _placed(url) if p.agent == "gamma"])
+        )
         node = next(p for p in _placed(url) if p.agent == "gamma").data["node"]
         (victim,) = [n for n in cluster.list_all_nodes() if n.node_id == node]
         cluster.remove_node(victim, allow_graceful=False)
@@ -233,17 +254,7 @@ def test_a_node_killed_mid_attempt_costs_no_model_call_paid_again(
     gamma = [p for p in _placed(url) if p.agent == "gamma"]
     assert len(gamma) == 2, _failures(url)
     assert gamma[0].data["node"] == node and gamma[1].data["node"] != node
-    store = PostgresEventStore(url)
-    events = store.events(store.run_ids()[-1], agent="gamma")
-    store.close()
-    logged = [
-        int(m.group(1)) for e in events if isinstance(e, ModelCallFinished) if (m := MARK.search(e.response.text))
-    ]
-    assert len(logged) == 4 and len(set(logged)) == 4  # each of its four turns logged once
-    served = {turn: answers for (name, turn), answers in model.answers.items() if name == "gamma"}
-    for turn, answers in served.items():  # the answer kept is the last served: none was bought again once logged
-        assert answers[-1] in logged, f"turn {turn} was answered again after its answer was logged"
-    assert sum(len(a) - 1 for a in served.values()) <= 1  # only the call in flight when the node died
+    _assert_gamma_paid_once(url, model)
 
 
 def _integrated(url: str) -> int:
@@ -270,12 +281,7 @@ def test_the_driver_killed_mid_run_resumes_on_another_clone_without_paying_again
     with WireServer(model) as server:
         spec = f"openai-compatible:demo@{server.openai_url}"
         proc = _plait([*_flags(spec, plan), "--backend", "ray", "--ray-address", cluster.address], repo, env)
-        deadline = time.monotonic() + 120
-        while not (model.answers.get(("gamma", 2)) and _integrated(url) >= 2):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"gamma did not get to work: {proc.communicate()[1][-2000:]}")
-            time.sleep(0.1)
+        _wait_for(proc, lambda: bool(model.answers.get(("gamma", 2)) and _integrated(url) >= 2))
         _kill(proc)  # the driver, with kill -9: Ray stops the attempts it owned
         code, out, err = _finish(_plait(["resume", "last", "--json"], other, env))
     assert code == 0, err[-3000:]
@@ -284,16 +290,7 @@ def test_the_driver_killed_mid_run_resumes_on_another_clone_without_paying_again
     for name in ("alpha", "beta", "gamma"):  # alpha and beta were integrated on the first machine
         assert _git(other, "show", f"{result['branch']}:{name}.py").startswith("def ")
     assert len([p for p in _placed(url) if p.agent == "gamma"]) == 2, _failures(url)  # placed again on resume
-    store = PostgresEventStore(url)
-    events = store.events(store.run_ids()[-1], agent="gamma")
-    store.close()
-    answers = [e.response.text for e in events if isinstance(e, ModelCallFinished)]
-    logged = [int(m.group(1)) for text in answers if (m := MARK.search(text))]
-    assert len(logged) == 4 and len(set(logged)) == 4
-    served = {turn: answers for (name, turn), answers in model.answers.items() if name == "gamma"}
-    for turn, given in served.items():
-        assert given[-1] in logged, f"turn {turn} was answered again after its answer was logged"
-    assert sum(len(a) - 1 for a in served.values()) <= 1
+    _assert_gamma_paid_once(url, model)
 
 
 def test_ctrl_c_stops_the_attempts_on_the_cluster_and_the_run_resumes(
@@ -308,12 +305,7 @@ def test_ctrl_c_stops_the_attempts_on_the_cluster_and_the_run_resumes(
     with WireServer(model) as server:
         spec = f"openai-compatible:demo@{server.openai_url}"
         proc = _plait([*_flags(spec, plan), "--backend", "ray", "--ray-address", cluster.address], repo, env)
-        deadline = time.monotonic() + 120
-        while not model.answers.get(("gamma", 1)):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"gamma did not get to work: {proc.communicate()[1][-2000:]}")
-            time.sleep(0.1)
+        _wait_for(proc, lambda: bool(model.answers.get(("gamma", 1))))
         proc.send_signal(signal.SIGINT)
         code, _, err = _finish(proc)
         asked = sum(len(a) for (name, _), a in model.answers.items() if name == "gamma")
