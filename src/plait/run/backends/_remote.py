@@ -14,6 +14,7 @@ that died before fetching it finds it). The worker writes no branch anywhere but
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import tempfile
 from dataclasses import dataclass, field
@@ -59,15 +60,14 @@ def _node_repo(run_id: str, base: bytes, extra: bytes) -> Path:
     day are removed on the way.
     """
     import fcntl
-    import os
     import shutil
     import time
 
     from plait.workspace.bundles import clone_from_bundle, unbundle
 
-    cache = Path(tempfile.gettempdir()) / _NODE_CACHE
+    cache = _own_dir(Path(tempfile.gettempdir()) / f"{_NODE_CACHE}-{os.getuid()}")
     here = cache / run_id
-    here.mkdir(parents=True, exist_ok=True)
+    here.mkdir(mode=0o700, exist_ok=True)
     root = here / "repo"
     with (here / "lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -83,6 +83,24 @@ def _node_repo(run_id: str, base: bytes, extra: bytes) -> Path:
             unbundle(root, extra)
         os.utime(here)
     return root
+
+
+def _own_dir(path: Path) -> Path:
+    """`path`, a directory of this user's alone: another user of the node must not plant the clone agents work in
+    (a repository of theirs, with its own configuration, would run their commands here).
+
+    Raises:
+        StateError: `path` is a link, or belongs to someone else, or others may write to it.
+    """
+    import stat
+
+    from plait.errors import StateError
+
+    path.mkdir(mode=0o700, exist_ok=True)
+    found = path.lstat()
+    if stat.S_ISLNK(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o022:
+        raise StateError(f"{path} is not this user's own directory: remove it, then run again")
+    return path
 
 
 def _drop_stale(repo: Any, branch: str) -> None:
