@@ -175,7 +175,8 @@ def test_the_resolver_chooses_a_merger_by_extension_and_reports_what_changed() -
 class _Lines:
     """A toy language: every line is an entity keyed by its first word."""
 
-    extensions = (".toy",)
+    extensions: tuple[str, ...] = (".toy",)
+    file_names: tuple[str, ...] = ("Toyfile*",)
 
     def merge(self, base: str, ours: str, theirs: str) -> EntityMerge | None:
         def cut(text: str) -> list[Entity]:
@@ -195,3 +196,6 @@ def test_another_language_plugs_in_through_the_registry() -> None:
 
     assert found is not None and found.text == "a 10\nb 20\nc 3\n"
     assert resolver.merger_for("x.py") is None
+    assert resolver.merger_for("sub/toyfile.lock") is not None, "a name pattern is matched without case"
+    both = StructuredResolver([PythonMerger(), _Lines()])
+    assert isinstance(both.merger_for("Toyfile.py"), _Lines), "a name pattern is tried before an extension"

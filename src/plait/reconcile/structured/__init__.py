@@ -7,6 +7,7 @@ A language plugs in by implementing `LanguageMerger` (usually: cut the file into
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
@@ -27,6 +28,7 @@ __all__ = [
 ]
 
 DEFAULT_MERGERS: tuple[LanguageMerger, ...] = (PythonMerger(),)
+"""The built-in mergers, one per line; a file's name patterns are tried in this order, then its extension."""
 
 
 def _names(names: Sequence[str]) -> str:
@@ -40,10 +42,15 @@ class StructuredResolver:
     rung: Rung = "structured"
 
     def __init__(self, mergers: Sequence[LanguageMerger] = DEFAULT_MERGERS) -> None:
+        self._by_name = [(pattern, merger) for merger in mergers for pattern in merger.file_names]
         self._by_extension = {ext: merger for merger in mergers for ext in merger.extensions}
 
     def merger_for(self, path: str) -> LanguageMerger | None:
-        """The merger registered for the file's extension, if any."""
+        """The merger whose name pattern the file's name matches first, else the one for its extension, if any."""
+        name = PurePosixPath(path).name
+        for pattern, merger in self._by_name:
+            if fnmatch.fnmatchcase(name.lower(), pattern.lower()):
+                return merger
         return self._by_extension.get(PurePosixPath(path).suffix.lower())
 
     def resolve_now(self, conflict: FileConflict) -> Resolution | None:

@@ -40,9 +40,14 @@ class EntityMerge:
 
 
 class LanguageMerger(Protocol):
-    """Merges one language's files entity by entity; None when both sides changed the same entity differently."""
+    """Merges one language's files entity by entity; None when both sides changed the same entity differently.
+
+    A file is this merger's when its name matches one of `file_names` (glob patterns on the name alone, such as
+    `requirements*.txt`; checked before any extension) or its extension is one of `extensions`.
+    """
 
     extensions: tuple[str, ...]
+    file_names: tuple[str, ...]
 
     def merge(self, base: str, ours: str, theirs: str) -> EntityMerge | None: ...
 

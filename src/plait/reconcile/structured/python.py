@@ -161,6 +161,7 @@ class PythonMerger:
     """Merges `.py` files entity by entity; a class whose methods changed on different sides merges method by method."""
 
     extensions: tuple[str, ...] = (".py", ".pyi")
+    file_names: tuple[str, ...] = ()
 
     def merge(self, base: str, ours: str, theirs: str) -> EntityMerge | None:
         """The merged module, or None when the sides changed one entity differently or the result does not parse."""
