@@ -199,3 +199,22 @@ def test_another_language_plugs_in_through_the_registry() -> None:
     assert resolver.merger_for("sub/toyfile.lock") is not None, "a name pattern is matched without case"
     both = StructuredResolver([PythonMerger(), _Lines()])
     assert isinstance(both.merger_for("Toyfile.py"), _Lines), "a name pattern is tried before an extension"
+
+
+class _Pinned(_Lines):
+    """The toy language, saying that it had to choose."""
+
+    def merge(self, base: str, ours: str, theirs: str) -> EntityMerge | None:
+        merged = super().merge(base, ours, theirs)
+        return (
+            None
+            if merged is None
+            else EntityMerge(merged.text, notes=("took the newer pin of a",), low_confidence=True)
+        )
+
+
+def test_a_merger_s_notes_and_doubt_reach_the_resolution() -> None:
+    found = StructuredResolver([_Pinned()]).resolve_now(FileConflict("a.toy", "a 1\n", "a 2\n", "a 1\nb 2\n"))
+
+    assert found is not None and found.confidence == "low"
+    assert found.reason.endswith("; took the newer pin of a")

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from plait.reconcile.structured.base import Entity, EntityMerge, LanguageMerger, LeafMerge, merge_entities
 from plait.reconcile.structured.python import PythonMerger, python_entities
-from plait.reconcile.types import FileConflict, MergeContext, Resolution, Rung
+from plait.reconcile.types import Confidence, FileConflict, MergeContext, Resolution, Rung
 
 __all__ = [
     "DEFAULT_MERGERS",
@@ -64,7 +64,9 @@ class StructuredResolver:
         reason = (
             f"entity merge: ours changed {_names(merged.ours_changed)}; theirs changed {_names(merged.theirs_changed)}"
         )
-        return Resolution(path=conflict.path, text=merged.text, rung="structured", reason=reason)
+        reason += "".join(f"; {note}" for note in merged.notes)
+        confidence: Confidence = "low" if merged.low_confidence else "high"
+        return Resolution(path=conflict.path, text=merged.text, rung="structured", reason=reason, confidence=confidence)
 
     async def resolve(self, conflict: FileConflict, context: MergeContext) -> Resolution | None:
         """Merge entity by entity, off the event loop."""

@@ -37,6 +37,10 @@ class EntityMerge:
     text: str
     ours_changed: tuple[str, ...] = ()
     theirs_changed: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    """Rules that decided something beyond "each side changed its own entities" (e.g. "took the newer pin of x")."""
+    low_confidence: bool = False
+    """True when a rule had to choose (an order, a version): the resolution is marked low confidence."""
 
 
 class LanguageMerger(Protocol):
