@@ -173,8 +173,20 @@ def test_the_submit_tool_schema_is_self_contained() -> None:
         "provides",
         "consumes",
         "depends_on",
-        "kind",
     ]
     assert task["properties"]["title"] == {"description": "One line saying what the task does.", "type": "string"}
     assert "title" not in spec.parameters and "title" not in task
-    assert task["properties"]["kind"]["enum"] == ["work", "contract"]
+
+
+def test_the_submit_tool_schema_is_short_and_leaves_out_what_the_planner_is_not_told() -> None:
+    """Every planner call sends the schema: no defaults, no `kind` (plait's own), experts only when offered."""
+    spec, small = plan_tool_spec(), plan_tool_spec(experts=False)
+    text = json.dumps(spec.parameters)
+
+    assert '"default"' not in text and '"kind"' not in text
+    assert "experts" in spec.parameters["properties"] and "experts" not in small.parameters["properties"]
+    assert len(json.dumps(small.parameters)) < 2600, "the schema was 4,413 characters with every model description"
+    plan = Plan.model_validate(
+        {"mode": "single", "reason": "r", "tasks": [{"id": "a", "title": "t", "instructions": "i", "kind": "work"}]}
+    )
+    assert plan.tasks[0].kind == "work", "a plan that still sends kind is accepted"

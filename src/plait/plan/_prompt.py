@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["planner_system", "planner_task"]
+__all__ = ["offers_experts", "planner_system", "planner_task"]
 
 _WORK = "Work quickly: decide the mode first"
 _LEFT_OUT = "Not listed above:"
@@ -92,11 +92,16 @@ that many tasks consume. Leave experts out for a small repository or when each t
 """Said only of a repository too large for its map to list every file: experts are for large ones."""
 
 
+def offers_experts(repo_map: str) -> bool:
+    """Whether the planner is told of experts: only for a repository too large for its map to list every file."""
+    return _LEFT_OUT in repo_map
+
+
 def planner_system(repo_map: str, instructions: str = "") -> str:
     """The planner's system prompt: instructions, the repository's own (its AGENTS.md files), then its map."""
     own = f"\n{instructions.strip()}\n" if instructions.strip() else ""
     head, work = _INSTRUCTIONS.split(_WORK, 1)
-    experts = f"{_EXPERTS}\n" if _LEFT_OUT in repo_map else ""
+    experts = f"{_EXPERTS}\n" if offers_experts(repo_map) else ""
     return f"{head}{experts}{_WORK}{work}{own}\nThe repository:\n\n{repo_map.rstrip()}\n"
 
 

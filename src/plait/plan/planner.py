@@ -22,7 +22,7 @@ from plait.events.types import PlanMade, PlanRejected
 from plait.models.base import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan._decision import settle_mode
-from plait.plan._prompt import planner_system, planner_task
+from plait.plan._prompt import offers_experts, planner_system, planner_task
 from plait.plan.model import Plan, PlanError, parse_plan
 from plait.plan.repomap import repo_map as build_repo_map
 from plait.plan.repomap import tracked_files
@@ -48,15 +48,56 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
     return {k: _inline(v, defs) for k, v in node.items() if k != "$defs" and not (k == "title" and isinstance(v, str))}
 
 
-def plan_tool_spec() -> ToolSpec:
-    """The submit_plan tool: its argument is the plan itself, with `Plan`'s JSON schema."""
+_SHORT = {
+    "mode": "'single' (one agent) or 'parallel' (one agent per task), as the system prompt explains.",
+    "reason": "Why this mode and split, in a sentence.",
+    "tasks": "Exactly one in single mode.",
+    "contracts": "Interfaces tasks running at the same time share.",
+    "shared": "Files several tasks each add their own lines to (also listed in each one's writes).",
+    "experts": "Persistent read-only experts, large repositories only.",
+    "writes": "Every file it creates or changes: paths or globs from the repository root; '!' excludes.",
+    "reads": "Files it needs to read: paths or globs.",
+    "provides": "Names of the contracts it implements.",
+    "consumes": "Names of the contracts it uses that another task implements.",
+    "depends_on": "Ids of the tasks whose finished work it needs.",
+    "instructions": "All its agent knows of the plan: what to change, where, with which names, how to check it.",
+    "signature": "The exact signature or shape the tasks code against.",
+    "owner": "Id of the task that implements it.",
+    "path": "The file it lives in.",
+}
+"""Descriptions of the plan's fields for the submit_plan tool, where the system prompt says the rest: every
+planner call sends the schema, and the models' own descriptions (for plan files) were a third of its prompt."""
+
+
+def _compact(node: Any, name: str = "") -> Any:
+    """The schema without defaults, the `kind` a plan leaves out, and with the short descriptions."""
+    if isinstance(node, list):
+        return [_compact(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _compact(v, k) if k != "properties" else v for k, v in node.items() if k != "default"}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _compact(v, k) for k, v in out["properties"].items() if k != "kind"}
+    if name in _SHORT and "description" in out:
+        out["description"] = _SHORT[name]
+    return out
+
+
+def plan_tool_spec(experts: bool = True) -> ToolSpec:
+    """The submit_plan tool: its argument is the plan itself, with `Plan`'s JSON schema in short.
+
+    Args:
+        experts: Whether the plan may propose experts (a planner of a small repository is not told of them).
+    """
     schema = Plan.model_json_schema()
-    parameters = _inline(schema, schema.get("$defs", {}))
+    parameters = _compact(_inline(schema, schema.get("$defs", {})))
     parameters.pop("description", None)
+    if not experts:
+        parameters["properties"].pop("experts", None)
     return ToolSpec(
         name=SUBMIT,
         description="Submit the plan; this ends planning when the plan is valid. The arguments are the plan "
-        "itself: mode, reason, tasks, contracts and experts. An invalid plan comes back with what to fix.",
+        "itself. An invalid plan comes back with what to fix.",
         parameters=parameters,
     )
 
@@ -82,14 +123,21 @@ class PlannerTools:
     """The planner's `ToolSet`: the read-only tools of a `Toolbox`, plus submit_plan."""
 
     def __init__(
-        self, toolbox: Toolbox, *, store: EventStore, run_id: str, max_attempts: int = 3, max_tasks: int | None = None
+        self,
+        toolbox: Toolbox,
+        *,
+        store: EventStore,
+        run_id: str,
+        max_attempts: int = 3,
+        max_tasks: int | None = None,
+        experts: bool = True,
     ) -> None:
         self.toolbox, self.store, self.run_id = toolbox, store, run_id
         self.max_attempts, self.max_tasks = max_attempts, max_tasks
         self.attempts = 0
         self.plan: Plan | None = None
         self.last_error = ""
-        self._specs = (*(s for s in toolbox.specs() if s.name in _READ_TOOLS), plan_tool_spec())
+        self._specs = (*(s for s in toolbox.specs() if s.name in _READ_TOOLS), plan_tool_spec(experts))
         self._files: list[str] | None = None
 
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -186,15 +234,16 @@ async def make_plan(
         PlanError: no valid plan after `max_attempts` submissions, or the planner stopped without one.
         ModelError: the model failed for good.
     """
+    if repo_map is None:
+        repo_map = await asyncio.to_thread(build_repo_map, repo_root)
     tools = PlannerTools(
         Toolbox(repo_root, runner, read_only=True),
         store=store,
         run_id=run_id,
         max_attempts=max_attempts,
         max_tasks=max_tasks,
+        experts=offers_experts(repo_map),
     )
-    if repo_map is None:
-        repo_map = await asyncio.to_thread(build_repo_map, repo_root)
     agent = Agent(
         run_id=run_id,
         agent_id=PLANNER_ID,
