@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from plait.reconcile.structured.base import Entity, EntityMerge, LanguageMerger, LeafMerge, merge_entities
+from plait.reconcile.structured.config import IniMerger
 from plait.reconcile.structured.python import PythonMerger, python_entities
 from plait.reconcile.types import Confidence, FileConflict, MergeContext, Resolution, Rung
 
@@ -19,6 +20,7 @@ __all__ = [
     "DEFAULT_MERGERS",
     "Entity",
     "EntityMerge",
+    "IniMerger",
     "LanguageMerger",
     "LeafMerge",
     "PythonMerger",
@@ -27,7 +29,10 @@ __all__ = [
     "python_entities",
 ]
 
-DEFAULT_MERGERS: tuple[LanguageMerger, ...] = (PythonMerger(),)
+DEFAULT_MERGERS: tuple[LanguageMerger, ...] = (
+    PythonMerger(),
+    IniMerger(),
+)
 """The built-in mergers, one per line; a file's name patterns are tried in this order, then its extension."""
 
 

@@ -1,0 +1,192 @@
+"""What the configuration mergers share: a merge that collects the rules' notes, and line-list values merged by item."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from plait.reconcile.structured._pins import newer_pin, requirement
+from plait.reconcile.structured.base import Entity, EntityMerge, merge_entities
+
+__all__ = ["END", "Notes", "blank_or_comment", "item_entities", "merge_items", "merge_tree", "with_end"]
+
+END = ("<end>",)
+
+ItemKey = Callable[[str], str]
+_Leaf = Callable[[tuple[str, ...], str, str, str], str | None]
+
+
+@dataclass
+class Notes:
+    """The notes of the rules that decided during one file's merge; any note makes the merge low confidence."""
+
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+
+
+def blank_or_comment(line: str, marks: str = "#") -> bool:
+    """A blank line or one whose first non-blank character starts a comment."""
+    stripped = line.strip()
+    return not stripped or stripped[0] in marks
+
+
+def with_end(entities: list[Entity], tail: str) -> list[Entity]:
+    """The entities and, when text follows the last one, an end entity holding it."""
+    return [*entities, Entity(END, "end of file", tail, "")] if tail else entities
+
+
+def _anchors(base: Sequence[Entity], side: Sequence[Entity], other: Sequence[Entity]) -> set[tuple[str, ...] | None]:
+    """For each entity `side` alone added, the nearest entity before it that the base had (None: the start)."""
+    known = {e.key for e in base}
+    both = {e.key for e in other}
+    anchors: set[tuple[str, ...] | None] = set()
+    last: tuple[str, ...] | None = None
+    for entity in side:
+        if entity.key in known:
+            last = entity.key
+        elif entity.key not in both:
+            anchors.add(last)
+    return anchors
+
+
+def _ordering(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Entity], notes: Notes) -> None:
+    """Note where both sides added entities at one spot (ours' come first), recursing into shared containers."""
+    if _anchors(base, ours, theirs) & _anchors(base, theirs, ours):
+        notes.add("both sides added entries at one spot: ours' placed first")
+    b = {e.key: e for e in base}
+    t = {e.key: e for e in theirs}
+    for entity in ours:
+        old, other = b.get(entity.key), t.get(entity.key)
+        if old and other and old.children is not None and entity.children is not None and other.children is not None:
+            _ordering(old.children, entity.children, other.children, notes)
+
+
+def merge_tree(
+    base: list[Entity],
+    ours: list[Entity],
+    theirs: list[Entity],
+    leaf: Callable[[tuple[str, ...], str, str, str], str | None],
+    notes: Notes,
+) -> EntityMerge | None:
+    """`merge_entities` with the notes of the leaf rules and of where both sides added at one spot."""
+    merged = merge_entities(base, ours, theirs, leaf)
+    if merged is None:
+        return None
+    _ordering(base, ours, theirs, notes)
+    text, ours_changed, theirs_changed = merged
+    return EntityMerge(text, ours_changed, theirs_changed, tuple(notes.notes), bool(notes.notes))
+
+
+def item_entities(lines: Sequence[str], key: ItemKey, comment: str = "#") -> list[Entity] | None:
+    """A multi-line value's lines as items: blank and comment lines go with the item below them."""
+    entities: list[Entity] = []
+    seen: Counter[str] = Counter()
+    lead = ""
+    for line in lines:
+        if blank_or_comment(line, comment):
+            lead += line
+            continue
+        name = key(line)
+        seen[name] += 1
+        entities.append(Entity(("item", name, str(seen[name])), line.strip()[:40], lead, line))
+        lead = ""
+    return with_end(entities, lead)
+
+
+def pin_key(line: str) -> str:
+    """A requirement item's key: its package (so that two bumps meet), else its text."""
+    found = requirement(line)
+    return found.name + found.extras if found else line.strip()
+
+
+def text_key(line: str) -> str:
+    return line.strip()
+
+
+def merge_items(
+    base: Sequence[str], ours: Sequence[str], theirs: Sequence[str], *, pins: bool, notes: Notes, comment: str = "#"
+) -> str | None:
+    """Three versions of a list of lines merged item by item; requirement items bumped on both sides take the newer."""
+    key = pin_key if pins else text_key
+    b, o, t = (item_entities(lines, key, comment) for lines in (base, ours, theirs))
+    if b is None or o is None or t is None:
+        return None
+
+    def leaf(entity: tuple[str, ...], old: str, mine: str, other: str) -> str | None:
+        if not pins:
+            return None
+        chosen = newer_pin(old, mine, other)
+        if chosen is None:
+            return None
+        notes.add(chosen[1])
+        return chosen[0]
+
+    if _replaced_both(b, o, t):
+        return None
+    merged = _merge_list(b, o, t, leaf)
+    if merged is not None:
+        _ordering(b, o, t, notes)
+    return merged
+
+
+def _replaced_both(base: list[Entity], ours: list[Entity], theirs: list[Entity]) -> bool:
+    """Both sides added different items where a side removed the base's item: each replaced it its own way."""
+    spots = _anchors(base, ours, theirs) & _anchors(base, theirs, ours)
+    keys = [e.key for e in base]
+    kept = {e.key for e in ours} & {e.key for e in theirs}
+    for spot in spots:
+        after = keys.index(spot) + 1 if spot is not None else 0
+        if after < len(keys) and keys[after] not in kept:
+            return True
+    return False
+
+
+def _pick(old: str, mine: str, other: str) -> str | None:
+    if mine == other or other == old:
+        return mine
+    return other if mine == old else None
+
+
+def _merge_list(base: list[Entity], ours: list[Entity], theirs: list[Entity], leaf: _Leaf) -> str | None:
+    """Items merged by key in ours' order, theirs' new ones after their predecessor (a flat `merge_entities`).
+
+    Unlike definitions, an item one side edited into another is a new item: nothing is taken for a rename.
+    """
+    b, o, t = ({e.key: e for e in side} for side in (base, ours, theirs))
+    result: list[tuple[tuple[str, ...], str]] = []
+    for item in ours:
+        old, other = b.get(item.key), t.get(item.key)
+        if other is None:
+            if old is not None and old.text != item.text:
+                return None  # ours changed what theirs removed
+            if old is None:
+                result.append((item.key, item.text))
+            continue
+        if old is None:
+            if item.text != other.text:
+                return None
+            result.append((item.key, item.text))
+            continue
+        lead = _pick(old.lead, item.lead, other.lead)
+        body = _pick(old.body, item.body, other.body) or leaf(item.key, old.body, item.body, other.body)
+        if lead is None or body is None:
+            return None
+        result.append((item.key, lead + body))
+    for i, item in enumerate(theirs):
+        if item.key in o:
+            continue
+        old = b.get(item.key)
+        if old is not None:
+            if old.text != item.text:
+                return None  # theirs changed what ours removed
+            continue
+        keys = [key for key, _ in result]
+        pos = next((keys.index(p.key) + 1 for p in reversed(theirs[:i]) if p.key in keys), 0)
+        while pos < len(result) and result[pos][0] not in t and result[pos][0] not in b:
+            pos += 1
+        result.insert(pos, (item.key, item.text))
+    return "".join(text for _, text in result)

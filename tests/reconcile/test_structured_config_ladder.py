@@ -1,0 +1,52 @@
+"""Configuration files through the merge ladder on a real repository: git conflicts, the structured rung merges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gitrepo import Sandbox, sandbox
+
+from plait.reconcile.ladder import merge_commits_sync
+
+SETUP_CFG = """[metadata]
+name = pkg
+
+[options]
+python_requires = >= 3.7
+install_requires =
+    click>=8.0
+    # pinned for the old API
+    itsdangerous==2.0.1
+
+[mypy]
+python_version = 3.7
+"""
+
+
+@pytest.fixture
+def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+    return sandbox(tmp_path, monkeypatch)
+
+
+def test_setup_cfg_edited_on_neighbouring_lines_is_merged_by_key(box: Sandbox) -> None:
+    base = box.start({"setup.cfg": SETUP_CFG})
+    ours_cfg = SETUP_CFG.replace("3.7", "3.8").replace("click>=8.0\n", "click>=8.0\n    markupsafe>=2.0\n")
+    theirs_cfg = SETUP_CFG.replace("old API", "new API").replace(
+        "python_version = 3.7\n", "python_version = 3.7\nstrict = True\n"
+    )
+    ours = box.branch("ours", {"setup.cfg": ours_cfg}, parent=base)
+    theirs = box.branch("theirs", {"setup.cfg": theirs_cfg}, parent=base)
+    assert box.repo is not None
+
+    outcome = merge_commits_sync(box.repo, ours, theirs)
+
+    assert outcome.commit and not outcome.clean and outcome.unresolved == []
+    (resolution,) = outcome.resolutions
+    assert resolution.rung == "structured" and resolution.confidence == "high"
+    assert box.show(outcome.commit, "setup.cfg") + "\n" == (
+        SETUP_CFG.replace("3.7", "3.8")
+        .replace("click>=8.0\n", "click>=8.0\n    markupsafe>=2.0\n")
+        .replace("old API", "new API")
+        .replace("python_version = 3.8\n", "python_version = 3.8\nstrict = True\n")
+    )
