@@ -1,0 +1,251 @@
+"""Three-way merge of section trees: sections by heading path, blocks by text, each merged where it changed.
+
+A node one side replaced in place (the same spot, neither text found on the other side) is that node changed,
+so a renamed heading or an edited entry merges with the other side's changes beneath or beside it. What both
+sides added at one place keeps a sorted order if each side was sorted, else ours first (an order was chosen:
+low confidence); what both added alike is held once. A clash (one node changed two ways, changed against
+deleted, a deletion the format's rules refuse) raises `Clash`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+
+from plait.reconcile._mergefile import split_lines
+from plait.reconcile.structured._sections import Node, blocks, sections, unique
+from plait.reconcile.structured.base import EntityMerge
+
+__all__ = ["Clash", "Rules", "merge_document", "merge_lines"]
+
+Key = tuple[str, ...]
+OrderKey = Callable[[Node], Hashable | None]
+
+
+class Clash(Exception):
+    """The two sides' changes do not combine."""
+
+
+@dataclass
+class Rules:
+    """What a format decides: which deletions stand, how siblings sort, how one block both changed merges."""
+
+    may_delete: Callable[[Node], bool] = lambda node: True
+    order: Callable[[Node | None], OrderKey | None] = lambda parent: None
+    """For a parent (a section, or None for the file's sections): the sort key of its children, if any."""
+    leaf: Callable[[Node, Node, Node], str | None] = lambda base, ours, theirs: None
+    notes: list[str] = field(default_factory=list)
+    low: bool = False
+    ours_changed: list[str] = field(default_factory=list)
+    theirs_changed: list[str] = field(default_factory=list)
+
+    def note(self, text: str, *, low: bool) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+        self.low = self.low or low
+
+
+def _three(base: str | None, ours: str, theirs: str) -> str:
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    raise Clash
+
+
+def _identify(base: Sequence[Node], side: Sequence[Node]) -> list[Key]:
+    """Each side node's identity: its own key, or the key of the base node it replaced in place."""
+    base_keys, side_keys = [n.key for n in base], [n.key for n in side]
+    ids = list(side_keys)
+    in_base, in_side = set(base_keys), set(side_keys)
+    matcher = difflib.SequenceMatcher(None, base_keys, side_keys, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace" or i2 - i1 != j2 - j1:
+            continue
+        for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+            if base_keys[i] not in in_side and side_keys[j] not in in_base and base[i].kind == side[j].kind:
+                ids[j] = base_keys[i]
+    if len(set(ids)) != len(ids):
+        raise Clash
+    return ids
+
+
+def _monotonic(keys: Sequence[Hashable]) -> int:
+    """1 if strictly ascending, -1 if strictly descending, else 0 (fewer than two keys: 0)."""
+    if len(keys) < 2:
+        return 0
+    try:
+        if all(a < b for a, b in zip(keys, keys[1:], strict=False)):  # type: ignore[operator]
+            return 1
+        if all(a > b for a, b in zip(keys, keys[1:], strict=False)):  # type: ignore[operator]
+            return -1
+    except TypeError:
+        return 0
+    return 0
+
+
+def _direction(key: OrderKey | None, nodes: Sequence[Node]) -> int:
+    """The order the nodes' sort keys follow (1 ascending, -1 descending, 0 none or too few)."""
+    keys = [k for k in (key(n) for n in nodes) if k is not None] if key else []
+    return _monotonic(keys) if len(keys) >= 2 else 0
+
+
+_Sides = tuple[OrderKey | None, int]
+
+
+def _lines(base: str, ours: str, theirs: str) -> str:
+    """A heading merged line by line when its lines were not added or removed (a title and its underline)."""
+    try:
+        return _three(base, ours, theirs)
+    except Clash:
+        lines = [split_lines(text) for text in (base, ours, theirs)]
+        if len({len(x) for x in lines}) != 1:
+            raise
+        return "".join(_three(b, o, t) for b, o, t in zip(*lines, strict=True))
+
+
+@dataclass
+class _Slot:
+    key: Key
+    text: str
+    node: Node
+    ours_new: bool = False
+
+
+class _Merge:
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+
+    def pair(self, base: Node | None, ours: Node, theirs: Node) -> str:
+        if ours.text == theirs.text:
+            return ours.text
+        if ours.kind == "block":
+            try:
+                return _three(base.lead if base else None, ours.lead, theirs.lead) + _three(
+                    base.body if base else None, ours.body, theirs.body
+                )
+            except Clash:
+                merged = self.rules.leaf(base, ours, theirs) if base is not None else None
+                if merged is None:
+                    raise
+                return merged
+        if base is None and ours.body != theirs.body:
+            raise Clash
+        header = _lines(base.body, ours.body, theirs.body) if base else ours.body
+        children = self.merge_list(base.children if base else (), ours.children, theirs.children, ours)
+        text = "".join(children)
+        if children and children != [n.text for n in blocks(split_lines(text))[0]]:
+            raise Clash  # the blocks would run into one another
+        tail = _three(base.tail if base else None, ours.tail, theirs.tail) if base else ours.tail
+        if base is None and ours.tail != theirs.tail:
+            tail = ours.tail if ours.tail.count("\n") >= theirs.tail.count("\n") else theirs.tail
+        return header + text + tail
+
+    def changed(self, base: Node | None, side: Node, record: list[str]) -> None:
+        if (base is None or base.text != side.text) and side.label not in record:
+            record.append(side.label)
+
+    def merge_list(
+        self, base: Sequence[Node], ours: Sequence[Node], theirs: Sequence[Node], parent: Node | None
+    ) -> list[str]:
+        by_base = {n.key: n for n in base}
+        ours_ids, theirs_ids = _identify(base, ours), _identify(base, theirs)
+        by_ours, by_theirs = dict(zip(ours_ids, ours, strict=True)), dict(zip(theirs_ids, theirs, strict=True))
+        top = parent is None
+        sort_key = self.rules.order(parent)
+        sides: _Sides = (sort_key, 0)
+        if sort_key is not None:
+            one, two = _direction(sort_key, ours), _direction(sort_key, theirs)
+            sides = (sort_key, one if one == two else 0)
+        result: list[_Slot] = []
+        for key, node in zip(ours_ids, ours, strict=True):
+            if top:
+                self.changed(by_base.get(key), node, self.rules.ours_changed)
+            if key in by_theirs:
+                result.append(_Slot(key, self.pair(by_base.get(key), node, by_theirs[key]), node))
+            elif key in by_base:
+                self.drop(by_base[key], node)
+            else:
+                result.append(_Slot(key, node.text, node, ours_new=True))
+        run: list[_Slot] = []
+        after: Key | None = None
+        for key, node in zip(theirs_ids, theirs, strict=True):
+            if top:
+                self.changed(by_base.get(key), node, self.rules.theirs_changed)
+            if key in by_ours:
+                self.insert(result, after, run, sides)
+                run, after = [], key
+            elif key in by_base:
+                self.drop(by_base[key], node)
+            else:
+                run.append(_Slot(key, node.text, node))
+        self.insert(result, after, run, sides)
+        if sides[1] and _direction(sides[0], [slot.node for slot in result]) != sides[1]:
+            raise Clash  # the merge would break the order both sides kept
+        return [slot.text for slot in result]
+
+    def drop(self, base: Node, kept: Node) -> None:
+        """One side deleted `base`, the other kept it as `kept`."""
+        if kept.text != base.text or not self.rules.may_delete(base):
+            raise Clash
+
+    def insert(self, result: list[_Slot], after: Key | None, run: list[_Slot], sides: _Sides) -> None:
+        """Theirs' new nodes `run`, after the node `after` (None: at the start), beside ours' new ones there."""
+        if not run:
+            return
+        keys = [slot.key for slot in result]
+        pos = keys.index(after) + 1 if after is not None else 0
+        end = pos
+        while end < len(result) and result[end].ours_new:
+            end += 1
+        if end == pos:
+            result[pos:pos] = run
+            return
+        result[pos:end] = self.order(result[pos:end], run, sides)
+
+    def order(self, ours_new: list[_Slot], run: list[_Slot], sides: _Sides) -> list[_Slot]:
+        """Ours' and theirs' additions at one place: in sorted order when each side was sorted, else ours first."""
+        key, direction = sides
+        if key is not None and direction:
+            added = ours_new + run
+            if all(key(slot.node) is not None for slot in added):
+                if any(slot.node.kind == "section" for slot in added):
+                    self.rules.note("both added a section at one place: kept in the order both sides sort by", low=True)
+                else:
+                    self.rules.note("both added at one place: kept in the order both sides sort by", low=False)
+                return sorted(added, key=lambda slot: key(slot.node), reverse=direction < 0)  # type: ignore[arg-type,return-value]
+        self.rules.note("both added at one place: ours' additions first", low=True)
+        return ours_new + run
+
+
+def merge_document(base: str, ours: str, theirs: str, rules: Rules) -> EntityMerge | None:
+    """The three texts merged section by section, or None when the changes clash or the result reads differently.
+
+    The merged text must cut back into exactly the sections it was built from (no heading made or lost).
+    """
+    try:
+        texts = _Merge(rules).merge_list(sections(base), sections(ours), sections(theirs), None)
+    except Clash:
+        return None
+    text = "".join(texts)
+    if [node.text for node in sections(text) if node.text] != [t for t in texts if t]:
+        return None
+    return EntityMerge(
+        text, tuple(rules.ours_changed), tuple(rules.theirs_changed), tuple(rules.notes), low_confidence=rules.low
+    )
+
+
+def merge_lines(base: str, ours: str, theirs: str, rules: Rules, order: OrderKey) -> str:
+    """Three texts merged line by line as a list (a toctree's entries), `order` sorting the lines; raises `Clash`."""
+
+    def nodes(text: str) -> list[Node]:
+        seen: Counter[Key] = Counter()
+        return [Node(unique(("line", line.strip()), seen), "block", "", line) for line in split_lines(text)]
+
+    inner = Rules(order=lambda parent: order)
+    merged = "".join(_Merge(inner).merge_list(nodes(base), nodes(ours), nodes(theirs), None))
+    for note in inner.notes:
+        rules.note(note, low=inner.low)
+    return merged
