@@ -1,0 +1,169 @@
+"""A two-branch `plait integrate` against `git merge`, on real merges, start-up included.
+
+A local mirror of a real repository (pallets/click by default) is cloned into a temporary directory (the
+mirror is never written). N two-parent merges whose parents git merges cleanly and N whose parents
+conflict are taken from its history, newest first; for each, its parents become branches `a` and `b`, and
+taking turns in the same run:
+
+- git: `git merge --no-edit b` in a worktree at `a` (the baseline; a conflicted merge is aborted after);
+- plait, default gate: `plait integrate a b --onto BASE --no-llm` as a new process, BASE their merge base,
+  no verify command configured (so the gate detects one in the tree, as it would for a user: click's pytest
+  suite, which takes about a minute here, so only the first `--gated` merges of each kind are timed this way);
+- plait, `--no-verify`: the same with the verify stage skipped (parse and semantic checks only).
+
+With `--baseline REV` that commit's code (a `git worktree add` of this checkout, put first on PYTHONPATH) is
+measured too, each merge's runs taking turns with the working tree's. Medians per kind of merge, with the
+ratio to git's, and the machine's 1-minute load average.
+
+Run: .venv/bin/python benchmarks/bench_integrate.py [--merges 20] [--gated 3] [--source MIRROR] [--baseline REV]
+     [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = Path("/work/.mirror/pallets+click/repo")
+MODES = {"default gate": [], "--no-verify": ["--no-verify"]}
+
+
+def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, check=check, capture_output=True, text=True)
+
+
+def _merges(repo: Path, wanted: int) -> dict[str, list[tuple[str, str, str]]]:
+    """Up to `wanted` clean and `wanted` conflicting merges: (merge, first parent, second parent)."""
+    found: dict[str, list[tuple[str, str, str]]] = {"clean": [], "conflict": []}
+    for line in _git(repo, "rev-list", "--merges", "--parents", "HEAD").stdout.splitlines():
+        commit, *parents = line.split()
+        if len(parents) != 2:
+            continue
+        if any(
+            _git(repo, "merge-base", "--is-ancestor", x, y, check=False).returncode == 0
+            for x, y in (parents, parents[::-1])
+        ):
+            continue
+        status = _git(repo, "merge-tree", "--write-tree", "--name-only", *parents, check=False).returncode
+        kind = {0: "clean", 1: "conflict"}.get(status)
+        if kind and len(found[kind]) < wanted:
+            found[kind].append((commit, parents[0], parents[1]))
+        if all(len(v) >= wanted for v in found.values()):
+            break
+    return found
+
+
+def _timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int]:
+    began = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - began, done.returncode
+
+
+def _git_merge(work: Path, ours: str, theirs: str) -> float:
+    _git(work, "checkout", "-q", "-f", "--detach", ours)
+    took, status = _timed(["git", "merge", "-q", "--no-edit", theirs], work)
+    if status:
+        _git(work, "merge", "--abort", check=False)
+    return took
+
+
+def measure(source: Path, merges: int, baseline: str = "", gated: int = 3) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="plait-integrate-") as tmp:
+        root = Path(tmp)
+        repo, work = root / "repo", root / "git-merge"
+        subprocess.run(["git", "clone", "-q", str(source), str(repo)], check=True)
+        for key, value in (("user.name", "Bench"), ("user.email", "bench@example.com")):
+            _git(repo, "config", key, value)
+        _git(repo, "worktree", "add", "-q", "--detach", str(work), "HEAD")
+        env = {**os.environ, "HOME": str(root / "home"), "GIT_CONFIG_GLOBAL": "/dev/null", "NO_COLOR": "1"}
+        for name in ("PLAIT_STORE", "PLAIT_VERIFY_COMMAND", "PLAIT_MODEL"):
+            env.pop(name, None)
+        codes = {"": {**env, "PYTHONPATH": str(ROOT / "src")}}
+        if baseline:
+            where = root / "baseline"
+            subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), baseline], cwd=ROOT, check=True)
+            codes = {f"{baseline} ": {**env, "PYTHONPATH": str(where / "src")}, **codes}
+        try:
+            loads = [os.getloadavg()[0]]
+            rows = _run(repo, work, _merges(repo, merges), codes, gated)
+            loads.append(os.getloadavg()[0])
+        finally:
+            if baseline:
+                subprocess.run(["git", "worktree", "remove", "--force", str(root / "baseline")], cwd=ROOT, check=False)
+    load = statistics.mean(loads)
+    return {"source": str(source), "merges": merges, "gated": gated, "baseline": baseline, "load_1min": load, **rows}
+
+
+def _run(
+    repo: Path,
+    work: Path,
+    cases: dict[str, list[tuple[str, str, str]]],
+    codes: dict[str, dict[str, str]],
+    gated: int,
+) -> dict[str, Any]:
+    times: dict[str, dict[str, list[float]]] = {kind: {} for kind in cases}
+    exits: dict[str, dict[str, dict[int, int]]] = {kind: {} for kind in cases}
+    for kind, found in cases.items():
+        for i, (_, first, second) in enumerate(found):
+            base = _git(repo, "merge-base", first, second).stdout.split()[0]
+            a, b = f"bench-{kind}-{i}-a", f"bench-{kind}-{i}-b"
+            _git(repo, "branch", "-f", a, first)
+            _git(repo, "branch", "-f", b, second)
+            times[kind].setdefault("git merge", []).append(_git_merge(work, first, second))
+            for label, env in codes.items():
+                for mode, extra in MODES.items():
+                    if not extra and i >= gated:
+                        continue
+                    argv = [sys.executable, "-m", "plait", "integrate", a, b, "--onto", base, "--no-llm", *extra]
+                    took, status = _timed(argv, repo, env)
+                    times[kind].setdefault(label + "plait " + mode, []).append(took)
+                    counted = exits[kind].setdefault(label + "plait " + mode, {})
+                    counted[status] = counted.get(status, 0) + 1
+    table = {
+        kind: {
+            name: {"median_s": statistics.median(t), "x_git": statistics.median(t) / statistics.median(by["git merge"])}
+            for name, t in by.items()
+        }
+        for kind, by in times.items()
+    }
+    return {"counts": {k: len(v) for k, v in cases.items()}, "table": table, "exit_statuses": exits}
+
+
+def _print(result: dict[str, Any]) -> None:
+    counts = f"{result['counts']}, the default gate on {result['gated']} of each"
+    print(f"{result['source']}: {counts}; 1-minute load average {result['load_1min']:.1f}")
+    print(f"| {'merge':8} | {'command':40} | {'median':>8} | {'x git':>7} |")
+    print(f"|{'-' * 10}|{'-' * 42}|{'-' * 9}:|{'-' * 8}:|")
+    for kind, rows in result["table"].items():
+        for name, row in rows.items():
+            print(f"| {kind:8} | {name:40} | {row['median_s'] * 1000:5.0f} ms | {row['x_git']:7.1f} |")
+    print(f"exit statuses: {json.dumps(result['exit_statuses'])}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--merges", type=int, default=20, help="merges of each kind, clean and conflicting")
+    parser.add_argument("--source", type=Path, default=SOURCE, help="a local mirror to clone (never written)")
+    parser.add_argument(
+        "--gated", type=int, default=3, help="merges of each kind timed with the default gate too (it runs the tests)"
+    )
+    parser.add_argument("--baseline", default="", help="a commit whose code is measured too (git worktree add)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    result = measure(args.source, args.merges, args.baseline, args.gated)
+    print(json.dumps(result, indent=2) if args.json else "", end="\n" if args.json else "")
+    if not args.json:
+        _print(result)
+
+
+if __name__ == "__main__":
+    main()
