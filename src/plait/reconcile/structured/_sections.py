@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from plait.reconcile._mergefile import split_lines
 
-__all__ = ["Node", "blocks", "heading_title", "is_item", "sections", "unique"]
+__all__ = ["Node", "blocks", "heading_title", "is_item", "item_key", "sections", "unique"]
 
 _ADORN = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?$")
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*\r?\n?$")
@@ -101,6 +101,11 @@ def unique(key: tuple[str, ...], seen: Counter[tuple[str, ...]]) -> tuple[str, .
 def is_item(node: Node) -> bool:
     """Whether a block is a list item."""
     return node.kind == "block" and bool(_BULLET.match(node.body))
+
+
+def item_key(node: Node) -> Hashable | None:
+    """A list item's text, case folded, to tell whether a list is sorted; None for other blocks."""
+    return node.key[1].casefold() if is_item(node) else None
 
 
 def _starts_item(line: str, first: str) -> bool:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Hashable
 
 from plait.reconcile.structured._docmerge import OrderKey, Rules, merge_document
-from plait.reconcile.structured._sections import Node, is_item
+from plait.reconcile.structured._sections import Node, is_item, item_key
 from plait.reconcile.structured.base import EntityMerge
 
 __all__ = ["ChangelogMerger"]
@@ -27,13 +27,8 @@ def version(section: Node) -> Hashable | None:
     return tuple(int(part) for part in match.group().split(".")) if match else None
 
 
-def entry_key(block: Node) -> Hashable | None:
-    """A list item's text, case folded, to tell whether a section's entries are sorted; None for other blocks."""
-    return block.key[1].casefold() if is_item(block) else None
-
-
 def _order(parent: Node | None) -> OrderKey | None:
-    return version if parent is None else entry_key
+    return version if parent is None else item_key
 
 
 def _may_delete(node: Node) -> bool:
