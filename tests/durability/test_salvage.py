@@ -61,3 +61,25 @@ def test_a_log_missing_pages_in_its_middle_keeps_the_events_before_and_after(tmp
     assert seqs[0] == 1 and seqs[-1] == EVENTS
     assert EVENTS - 8 <= len(seqs) < EVENTS
     assert f"kept {len(seqs)} event(s) of {EVENTS}" in message
+
+
+def test_the_blobs_of_a_damaged_log_are_kept_with_its_events(tmp_path: Path) -> None:
+    """A run's checkpoints and bundles live beside its events: a salvaged log that lost them could not resume."""
+    path = tmp_path / "events.db"
+    _log(path)
+    store = SQLiteEventStore(path)
+    blobs = {f"checkpoint/a/{n}": bytes([n]) * 3000 for n in range(3)}
+    for key, data in blobs.items():
+        store.put_blob("r1", key, data)
+    store.close()
+    page = sqlite3.connect(path).execute("PRAGMA page_size").fetchone()[0]
+    with path.open("r+b") as f:  # a leaf of the events table, written before the blobs, zeroed
+        f.seek(page * 10)
+        f.write(b"\0" * page)
+
+    message = salvage_log(path)
+
+    salvaged = SQLiteEventStore(path)
+    assert {key: salvaged.get_blob("r1", key) for key in blobs} == blobs
+    assert "and 3 blob(s)" in message, message
+    assert len(salvaged.events("r1")) < EVENTS, "the damage was where the events were"

@@ -2,7 +2,8 @@
 
 A file cut short loses its last page, and SQLite then refuses the whole table as malformed; padded back to the
 length its header gives, every page before the cut reads again. A damaged page in the middle stops a scan of the
-table, so the scan resumes past it, looking events up one by one until one reads.
+table, so the scan resumes past it, looking rows up one by one until one reads. The blobs (checkpoints and
+bundles a run keeps beside its events) are read the same way, by rowid.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from plait.errors import StateError
 from plait.events.store import SQLiteEventStore
 
 Row = tuple[int, str, str, str, float, str]
+Blob = tuple[str, str, bytes]
 
 _COLUMNS = "SELECT seq, run_id, agent, kind, ts, payload FROM events"
+_BLOBS = "SELECT rowid, run_id, key, data FROM blobs"
 
 
 def _pad(path: Path) -> None:
@@ -65,35 +68,53 @@ def _last_seq(db: sqlite3.Connection) -> int:
     return last
 
 
-def _rows(db: sqlite3.Connection, last: int) -> Iterator[tuple[int, Row | None]]:
-    """(seq, row) of every event up to `last` and beyond, in order; row is None for one that does not read."""
+def _rows(
+    db: sqlite3.Connection, last: int, columns: str = _COLUMNS, key: str = "seq"
+) -> Iterator[tuple[int, tuple[object, ...] | None]]:
+    """(key, raw row) of every row up to `last` and beyond, in order; the row is None where it does not read."""
     after = 0
     while True:
         try:
-            for row in db.execute(f"{_COLUMNS} WHERE seq > ? ORDER BY seq", (after,)):
+            for row in db.execute(f"{columns} WHERE {key} > ? ORDER BY {key}", (after,)):
                 after = row[0]
-                yield after, _readable(row)
+                yield after, row
             return
         except sqlite3.DatabaseError:
             pass
-        while True:  # past the damage: look events up one by one until one reads
+        while True:  # past the damage: look rows up one by one until one reads
             after += 1
             if after > last:
                 return
             try:
-                row = db.execute(f"{_COLUMNS} WHERE seq = ?", (after,)).fetchone()
+                row = db.execute(f"{columns} WHERE {key} = ?", (after,)).fetchone()
             except sqlite3.DatabaseError:
                 yield after, None
                 continue
-            if row is None:
-                yield after, None
-                continue
-            yield after, _readable(row)
-            break
+            yield after, row
+            if row is not None:
+                break
 
 
-def salvage_rows(damaged: Path, keep: Callable[[Row], object]) -> tuple[int, int]:
-    """Pass every event of the log `damaged` that reads to `keep`: (events kept, events the log held).
+def _blobs(db: sqlite3.Connection) -> Iterator[Blob]:
+    """Every blob that still reads (none when the log has no blobs table, or it does not read at all)."""
+    try:
+        found = db.execute("SELECT MAX(rowid) FROM blobs").fetchone()
+        last = found[0] if found and isinstance(found[0], int) else 0
+    except sqlite3.DatabaseError:
+        last = 1 << 20  # the table's end does not read: look rows up one by one, as far as a large run's blobs go
+    try:
+        for _, row in _rows(db, last, _BLOBS, "rowid"):
+            if row is not None and isinstance(row[1], str) and isinstance(row[2], str) and isinstance(row[3], bytes):
+                yield row[1], row[2], row[3]
+    except sqlite3.OperationalError:  # no blobs table: a log written before blobs, or one it was cut from
+        return
+
+
+def salvage_rows(
+    damaged: Path, keep: Callable[[Row], object], keep_blob: Callable[[Blob], object] | None = None
+) -> tuple[int, int]:
+    """Pass every event of the log `damaged` that reads to `keep`, and every blob that reads to `keep_blob`:
+    (events kept, events the log held).
 
     `damaged` is not changed: a copy of it (and of its write-ahead file) is padded and read.
     """
@@ -108,12 +129,16 @@ def salvage_rows(damaged: Path, keep: Callable[[Row], object]) -> tuple[int, int
         db = sqlite3.connect(work)
         try:
             last = _last_seq(db)
-            for seq, row in _rows(db, last):
+            for seq, raw in _rows(db, last):
                 total = max(total, seq)
+                row = None if raw is None else _readable(raw)
                 if row is not None:
                     keep(row)
                     kept += 1
             total = max(total, last)
+            if keep_blob is not None:
+                for blob in _blobs(db):
+                    keep_blob(blob)
         finally:
             db.close()
     return kept, total

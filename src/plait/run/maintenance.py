@@ -64,14 +64,21 @@ def salvage_log(path: Path) -> str:
     fresh.close()
     target = sqlite3.connect(path)
     try:
+        blobs: list[str] = []
+
+        def keep_blob(blob: tuple[str, str, bytes]) -> None:
+            target.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?)", blob)
+            blobs.append(blob[1])
+
         kept, total = salvage_rows(
-            aside, lambda row: target.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", row)
+            aside, lambda row: target.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", row), keep_blob
         )
         target.commit()
     finally:
         target.close()
     return (
-        f"kept {kept} event(s) of {total} in a fresh log, {total - kept} unreadable; the damaged file is {aside.name}"
+        f"kept {kept} event(s) of {total} in a fresh log, {total - kept} unreadable, and {len(blobs)} blob(s); "
+        f"the damaged file is {aside.name}"
     )
 
 
