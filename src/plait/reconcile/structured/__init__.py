@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from plait.reconcile.structured.base import Entity, EntityMerge, LanguageMerger, LeafMerge, merge_entities
 from plait.reconcile.structured.config import IniMerger
 from plait.reconcile.structured.python import PythonMerger, python_entities
+from plait.reconcile.structured.treesitter import TREE_SITTER_MERGERS
 from plait.reconcile.types import Confidence, FileConflict, MergeContext, Resolution, Rung
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
 DEFAULT_MERGERS: tuple[LanguageMerger, ...] = (
     PythonMerger(),
     IniMerger(),
+    *TREE_SITTER_MERGERS,
 )
 """The built-in mergers, one per line; a file's name patterns are tried in this order, then its extension."""
 
