@@ -175,6 +175,28 @@ def test_javascript_imports_of_one_module_are_united() -> None:
     assert _merge("JavaScript", JS, ours, theirs) == JS.replace("{ readFile }", "{ readFile, stat, writeFile }")
 
 
+def test_imports_both_sides_added_at_one_spot_stay_sorted_when_both_sides_kept_them_sorted() -> None:
+    base = JAVA.replace("import java.util.List;\n", "import java.util.List;\nimport java.util.Map;\n")
+    ours = base.replace("Map;\n", "Map;\nimport java.util.Set;\n")
+    theirs = base.replace("Map;\n", "Map;\nimport java.util.Optional;\n")
+
+    merged = MERGERS["Java"].merge(base, ours, theirs)
+
+    assert merged is not None
+    assert merged.text == base.replace("Map;\n", "Map;\nimport java.util.Optional;\nimport java.util.Set;\n")
+    assert merged.notes == ("kept the imports sorted, as both sides had them",) and not merged.low_confidence
+
+
+def test_imports_in_no_order_keep_ours_first() -> None:
+    base = JAVA.replace("import java.util.List;\n", "import java.util.Map;\nimport java.util.List;\n")
+    ours = base.replace("List;\n", "List;\nimport java.util.Set;\n")
+    theirs = base.replace("List;\n", "List;\nimport java.util.Optional;\n")
+
+    merged = _merge("Java", base, ours, theirs)
+
+    assert merged == base.replace("List;\n", "List;\nimport java.util.Set;\nimport java.util.Optional;\n")
+
+
 def test_java_overloads_are_distinct_entities() -> None:
     ours = JAVA.replace("    }\n}\n", "    }\n\n    public void add(long n) {\n        total += (int) n;\n    }\n}\n")
     theirs = JAVA.replace("total += n;", "total = total + n;")

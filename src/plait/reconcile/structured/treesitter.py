@@ -12,14 +12,12 @@ import importlib
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 
 from tree_sitter import Language, Node, Parser
 
-from plait.reconcile.deterministic import resolve_deterministic
 from plait.reconcile.structured._ts_keys import ATTACHED, LANGUAGES, TsLanguage, container_body, entity_key
+from plait.reconcile.structured._ts_merge import Leaf, imports_in_order, shift_separators, sort_imports
 from plait.reconcile.structured.base import Entity, EntityMerge, merge_entities
-from plait.reconcile.types import FileConflict
 
 __all__ = ["TREE_SITTER_MERGERS", "TreeSitterMerger"]
 
@@ -95,84 +93,6 @@ class _Reader:
         return Entity(key, label, lead, self.cut(rows[0], open_row + 1), (*members, closing))
 
 
-def _shift_separators(base: Sequence[Entity], side: Sequence[Entity]) -> list[Entity]:
-    """New entities inserted before an old one end with the blank lines the inserter put above the old one.
-
-    An insertion `X` before `Y` reads as `X` with `Y`'s old lead, then `Y` with a new blank line above: so that
-    the two sides' insertions at one spot each bring their own separator, the blank lines move to the end of `X`.
-    """
-    old = {entity.key: entity for entity in base}
-    out = list(side)
-    for i, entity in enumerate(out):
-        before = old.get(entity.key)
-        if before is None:
-            continue
-        if before.children is not None and entity.children is not None:
-            entity = replace(entity, children=tuple(_shift_separators(before.children, entity.children)))
-            out[i] = entity
-        previous = out[i - 1] if i else None
-        gained = entity.lead[: len(entity.lead) - len(before.lead)]
-        if (
-            previous is None
-            or previous.key in old
-            or previous.children is not None
-            or not entity.lead.endswith(before.lead)
-            or not gained
-            or gained.strip()
-        ):
-            continue
-        out[i - 1] = replace(previous, body=previous.body + gained)
-        out[i] = replace(entity, lead=before.lead)
-    return out
-
-
-_BRACED = re.compile(r"^([^{}\n]*\{)([^{}\n]*)(\}[^{}\n]*\n?)$")
-"""A one-line statement with one braced list: `import { a, b } from "x";`, `use std::{fmt, io};`."""
-
-
-def _union(base: list[str], ours: list[str], theirs: list[str]) -> list[str]:
-    """Ours' items then theirs' new ones, less what either side removed; sorted when ours was."""
-    removed = (set(base) - set(ours)) | (set(base) - set(theirs))
-    items = [i for i in ours if i not in removed] + [i for i in theirs if i not in ours and i not in removed]
-    return sorted(items) if ours == sorted(ours) else items
-
-
-def _union_braced(base: str, ours: str, theirs: str) -> str | None:
-    """Both sides changed the names of one braced import: the union of the names."""
-    found = [_BRACED.match(text) for text in (base, ours, theirs)]
-    if not all(found) or len({(m.group(1), m.group(3)) for m in found if m}) != 1:
-        return None
-    b, o, t = ([n.strip() for n in m.group(2).split(",") if n.strip()] for m in found if m)
-    inner = found[1].group(2) if found[1] else ""
-    pad_left, pad_right = inner[: len(inner) - len(inner.lstrip())], inner[len(inner.rstrip()) :]
-    comma = "," if inner.rstrip().endswith(",") else ""
-    head, tail = (found[1].group(1), found[1].group(3)) if found[1] else ("", "")
-    return f"{head}{pad_left}{', '.join(_union(b, o, t))}{comma}{pad_right}{tail}"
-
-
-@dataclass
-class _Leaf:
-    """The last try on one entity both sides changed; records the rules that had to choose."""
-
-    extension: str
-    notes: list[str] = field(default_factory=list)
-    low_confidence: bool = False
-
-    def __call__(self, key: tuple[str, ...], base: str, ours: str, theirs: str) -> str | None:
-        if key[0] == "import":
-            united = _union_braced(base, ours, theirs)
-            if united is not None:
-                self.notes.append(f"united the names imported from {key[1]}")
-                return united
-        found = resolve_deterministic(FileConflict(f"entity{self.extension}", base, ours, theirs))
-        if found is None or found.text is None:
-            return None
-        if found.confidence == "low":
-            self.low_confidence = True
-            self.notes.append(f"{key[1] or key[0]}: {found.reason}")
-        return found.text
-
-
 class TreeSitterMerger:
     """Merges one language's files entity by entity through its tree-sitter grammar.
 
@@ -225,11 +145,27 @@ class TreeSitterMerger:
         b, o, t = (self.entities(text, parser) for text in (base, ours, theirs))
         if b is None or o is None or t is None:
             return None
-        leaf = _Leaf(self.extensions[0])
-        merged = merge_entities(b, _shift_separators(b, o), _shift_separators(b, t), leaf=leaf)
-        if merged is None or not self.parses(merged[0]):
+        leaf = Leaf(self.extensions[0])
+        merged = merge_entities(b, shift_separators(b, o), shift_separators(b, t), leaf=leaf)
+        if merged is None:
             return None
-        return EntityMerge(*merged, notes=tuple(leaf.notes), low_confidence=leaf.low_confidence)
+        text = self._in_order(merged[0], o, t, leaf.notes)
+        if text is None or not self.parses(text):
+            return None
+        return EntityMerge(text, merged[1], merged[2], notes=tuple(leaf.notes), low_confidence=leaf.low_confidence)
+
+    def _in_order(self, text: str, ours: list[Entity], theirs: list[Entity], notes: list[str]) -> str | None:
+        """The merged text with its imports sorted where both sides kept theirs sorted."""
+        (ours_ordered, ours_seen), (theirs_ordered, theirs_seen) = imports_in_order(ours), imports_in_order(theirs)
+        if not (ours_ordered and theirs_ordered and (ours_seen or theirs_seen)):
+            return text
+        entities = self.entities(text)
+        if entities is None:
+            return None
+        ordered, moved = sort_imports(entities)
+        if moved:
+            notes.append("kept the imports sorted, as both sides had them")
+        return "".join(e.text for e in ordered)
 
 
 TREE_SITTER_MERGERS: tuple[TreeSitterMerger, ...] = tuple(TreeSitterMerger(language) for language in LANGUAGES)

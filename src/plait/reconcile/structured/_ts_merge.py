@@ -1,0 +1,138 @@
+"""The rules of the tree-sitter merge beyond entity by entity: separators, import names and import order."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from plait.reconcile.deterministic import resolve_deterministic
+from plait.reconcile.structured.base import Entity
+from plait.reconcile.types import FileConflict
+
+__all__ = ["Leaf", "imports_in_order", "shift_separators", "sort_imports"]
+
+
+def shift_separators(base: Sequence[Entity], side: Sequence[Entity]) -> list[Entity]:
+    """New entities inserted before an old one end with the blank lines the inserter put above the old one.
+
+    An insertion `X` before `Y` reads as `X` with `Y`'s old lead, then `Y` with a new blank line above: so that
+    the two sides' insertions at one spot each bring their own separator, the blank lines move to the end of `X`.
+    """
+    old = {entity.key: entity for entity in base}
+    out = list(side)
+    for i, entity in enumerate(out):
+        before = old.get(entity.key)
+        if before is None:
+            continue
+        if before.children is not None and entity.children is not None:
+            entity = replace(entity, children=tuple(shift_separators(before.children, entity.children)))
+            out[i] = entity
+        previous = out[i - 1] if i else None
+        gained = entity.lead[: len(entity.lead) - len(before.lead)]
+        if (
+            previous is None
+            or previous.key in old
+            or previous.children is not None
+            or not entity.lead.endswith(before.lead)
+            or not gained
+            or gained.strip()
+        ):
+            continue
+        out[i - 1] = replace(previous, body=previous.body + gained)
+        out[i] = replace(entity, lead=before.lead)
+    return out
+
+
+_BRACED = re.compile(r"^([^{}\n]*\{)([^{}\n]*)(\}[^{}\n]*\n?)$")
+"""A one-line statement with one braced list: `import { a, b } from "x";`, `use std::{fmt, io};`."""
+
+
+def _union(base: list[str], ours: list[str], theirs: list[str]) -> list[str]:
+    """Ours' items then theirs' new ones, less what either side removed; sorted when ours was."""
+    removed = (set(base) - set(ours)) | (set(base) - set(theirs))
+    items = [i for i in ours if i not in removed] + [i for i in theirs if i not in ours and i not in removed]
+    return sorted(items) if ours == sorted(ours) else items
+
+
+def _union_braced(base: str, ours: str, theirs: str) -> str | None:
+    """Both sides changed the names of one braced import: the union of the names."""
+    found = [_BRACED.match(text) for text in (base, ours, theirs)]
+    if not all(found) or len({(m.group(1), m.group(3)) for m in found if m}) != 1:
+        return None
+    b, o, t = ([n.strip() for n in m.group(2).split(",") if n.strip()] for m in found if m)
+    inner = found[1].group(2) if found[1] else ""
+    pad_left, pad_right = inner[: len(inner) - len(inner.lstrip())], inner[len(inner.rstrip()) :]
+    comma = "," if inner.rstrip().endswith(",") else ""
+    head, tail = (found[1].group(1), found[1].group(3)) if found[1] else ("", "")
+    return f"{head}{pad_left}{', '.join(_union(b, o, t))}{comma}{pad_right}{tail}"
+
+
+@dataclass
+class Leaf:
+    """The last try on one entity both sides changed; records the rules that had to choose."""
+
+    extension: str
+    notes: list[str] = field(default_factory=list)
+    low_confidence: bool = False
+
+    def __call__(self, key: tuple[str, ...], base: str, ours: str, theirs: str) -> str | None:
+        if key[0] == "import":
+            united = _union_braced(base, ours, theirs)
+            if united is not None:
+                self.notes.append(f"united the names imported from {key[1]}")
+                return united
+        found = resolve_deterministic(FileConflict(f"entity{self.extension}", base, ours, theirs))
+        if found is None or found.text is None:
+            return None
+        if found.confidence == "low":
+            self.low_confidence = True
+            self.notes.append(f"{key[1] or key[0]}: {found.reason}")
+        return found.text
+
+
+def _import_runs(entities: Sequence[Entity]) -> list[list[int]]:
+    """Runs of imports one right below the other (no blank line or comment between), as positions."""
+    runs: list[list[int]] = []
+    for i, entity in enumerate(entities):
+        if entity.key[0] != "import":
+            continue
+        if runs and runs[-1][-1] == i - 1 and not entity.lead:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+def imports_in_order(entities: Sequence[Entity]) -> tuple[bool, bool]:
+    """Whether every run of imports (members too) is sorted by what it imports, and whether a run has two."""
+    ordered, seen = True, False
+    for run in _import_runs(entities):
+        names = [entities[i].key[1] for i in run]
+        ordered &= names == sorted(names)
+        seen |= len(run) > 1
+    for entity in entities:
+        if entity.children is not None:
+            inner_ordered, inner_seen = imports_in_order(entity.children)
+            ordered &= inner_ordered
+            seen |= inner_seen
+    return ordered, seen
+
+
+def sort_imports(entities: Sequence[Entity]) -> tuple[list[Entity], bool]:
+    """Each run of imports sorted by what it imports (its first lead kept first), and whether one moved."""
+    out = list(entities)
+    moved = False
+    for i, entity in enumerate(out):
+        if entity.children is not None:
+            children, inner = sort_imports(entity.children)
+            out[i], moved = replace(entity, children=tuple(children)), moved or inner
+    for run in _import_runs(out):
+        group = [out[i] for i in run]
+        ordered = sorted(group, key=lambda e: e.key[1])
+        if ordered == group or not all(e.body.endswith("\n") for e in group):
+            continue
+        for n, (i, entity) in enumerate(zip(run, ordered, strict=True)):
+            out[i] = replace(entity, lead=group[0].lead if n == 0 else "")
+        moved = True
+    return out, moved
