@@ -50,3 +50,23 @@ def test_setup_cfg_edited_on_neighbouring_lines_is_merged_by_key(box: Sandbox) -
         .replace("old API", "new API")
         .replace("python_version = 3.8\n", "python_version = 3.8\nstrict = True\n")
     )
+
+
+def test_a_pin_bumped_on_both_branches_takes_the_newer_in_a_low_confidence_resolution(box: Sandbox) -> None:
+    pins = "# command line\nclick==8.1.3\n# web\nflask==2.0.1\n"
+    base = box.start({"requirements/dev.txt": pins})
+    ours_pins = pins.replace("click==8.1.3", "colorama==0.4.6\nclick==8.1.7")
+    theirs_pins = pins.replace("8.1.3", "8.1.5").replace("# web", "# web framework")
+    ours = box.branch("ours", {"requirements/dev.txt": ours_pins}, parent=base)
+    theirs = box.branch("theirs", {"requirements/dev.txt": theirs_pins}, parent=base)
+    assert box.repo is not None
+
+    outcome = merge_commits_sync(box.repo, ours, theirs)
+
+    assert outcome.commit and outcome.unresolved == []
+    (resolution,) = outcome.resolutions
+    assert resolution.rung == "structured" and resolution.confidence == "low"
+    assert resolution.reason.endswith("; took the newer pin of click: 8.1.7 over 8.1.5")
+    assert box.show(outcome.commit, "requirements/dev.txt") + "\n" == (
+        "# command line\ncolorama==0.4.6\nclick==8.1.7\n# web framework\nflask==2.0.1\n"
+    )

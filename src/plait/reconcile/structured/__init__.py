@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from plait.reconcile.structured.base import Entity, EntityMerge, LanguageMerger, LeafMerge, merge_entities
 from plait.reconcile.structured.config import IniMerger
 from plait.reconcile.structured.python import PythonMerger, python_entities
+from plait.reconcile.structured.requirements import RequirementsMerger
 from plait.reconcile.structured.treesitter import TREE_SITTER_MERGERS
 from plait.reconcile.types import Confidence, FileConflict, MergeContext, Resolution, Rung
 
@@ -25,6 +26,7 @@ __all__ = [
     "LanguageMerger",
     "LeafMerge",
     "PythonMerger",
+    "RequirementsMerger",
     "StructuredResolver",
     "merge_entities",
     "python_entities",
@@ -33,6 +35,7 @@ __all__ = [
 DEFAULT_MERGERS: tuple[LanguageMerger, ...] = (
     PythonMerger(),
     IniMerger(),
+    RequirementsMerger(),
     *TREE_SITTER_MERGERS,
 )
 """The built-in mergers, one per line; a file's name patterns are tried in this order, then its extension."""
@@ -53,10 +56,13 @@ class StructuredResolver:
         self._by_extension = {ext: merger for merger in mergers for ext in merger.extensions}
 
     def merger_for(self, path: str) -> LanguageMerger | None:
-        """The merger whose name pattern the file's name matches first, else the one for its extension, if any."""
-        name = PurePosixPath(path).name
+        """The merger whose name pattern the file's name matches first, else the one for its extension, if any.
+
+        A pattern with a slash (`requirements/*.txt`) is matched against as many trailing parts of the path.
+        """
+        parts = PurePosixPath(path).parts
         for pattern, merger in self._by_name:
-            if fnmatch.fnmatchcase(name.lower(), pattern.lower()):
+            if fnmatch.fnmatchcase("/".join(parts[-pattern.count("/") - 1 :]).lower(), pattern.lower()):
                 return merger
         return self._by_extension.get(PurePosixPath(path).suffix.lower())
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Requirement", "newer_pin", "requirement"]
+__all__ = ["Requirement", "VersionKey", "newer_pin", "requirement", "version_key"]
 
 _LINE = re.compile(
     r"^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?P<extras>\[[^\]]*\])?\s*"
     r"(?P<spec>(?:[<>=!~]=?=?\s*[^\s,;#]+\s*,?\s*)*)(?P<rest>(?:;[^#]*)?(?:#.*)?)$"
 )
+_QUOTED = re.compile(r"""^(?:"([^"\\]*)"|'([^']*)'),?$""")
 _CLAUSE = re.compile(r"\s*(===|==|>=|<=|~=|!=|>|<)\s*([^\s,]+)\s*")
 _VERSION = re.compile(
     r"^v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?(\d*))?"
@@ -19,7 +20,7 @@ _VERSION = re.compile(
 )
 _PHASE = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
 
-_Key = tuple[tuple[int, ...], tuple[int, int], int, float]
+VersionKey = tuple[tuple[int, ...], tuple[int, int], int, float]
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,9 @@ class Requirement:
 
 
 def requirement(line: str) -> Requirement | None:
-    """The requirement a line states (no options, URLs or continuation), or None."""
-    match = _LINE.match(line.strip())
+    """The requirement a line states (no options, URLs or continuation; quoted as an array item is read), or None."""
+    quoted = _QUOTED.match(line.strip())
+    match = _LINE.match((quoted[1] or quoted[2] or "") if quoted else line.strip())
     if match is None or line.rstrip().endswith("\\"):
         return None
     spec_text = match["spec"].strip().rstrip(",")
@@ -46,7 +48,8 @@ def requirement(line: str) -> Requirement | None:
     return Requirement(name, (match["extras"] or "").replace(" ", ""), spec, match["rest"].strip())
 
 
-def _key(version: str) -> _Key | None:
+def version_key(version: str) -> VersionKey | None:
+    """A sort key for a PEP 440 version (or a `v`-prefixed tag), None when it is not one."""
     match = _VERSION.match(version)
     if match is None:
         return None
@@ -71,7 +74,7 @@ def _compare(a: Requirement, b: Requirement) -> int | None:
         return None
     signs = set()
     for (_, x), (_, y) in zip(a.spec, b.spec, strict=True):
-        kx, ky = _key(x), _key(y)
+        kx, ky = version_key(x), version_key(y)
         if kx is None or ky is None:
             return None
         signs.add((kx > ky) - (kx < ky))

@@ -9,7 +9,17 @@ from dataclasses import dataclass, field
 from plait.reconcile.structured._pins import newer_pin, requirement
 from plait.reconcile.structured.base import Entity, EntityMerge, merge_entities
 
-__all__ = ["END", "Notes", "blank_or_comment", "item_entities", "merge_items", "merge_tree", "with_end"]
+__all__ = [
+    "END",
+    "Notes",
+    "blank_or_comment",
+    "item_entities",
+    "merge_items",
+    "merge_list",
+    "merge_tree",
+    "pin_leaf",
+    "with_end",
+]
 
 END = ("<end>",)
 
@@ -117,32 +127,51 @@ def merge_items(
         return None
 
     def leaf(entity: tuple[str, ...], old: str, mine: str, other: str) -> str | None:
-        if not pins:
-            return None
-        chosen = newer_pin(old, mine, other)
-        if chosen is None:
-            return None
-        notes.add(chosen[1])
-        return chosen[0]
+        return pin_leaf(old, mine, other, notes) if pins else None
 
-    if _replaced_both(b, o, t):
+    return merge_list(b, o, t, leaf, notes)
+
+
+def pin_leaf(old: str, mine: str, other: str, notes: Notes) -> str | None:
+    """A requirement both sides bumped: the newer pin (noted), its comment lines as the sides left them."""
+    (o1, *o_rest), (m1, *m_rest), (t1, *t_rest) = (
+        text.splitlines(keepends=True) or [""] for text in (old, mine, other)
+    )
+    rest = _pick("".join(o_rest), "".join(m_rest), "".join(t_rest))
+    chosen = newer_pin(o1, m1, t1)
+    if chosen is None or rest is None:
         return None
-    merged = _merge_list(b, o, t, leaf)
+    notes.add(chosen[1])
+    return chosen[0] + rest
+
+
+def merge_list(base: list[Entity], ours: list[Entity], theirs: list[Entity], leaf: _Leaf, notes: Notes) -> str | None:
+    """Flat items merged by key; None where each side replaced one item its own way."""
+    if _replaced_both(base, ours, theirs):
+        return None
+    merged = _merge_list(base, ours, theirs, leaf)
     if merged is not None:
-        _ordering(b, o, t, notes)
+        _ordering(base, ours, theirs, notes)
     return merged
 
 
 def _replaced_both(base: list[Entity], ours: list[Entity], theirs: list[Entity]) -> bool:
-    """Both sides added different items where a side removed the base's item: each replaced it its own way."""
-    spots = _anchors(base, ours, theirs) & _anchors(base, theirs, ours)
+    """Whether an item may have been edited by one side and removed or edited otherwise by the other.
+
+    That is: both sides added different items where a side removed the base's item (each replaced it its own
+    way), or one side added an item where both removed the base's (one edited what the other deleted), or the
+    two sides order the items they both kept differently.
+    """
     keys = [e.key for e in base]
-    kept = {e.key for e in ours} & {e.key for e in theirs}
-    for spot in spots:
+    o, t = {e.key for e in ours}, {e.key for e in theirs}
+    both_spots = _anchors(base, ours, theirs) & _anchors(base, theirs, ours)
+    any_spots = _anchors(base, ours, theirs) | _anchors(base, theirs, ours)
+    for spot in any_spots:
         after = keys.index(spot) + 1 if spot is not None else 0
-        if after < len(keys) and keys[after] not in kept:
+        if after < len(keys) and keys[after] not in (o & t if spot in both_spots else o | t):
             return True
-    return False
+    kept = o & t
+    return [e.key for e in ours if e.key in kept] != [e.key for e in theirs if e.key in kept]
 
 
 def _pick(old: str, mine: str, other: str) -> str | None:
