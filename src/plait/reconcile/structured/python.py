@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from plait.reconcile._hunks import import_union
 from plait.reconcile._mergefile import split_lines
 from plait.reconcile.deterministic import resolve_deterministic
+from plait.reconcile.structured._pybody import merge_block
+from plait.reconcile.structured._pyelements import merge_statement
 from plait.reconcile.structured.base import Entity, EntityMerge, merge_entities
 from plait.reconcile.types import FileConflict
 
@@ -104,18 +106,46 @@ def python_entities(source: str) -> list[Entity] | None:
     return entities
 
 
-def _merge_leaf(key: tuple[str, ...], base: str, ours: str, theirs: str) -> str | None:
-    """Both sides changed one entity: import statements unite; otherwise the deterministic rules, on its text alone."""
-    if key[0] in ("import", "from"):
-        return _merge_imports(ours, base, theirs)
-    indent = re.match(r"[ \t]*", next((line for line in split_lines(base) if line.strip()), "")).group(0)  # type: ignore[union-attr]
-    texts = [_dedent(text, indent) for text in (base, ours, theirs)]
-    if texts[0] is None or texts[1] is None or texts[2] is None:
-        return None
-    found = resolve_deterministic(FileConflict("entity.py", texts[0], texts[1], texts[2]))
-    if found is None or found.text is None:
-        return None
-    return "".join(indent + line if line.strip() else line for line in split_lines(found.text))
+class _Leaf:
+    """The last try on one entity both sides changed, noting the rules that decided and whether one chose."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.low = False
+
+    def __call__(self, key: tuple[str, ...], base: str, ours: str, theirs: str) -> str | None:
+        first = next((line for line in split_lines(base) if line.strip()), "")
+        indent = first[: len(first) - len(first.lstrip(" \t"))]
+        texts = [_dedent(text, indent) for text in (base, ours, theirs)]
+        if texts[0] is None or texts[1] is None or texts[2] is None:
+            return None
+        merged = self._merge(key, texts[0], texts[1], texts[2])
+        if merged is None:
+            return None
+        return "".join(indent + line if line.strip() else line for line in split_lines(merged))
+
+    def _merge(self, key: tuple[str, ...], base: str, ours: str, theirs: str) -> str | None:
+        if key[0] in ("import", "from"):
+            united = _merge_imports(ours, base, theirs)
+            if united is not None:
+                return united
+        if key[0] in ("def", "stmt"):
+            block = merge_block(base, ours, theirs)
+            if block is not None:
+                self.notes.append(f"{key[1]}: both sides' edits to different statements combined")
+                return block
+        elements = merge_statement(base, ours, theirs)
+        if elements is not None:
+            self.notes.extend(f"{key[1]}: {note}" for note in elements[1].notes)
+            self.low = self.low or elements[1].chose
+            return elements[0]
+        found = resolve_deterministic(FileConflict("entity.py", base, ours, theirs))
+        if found is None or found.text is None or "version numbers" in found.reason:
+            return None  # a version both sides set is never guessed
+        if found.confidence == "low":
+            self.low = True
+            self.notes.append(f"{key[1]}: {found.reason}")
+        return found.text
 
 
 def _dedent(text: str, indent: str) -> str | None:
@@ -149,6 +179,27 @@ def _merge_import_names(ours: str, base: str, theirs: str) -> str | None:
     return merged if _parses(merged.strip() + "\n") else None
 
 
+def _unused_imports(source: str) -> set[str]:
+    """Names a module imports at its top level and never uses (in code, `__all__` or a string annotation)."""
+    tree = ast.parse(source)
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+        for alias in node.names
+        if alias.name != "*"
+    }
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    words = {
+        word
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and not re.search(r"\s", node.value)
+        for word in re.findall(r"\w+", node.value)
+    }
+    return imported - used - words
+
+
 def _parses(text: str) -> bool:
     try:
         ast.parse(text)
@@ -169,7 +220,11 @@ class PythonMerger:
         b, o, t = parsed
         if b is None or o is None or t is None:
             return None
-        merged = merge_entities(b, o, t, leaf=_merge_leaf)
+        leaf = _Leaf()
+        merged = merge_entities(b, o, t, leaf=leaf)
         if merged is None or not _parses(merged[0]):
             return None
-        return EntityMerge(*merged)
+        if not _unused_imports(merged[0]) <= _unused_imports(ours) | _unused_imports(theirs):
+            return None  # an import one side kept for code the other side removed
+        notes = tuple(dict.fromkeys(leaf.notes))
+        return EntityMerge(*merged, notes=notes, low_confidence=leaf.low)
