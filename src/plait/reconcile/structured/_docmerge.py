@@ -138,9 +138,9 @@ class _Merge:
         text = "".join(children)
         if children and children != [n.text for n in blocks(split_lines(text))[0]]:
             raise Clash  # the blocks would run into one another
-        tail = _three(base.tail if base else None, ours.tail, theirs.tail) if base else ours.tail
+        tail = _three(base.tail, ours.tail, theirs.tail) if base else ours.tail
         if base is None and ours.tail != theirs.tail:
-            tail = ours.tail if ours.tail.count("\n") >= theirs.tail.count("\n") else theirs.tail
+            self.rules.note("both added one section: ours' blank lines after it", low=True)
         return header + text + tail
 
     def changed(self, base: Node | None, side: Node, record: list[str]) -> None:
@@ -153,6 +153,9 @@ class _Merge:
         by_base = {n.key: n for n in base}
         ours_ids, theirs_ids = _identify(base, ours), _identify(base, theirs)
         by_ours, by_theirs = dict(zip(ours_ids, ours, strict=True)), dict(zip(theirs_ids, theirs, strict=True))
+        kept = set(by_base) & set(by_ours) & set(by_theirs)
+        if [k for k in ours_ids if k in kept] != [k for k in theirs_ids if k in kept]:
+            raise Clash  # the sides put the same nodes in different orders: theirs' order would be lost
         top = parent is None
         sort_key = self.rules.order(parent)
         sides: _Sides = (sort_key, 0)
