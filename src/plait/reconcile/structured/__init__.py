@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from plait.reconcile.structured.base import Entity, EntityMerge, LanguageMerger, LeafMerge, merge_entities
-from plait.reconcile.structured.config import IniMerger
+from plait.reconcile.structured.changelog import ChangelogMerger
+from plait.reconcile.structured.config import IniMerger, TomlMerger, YamlMerger
+from plait.reconcile.structured.docs import DocsMerger
 from plait.reconcile.structured.python import PythonMerger, python_entities
 from plait.reconcile.structured.requirements import RequirementsMerger
 from plait.reconcile.structured.treesitter import TREE_SITTER_MERGERS
@@ -20,6 +22,8 @@ from plait.reconcile.types import Confidence, FileConflict, MergeContext, Resolu
 
 __all__ = [
     "DEFAULT_MERGERS",
+    "ChangelogMerger",
+    "DocsMerger",
     "Entity",
     "EntityMerge",
     "IniMerger",
@@ -28,14 +32,20 @@ __all__ = [
     "PythonMerger",
     "RequirementsMerger",
     "StructuredResolver",
+    "TomlMerger",
+    "YamlMerger",
     "merge_entities",
     "python_entities",
 ]
 
 DEFAULT_MERGERS: tuple[LanguageMerger, ...] = (
     PythonMerger(),
+    ChangelogMerger(),
+    DocsMerger(),
     IniMerger(),
     RequirementsMerger(),
+    TomlMerger(),
+    YamlMerger(),
     *TREE_SITTER_MERGERS,
 )
 """The built-in mergers, one per line; a file's name patterns are tried in this order, then its extension."""

@@ -1,0 +1,161 @@
+"""reStructuredText and Markdown documents merged section by section and block by block by the structured rung."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gitrepo import Sandbox, sandbox
+
+from plait.reconcile.ladder import merge_commits_sync
+from plait.reconcile.structured import DocsMerger, StructuredResolver
+from plait.reconcile.structured.base import EntityMerge
+
+INDEX = """Guide
+=====
+
+Welcome to the guide.
+
+.. toctree::
+   :maxdepth: 2
+
+   install
+   quickstart
+   usage
+
+Install
+-------
+
+Run the installer.
+
+Usage
+-----
+
+Call the tool::
+
+    tool --run
+
+Then read the output.
+
+-   ``--run`` runs it.
+-   ``--dry`` shows what would run.
+"""
+
+README = """# Tool
+
+A tool.
+
+## Install
+
+```sh
+pip install tool
+```
+
+## Usage
+
+| flag | meaning |
+|------|---------|
+| -v   | verbose |
+"""
+
+
+def _merge(base: str, ours: str, theirs: str) -> EntityMerge | None:
+    return DocsMerger().merge(base, ours, theirs)
+
+
+def test_edits_in_different_sections_and_blocks_combine() -> None:
+    ours = INDEX.replace("Run the installer.", "Run the installer twice.")
+    theirs = INDEX.replace("Then read the output.", "Then read the output.\n\nOr pipe it.")
+
+    merged = _merge(INDEX, ours, theirs)
+
+    assert merged is not None and not merged.low_confidence
+    assert merged.text == ours.replace("Then read the output.", "Then read the output.\n\nOr pipe it.")
+
+
+def test_a_renamed_heading_keeps_the_other_sides_edit_beneath_it() -> None:
+    ours = INDEX.replace("Install\n-------", "Installation\n------------")
+    theirs = INDEX.replace("Run the installer.", "Run the installer as root.")
+
+    merged = _merge(INDEX, ours, theirs)
+
+    assert merged is not None and merged.text == theirs.replace("Install\n-------", "Installation\n------------")
+
+
+def test_toctree_entries_both_sides_added_are_merged_as_a_list() -> None:
+    ours = INDEX.replace("   quickstart\n", "   quickstart\n   tutorial\n")
+    theirs = INDEX.replace("   usage\n", "   usage\n   faq\n")
+
+    merged = _merge(INDEX, ours, theirs)
+
+    assert merged is not None and "   quickstart\n   tutorial\n   usage\n   faq\n" in merged.text
+
+
+def test_toctree_entries_added_at_one_place_are_ours_first_with_low_confidence() -> None:
+    ours = INDEX.replace("   usage\n", "   usage\n   faq\n")
+    theirs = INDEX.replace("   usage\n", "   usage\n   api\n")
+
+    merged = _merge(INDEX, ours, theirs)
+
+    assert merged is not None and merged.low_confidence
+    assert "   usage\n   faq\n   api\n" in merged.text
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs"),
+    [
+        (INDEX, INDEX.replace("tool --run", "tool --run --fast"), INDEX.replace("tool --run", "tool --run -q")),
+        (README, README.replace("pip install tool", "pipx install tool"), README.replace("```sh", "```bash")),
+        (README, README.replace("| verbose |", "| loud    |"), README.replace("| -v   |", "| -V   |")),
+        (INDEX, INDEX.replace("Welcome to the guide.", "Hello."), INDEX.replace("Welcome to the guide.", "Hi.")),
+    ],
+    ids=["literal-block", "fenced-code", "table", "paragraph"],
+)
+def test_an_atom_both_sides_edited_is_left_to_the_next_rung(base: str, ours: str, theirs: str) -> None:
+    assert _merge(base, ours, theirs) is None
+
+
+def test_blocks_the_other_side_reordered_are_refused_rather_than_put_back() -> None:
+    run, dry = "-   ``--run`` runs it.\n", "-   ``--dry`` shows what would run.\n"
+    ours = INDEX.replace("Welcome to the guide.", "Welcome.")
+    theirs = INDEX.replace(run + dry, dry + run)
+
+    assert _merge(INDEX, ours, theirs) is None
+
+
+def test_markdown_sections_under_hash_headings_merge_independently() -> None:
+    ours = README.replace("A tool.", "A small tool.")
+    theirs = README.replace("pip install tool", "pip install tool==2")
+
+    merged = _merge(README, ours, theirs)
+
+    assert merged is not None and merged.text == ours.replace("pip install tool", "pip install tool==2")
+
+
+@pytest.mark.parametrize(
+    ("path", "claimed"),
+    [("docs/index.rst", True), ("README.md", True), ("docs/notes.txt", False), ("CHANGES.md", False)],
+)
+def test_the_docs_merger_claims_rst_and_md_files(path: str, claimed: bool) -> None:
+    assert isinstance(StructuredResolver().merger_for(path), DocsMerger) is claimed
+
+
+@pytest.fixture
+def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+    return sandbox(tmp_path, monkeypatch)
+
+
+def test_a_document_conflict_is_resolved_through_the_ladder(box: Sandbox) -> None:
+    base = box.start({"docs/index.rst": INDEX})
+    ours_text = INDEX.replace("Usage\n-----", "Use\n---").replace("runs it.", "runs it now.")
+    theirs_text = INDEX.replace("shows what would run.", "shows what would run, and stops.")
+    ours = box.branch("ours", {"docs/index.rst": ours_text}, parent=base)
+    theirs = box.branch("theirs", {"docs/index.rst": theirs_text}, parent=base)
+    assert box.repo is not None
+
+    outcome = merge_commits_sync(box.repo, ours, theirs)
+
+    assert outcome.commit is not None and outcome.unresolved == []
+    assert [r.rung for r in outcome.resolutions] == ["structured"]
+    expected = ours_text.replace("shows what would run.", "shows what would run, and stops.")
+    assert box.show(outcome.commit, "docs/index.rst") + "\n" == expected
