@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from plait.reconcile.structured.base import Entity, EntityMerge, LanguageMerger, LeafMerge, merge_entities
 from plait.reconcile.structured.changelog import ChangelogMerger
-from plait.reconcile.structured.config import IniMerger
+from plait.reconcile.structured.config import IniMerger, TomlMerger, YamlMerger
 from plait.reconcile.structured.docs import DocsMerger
 from plait.reconcile.structured.python import PythonMerger, python_entities
 from plait.reconcile.structured.requirements import RequirementsMerger
@@ -32,6 +32,8 @@ __all__ = [
     "PythonMerger",
     "RequirementsMerger",
     "StructuredResolver",
+    "TomlMerger",
+    "YamlMerger",
     "merge_entities",
     "python_entities",
 ]
@@ -42,6 +44,8 @@ DEFAULT_MERGERS: tuple[LanguageMerger, ...] = (
     DocsMerger(),
     IniMerger(),
     RequirementsMerger(),
+    TomlMerger(),
+    YamlMerger(),
     *TREE_SITTER_MERGERS,
 )
 """The built-in mergers, one per line; a file's name patterns are tried in this order, then its extension."""
