@@ -89,10 +89,14 @@ def take(repo: Repo, pool: Path, path: Path, branch: str, base: str, *, force: b
 
 
 def empty(repo: Repo, pool: Path) -> None:
-    """Remove the free worktrees of `pool`, at the end of its run."""
+    """Remove the free worktrees of `pool`, at the end of its run: their directories deleted, then one `worktree
+    prune` for git's records of them all (a free worktree is never locked, so none is kept)."""
     with worktree_lock(repo.common_dir):
-        for free in sorted(pool.glob(f"{POOLED}*")) if pool.is_dir() else []:
-            drop(repo.root, free)
+        frees = sorted(pool.glob(f"{POOLED}*")) if pool.is_dir() else []
+        for free in frees:
+            shutil.rmtree(free, ignore_errors=True)
+        if frees:
+            run(("worktree", "prune"), repo.root)
 
 
 def _move(admin: Path, old: Path, new: Path) -> bool:

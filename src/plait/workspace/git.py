@@ -16,6 +16,7 @@ from pathlib import Path
 from plait.errors import EnvironmentProblem
 from plait.workspace import _gitstage
 from plait.workspace._gitcall import GitError, first_line, run
+from plait.workspace._gitmsg import stripspace
 from plait.workspace._worktrees import clear_ref_lock, drop, worktree_lock
 from plait.workspace._worktrees import remove as remove_worktree
 
@@ -260,10 +261,10 @@ class Worktree:
         """
         self._stage()
         tree = self._git("write-tree").strip()
-        head = self.head()
-        if tree == self._git("rev-parse", f"{head}^{{tree}}").strip():
+        head, head_tree = self._git("rev-parse", "HEAD^{commit}", "HEAD^{tree}").split()
+        if tree == head_tree:
             return None
-        text = self._git("stripspace", input=message)  # the clean-up `git commit -F` makes
+        text = stripspace(message)  # the clean-up `git commit -F` makes
         sha = self._git("commit-tree", tree, "-p", head, env=PLAIT_IDENTITY, input=text).strip()
         subject = next(iter(text.splitlines()), "")
         self._git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, head)
@@ -276,11 +277,12 @@ class Worktree:
         past `parent` (a merge brought integrated work in), the checkpoint goes on from the branch's head, so
         that a worktree restored from it has that merge in its history too.
         """
-        head = self.head()
-        moved = not self.repo.is_ancestor(head, parent)
-        parent = head if moved else parent
+        head, parent_tree = self._git("rev-parse", "HEAD^{commit}", f"{parent}^{{tree}}").split()
+        moved = head != parent and not self.repo.is_ancestor(head, parent)
+        if moved:
+            parent, parent_tree = head, self._git("rev-parse", f"{head}^{{tree}}").strip()
         tree = self.tree(parent)
-        if tree == self._git("rev-parse", f"{parent}^{{tree}}").strip():
+        if tree == parent_tree:
             if not moved:
                 return None
             sha = head
@@ -327,7 +329,7 @@ class Worktree:
             return before if self.repo.is_ancestor(commit, before) else commit
         tree, conflicts = self.repo.merge_trees(before, commit)
         tree = self._git("rev-parse", "HEAD^{tree}").strip() if conflicts else tree  # the work made it merge
-        text = self._git("stripspace", input=message)
+        text = stripspace(message)
         return self._git("commit-tree", tree, "-p", before, "-p", commit, env=PLAIT_IDENTITY, input=text).strip()
 
     def _merge(self, commit: str, message: str) -> list[str]:
@@ -340,7 +342,7 @@ class Worktree:
         tree, conflicts = self.repo.merge_trees(ours, commit)
         if conflicts:
             return conflicts
-        text = self._git("stripspace", input=message)
+        text = stripspace(message)
         sha = self._git("commit-tree", tree, "-p", ours, "-p", commit, env=PLAIT_IDENTITY, input=text).strip()
         self._move(ours, sha, f"merge {commit[:10]}: Merge made by plait")
         return []
