@@ -6,7 +6,7 @@ import tomllib
 
 import yaml
 
-from plait.reconcile.structured import DEFAULT_MERGERS, StructuredResolver, TomlMerger, YamlMerger
+from plait.reconcile.structured import DEFAULT_MERGERS, JsonMerger, StructuredResolver, TomlMerger, YamlMerger
 
 PYPROJECT = """[project]
 name = "pkg"
@@ -133,3 +133,40 @@ def test_yaml_item_each_side_replaced_its_own_way_is_a_conflict() -> None:
     theirs = "repos:\n  - repo: https://example.invalid/a\n    rev: v1.1.0\n"
 
     assert YamlMerger().merge(base, ours, theirs) is None
+
+
+PACKAGE_JSON = """{
+  "name": "pkg",
+  "version": "1.0.0",
+  "scripts": {
+    "test": "jest",
+    "lint": "eslint ."
+  },
+  "files": [
+    "dist"
+  ]
+}
+"""
+
+
+def test_json_members_merge_with_commas_written_back_and_indentation_kept() -> None:
+    ours = PACKAGE_JSON.replace('"lint": "eslint ."', '"lint": "eslint .",\n    "build": "tsc"')
+    theirs = PACKAGE_JSON.replace('"version": "1.0.0"', '"version": "1.1.0"').replace(
+        '    "dist"\n  ]\n', '    "dist"\n  ],\n  "license": "MIT"\n'
+    )
+
+    merged = JsonMerger().merge(PACKAGE_JSON, ours, theirs)
+
+    assert merged is not None and merged.text == ours.replace('"version": "1.0.0"', '"version": "1.1.0"').replace(
+        '    "dist"\n  ]\n', '    "dist"\n  ],\n  "license": "MIT"\n'
+    )
+    assert isinstance(StructuredResolver(DEFAULT_MERGERS).merger_for("package.json"), JsonMerger)
+
+
+def test_json_refuses_a_value_changed_twice_and_a_file_not_written_one_member_per_line() -> None:
+    assert (
+        JsonMerger().merge(PACKAGE_JSON, PACKAGE_JSON.replace("jest", "vitest"), PACKAGE_JSON.replace("jest", "ava"))
+        is None
+    )
+    compact = '{"a": 1, "b": 2}\n'
+    assert JsonMerger().merge(compact, '{"a": 2, "b": 2}\n', '{"a": 1, "b": 3}\n') is None

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from plait.reconcile.structured.base import Entity, EntityMerge, LanguageMerger, LeafMerge, merge_entities
 from plait.reconcile.structured.changelog import ChangelogMerger
-from plait.reconcile.structured.config import IniMerger, TomlMerger, YamlMerger
+from plait.reconcile.structured.config import IniMerger, JsonMerger, TomlMerger, YamlMerger
 from plait.reconcile.structured.docs import DocsMerger
 from plait.reconcile.structured.python import PythonMerger, python_entities
 from plait.reconcile.structured.requirements import RequirementsMerger
@@ -27,6 +27,7 @@ __all__ = [
     "Entity",
     "EntityMerge",
     "IniMerger",
+    "JsonMerger",
     "LanguageMerger",
     "LeafMerge",
     "PythonMerger",
@@ -46,6 +47,7 @@ DEFAULT_MERGERS: tuple[LanguageMerger, ...] = (
     RequirementsMerger(),
     TomlMerger(),
     YamlMerger(),
+    JsonMerger(),
     *TREE_SITTER_MERGERS,
 )
 """The built-in mergers, one per line; a file's name patterns are tried in this order, then its extension."""

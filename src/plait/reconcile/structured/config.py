@@ -9,7 +9,8 @@ takes the newer one. Anything the reader cannot place with certainty, or a resul
 from __future__ import annotations
 
 from plait.reconcile.structured._ini import IniMerger
+from plait.reconcile.structured._json import JsonMerger
 from plait.reconcile.structured._toml import TomlMerger
 from plait.reconcile.structured._yaml import YamlMerger
 
-__all__ = ["IniMerger", "TomlMerger", "YamlMerger"]
+__all__ = ["IniMerger", "JsonMerger", "TomlMerger", "YamlMerger"]
