@@ -91,7 +91,7 @@ def merge_tree(
     return EntityMerge(text, ours_changed, theirs_changed, tuple(notes.notes), bool(notes.notes))
 
 
-def item_entities(lines: Sequence[str], key: ItemKey, comment: str = "#") -> list[Entity] | None:
+def item_entities(lines: Sequence[str], key: ItemKey, comment: str = "#") -> list[Entity]:
     """A multi-line value's lines as items: blank and comment lines go with the item below them."""
     entities: list[Entity] = []
     seen: Counter[str] = Counter()
@@ -107,13 +107,13 @@ def item_entities(lines: Sequence[str], key: ItemKey, comment: str = "#") -> lis
     return with_end(entities, lead)
 
 
-def pin_key(line: str) -> str:
+def _pin_key(line: str) -> str:
     """A requirement item's key: its package (so that two bumps meet), else its text."""
     found = requirement(line)
     return found.name + found.extras if found else line.strip()
 
 
-def text_key(line: str) -> str:
+def _text_key(line: str) -> str:
     return line.strip()
 
 
@@ -121,10 +121,8 @@ def merge_items(
     base: Sequence[str], ours: Sequence[str], theirs: Sequence[str], *, pins: bool, notes: Notes, comment: str = "#"
 ) -> str | None:
     """Three versions of a list of lines merged item by item; requirement items bumped on both sides take the newer."""
-    key = pin_key if pins else text_key
+    key = _pin_key if pins else _text_key
     b, o, t = (item_entities(lines, key, comment) for lines in (base, ours, theirs))
-    if b is None or o is None or t is None:
-        return None
 
     def leaf(entity: tuple[str, ...], old: str, mine: str, other: str) -> str | None:
         return pin_leaf(old, mine, other, notes) if pins else None
@@ -134,11 +132,11 @@ def merge_items(
 
 def pin_leaf(old: str, mine: str, other: str, notes: Notes) -> str | None:
     """A requirement both sides bumped: the newer pin (noted), its comment lines as the sides left them."""
-    (o1, *o_rest), (m1, *m_rest), (t1, *t_rest) = (
+    (old_pin, *old_rest), (my_pin, *my_rest), (other_pin, *other_rest) = (
         text.splitlines(keepends=True) or [""] for text in (old, mine, other)
     )
-    rest = _pick("".join(o_rest), "".join(m_rest), "".join(t_rest))
-    chosen = newer_pin(o1, m1, t1)
+    rest = _pick("".join(old_rest), "".join(my_rest), "".join(other_rest))
+    chosen = newer_pin(old_pin, my_pin, other_pin)
     if chosen is None or rest is None:
         return None
     notes.add(chosen[1])
