@@ -98,3 +98,11 @@ def test_a_line_that_is_no_requirement_leaves_the_file_alone() -> None:
     base = "include README.rst\nrecursive-include docs *\n"
 
     assert _merge(base, base + "include LICENSE\n", base + "prune tests\n") is None
+
+
+def test_comments_after_the_last_requirement_do_not_stop_the_merge() -> None:
+    base = "click==8.0\nflask==2.0\n\n# The following packages are considered to be unsafe:\n# setuptools\n"
+
+    merged = _merge(base, base.replace("click==8.0", "click==8.1"), base.replace("flask==2.0", "flask==2.1"))
+
+    assert merged is not None and merged.text == base.replace("click==8.0", "click==8.1").replace("2.0", "2.1")

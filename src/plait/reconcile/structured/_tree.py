@@ -199,7 +199,9 @@ def _merge_list(base: list[Entity], ours: list[Entity], theirs: list[Entity], le
             result.append((item.key, item.text))
             continue
         lead = _pick(old.lead, item.lead, other.lead)
-        body = _pick(old.body, item.body, other.body) or leaf(item.key, old.body, item.body, other.body)
+        body = _pick(old.body, item.body, other.body)
+        if body is None:
+            body = leaf(item.key, old.body, item.body, other.body)
         if lead is None or body is None:
             return None
         result.append((item.key, lead + body))
