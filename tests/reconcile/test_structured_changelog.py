@@ -116,6 +116,17 @@ def test_changes_that_do_not_combine_are_left_to_the_next_rung(ours: str, theirs
     assert _merge(BASE, ours, theirs) is None
 
 
+def test_an_entry_both_sides_rewrote_among_new_entries_is_refused() -> None:
+    ours = BASE.replace(
+        "-   Fix the parser. :issue:`1`\n", "-   Add a flag. :issue:`6`\n-   Fix the parser's loop. :issue:`1`\n"
+    )
+    theirs = BASE.replace(
+        "-   Fix the parser. :issue:`1`\n", "-   Fix the parser's state. :issue:`1`\n-   Log. :issue:`7`\n"
+    )
+
+    assert _merge(BASE, ours, theirs) is None
+
+
 def test_a_release_with_entries_deleted_by_one_side_is_refused() -> None:
     theirs = BASE.replace(V11, "")
     ours = HEAD + V12 + V11 + V10

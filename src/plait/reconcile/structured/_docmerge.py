@@ -55,6 +55,28 @@ def _three(base: str | None, ours: str, theirs: str) -> str:
     raise Clash
 
 
+def _alike(base: Sequence[Node], side: Sequence[Node], olds: range, news: range) -> list[tuple[int, int]]:
+    """Blocks a side rewrote among blocks it added: each old block with the new one most like it, if alike."""
+    pairs: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    for i in olds:
+        if base[i].kind != "block":
+            continue
+        scores = [
+            (_likeness(base[i].body, side[j].body), j) for j in news if j not in taken and side[j].kind == "block"
+        ]
+        best = max(scores, default=(0.0, -1))
+        if best[0] >= 0.6:
+            pairs.append((i, best[1]))
+            taken.add(best[1])
+    return pairs
+
+
+def _likeness(a: str, b: str) -> float:
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.ratio() if matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6 else 0.0
+
+
 def _identify(base: Sequence[Node], side: Sequence[Node]) -> list[Key]:
     """Each side node's identity: its own key, or the key of the base node it replaced in place."""
     base_keys, side_keys = [n.key for n in base], [n.key for n in side]
@@ -62,9 +84,13 @@ def _identify(base: Sequence[Node], side: Sequence[Node]) -> list[Key]:
     in_base, in_side = set(base_keys), set(side_keys)
     matcher = difflib.SequenceMatcher(None, base_keys, side_keys, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "replace" or i2 - i1 != j2 - j1:
+        if tag != "replace":
             continue
-        for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+        if i2 - i1 == j2 - j1:
+            pairs = list(zip(range(i1, i2), range(j1, j2), strict=True))
+        else:
+            pairs = _alike(base, side, range(i1, i2), range(j1, j2))
+        for i, j in pairs:
             if base_keys[i] not in in_side and side_keys[j] not in in_base and base[i].kind == side[j].kind:
                 ids[j] = base_keys[i]
     if len(set(ids)) != len(ids):
