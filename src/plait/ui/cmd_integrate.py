@@ -6,27 +6,24 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from plait.errors import UsageError
 from plait.events.store import RedactingStore
 from plait.events.types import Decision, RunFinished, RunStarted
-from plait.reconcile.apply import Applied, apply_commit, internal_commits
 from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch
-from plait.run.results import has_result, result_branch
+from plait.run.base import new_run_id
 from plait.run.review import make_gate, resolvers_for, through_the_gate
-from plait.run.single import new_run_id
 from plait.settings import Settings, load_settings
-from plait.ui._apply_parts import pick as pick_branches
-from plait.ui._apply_parts import picked_tasks, squash_message
 from plait.ui._common import err, open_store, out, resolve_run
-from plait.ui._config_notes import config_notes
-from plait.ui._review import review_of
 from plait.ui._safe import escaped
 from plait.ui.feed import make_redactor
 from plait.workspace import GitError, Repo
+
+if TYPE_CHECKING:
+    from plait.reconcile.apply import Applied
 
 __all__ = ["register"]
 
@@ -157,6 +154,13 @@ def apply_run(
 ) -> None:
     """Bring a run's verified result into your current branch (fast-forward, else a merge commit; --squash: one
     commit). The commits made here are yours (git's user.name and user.email)."""
+    from plait.reconcile.apply import apply_commit, internal_commits
+    from plait.run.results import has_result, result_branch
+    from plait.ui._apply_parts import pick as pick_branches
+    from plait.ui._apply_parts import picked_tasks, squash_message
+    from plait.ui._config_notes import config_notes
+    from plait.ui._review import review_of
+
     repo = Repo.discover(repo_path)
     store = _store(repo, create=False)
     try:
