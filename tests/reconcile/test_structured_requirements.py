@@ -106,3 +106,15 @@ def test_comments_after_the_last_requirement_do_not_stop_the_merge() -> None:
     merged = _merge(base, base.replace("click==8.0", "click==8.1"), base.replace("flask==2.0", "flask==2.1"))
 
     assert merged is not None and merged.text == base.replace("click==8.0", "click==8.1").replace("2.0", "2.1")
+
+
+def test_a_sorted_requirement_list_stays_sorted_when_both_sides_add_at_one_spot() -> None:
+    base = "click==8.0\nflask==2.0\n"
+
+    merged = _merge(base, base + "requests==2.31\n", base + "pytest==8.0\n")
+
+    assert merged is not None and merged.text == base + "pytest==8.0\nrequests==2.31\n"
+    assert not merged.low_confidence
+    unsorted = "flask==2.0\nclick==8.0\n"
+    merged = _merge(unsorted, unsorted + "requests==2.31\n", unsorted + "pytest==8.0\n")
+    assert merged is not None and merged.text == unsorted + "requests==2.31\npytest==8.0\n" and merged.low_confidence

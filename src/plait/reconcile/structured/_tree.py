@@ -127,7 +127,7 @@ def merge_items(
     def leaf(entity: tuple[str, ...], old: str, mine: str, other: str) -> str | None:
         return pin_leaf(old, mine, other, notes) if pins else None
 
-    return merge_list(b, o, t, leaf, notes)
+    return merge_list(b, o, t, leaf, notes, keep_sorted=pins)
 
 
 def pin_leaf(old: str, mine: str, other: str, notes: Notes) -> str | None:
@@ -143,14 +143,45 @@ def pin_leaf(old: str, mine: str, other: str, notes: Notes) -> str | None:
     return chosen[0] + rest
 
 
-def merge_list(base: list[Entity], ours: list[Entity], theirs: list[Entity], leaf: _Leaf, notes: Notes) -> str | None:
-    """Flat items merged by key; None where each side replaced one item its own way."""
+def merge_list(
+    base: list[Entity],
+    ours: list[Entity],
+    theirs: list[Entity],
+    leaf: _Leaf,
+    notes: Notes,
+    *,
+    keep_sorted: bool = False,
+) -> str | None:
+    """Flat items merged by key; None where each side replaced one item its own way.
+
+    With `keep_sorted`, when every side lists its items sorted by key, the merged items are too (additions of
+    both sides at one spot then need no order chosen); otherwise ours' additions come first, noted.
+    """
     if _replaced_both(base, ours, theirs):
         return None
     merged = _merge_list(base, ours, theirs, leaf)
-    if merged is not None:
-        _ordering(base, ours, theirs, notes)
-    return merged
+    if merged is None:
+        return None
+    if keep_sorted and len(_items(base)) > 1 and all(_sorted(side) for side in (base, ours, theirs)):
+        head = [text for key, text in merged if key[0] != "item" and key != END]
+        items = sorted(((key, text) for key, text in merged if key[0] == "item"), key=lambda pair: _order(pair[0]))
+        tail = [text for key, text in merged if key == END]
+        return "".join([*head, *(text for _, text in items), *tail])
+    _ordering(base, ours, theirs, notes)
+    return "".join(text for _, text in merged)
+
+
+def _order(key: tuple[str, ...]) -> tuple[str, int]:
+    return key[1].casefold(), int(key[2])
+
+
+def _items(side: list[Entity]) -> list[tuple[str, int]]:
+    return [_order(e.key) for e in side if e.key[0] == "item"]
+
+
+def _sorted(side: list[Entity]) -> bool:
+    items = _items(side)
+    return items == sorted(items)
 
 
 def _replaced_both(base: list[Entity], ours: list[Entity], theirs: list[Entity]) -> bool:
@@ -178,7 +209,9 @@ def _pick(old: str, mine: str, other: str) -> str | None:
     return other if mine == old else None
 
 
-def _merge_list(base: list[Entity], ours: list[Entity], theirs: list[Entity], leaf: _Leaf) -> str | None:
+def _merge_list(
+    base: list[Entity], ours: list[Entity], theirs: list[Entity], leaf: _Leaf
+) -> list[tuple[tuple[str, ...], str]] | None:
     """Items merged by key in ours' order, theirs' new ones after their predecessor (a flat `merge_entities`).
 
     Unlike definitions, an item one side edited into another is a new item: nothing is taken for a rename.
@@ -218,4 +251,4 @@ def _merge_list(base: list[Entity], ours: list[Entity], theirs: list[Entity], le
         while pos < len(result) and result[pos][0] not in t and result[pos][0] not in b:
             pos += 1
         result.insert(pos, (item.key, item.text))
-    return "".join(text for _, text in result)
+    return result

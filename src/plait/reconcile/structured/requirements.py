@@ -89,7 +89,9 @@ class RequirementsMerger:
         if regenerated == "both":
             return None
         notes = Notes()
-        merged = merge_list(b, o, t, lambda _key, old, mine, other: pin_leaf(old, mine, other, notes), notes)
+        merged = merge_list(
+            b, o, t, lambda _key, old, mine, other: pin_leaf(old, mine, other, notes), notes, keep_sorted=True
+        )
         if merged is None or requirement_entities(merged) is None:
             return None
         if regenerated is not None and merged != (ours if regenerated == "ours" else theirs):
