@@ -94,6 +94,20 @@ def test_every_file_reassembles_to_its_exact_bytes() -> None:
             assert entities is not None and "".join(e.text for e in entities) == variant, language
 
 
+def test_a_container_on_one_line_is_one_entity() -> None:
+    text = "package p\n\ntype Empty struct{}\n\nfunc F() {}\n"
+
+    entities = MERGERS["Go"].entities(text)
+
+    assert entities is not None and [e.key for e in entities] == [
+        ("package", ""),
+        ("type_declaration", "Empty"),
+        ("function_declaration", "F"),
+        ("<end>",),
+    ]
+    assert entities[1].children is None and entities[1].text == "\ntype Empty struct{}\n"
+
+
 def test_both_sides_added_different_functions_at_the_same_place() -> None:
     ours = JS + "\nexport function mul(a, b) {\n  return a * b;\n}\n"
     theirs = JS + "\nexport function div(a, b) {\n  return a / b;\n}\n"

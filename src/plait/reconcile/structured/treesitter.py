@@ -84,7 +84,7 @@ class _Reader:
             return None
         open_row, close_row = kids[opens[0]].end_point.row, kids[closes[-1]].start_point.row
         inner = [kid for kid in kids[opens[0] + 1 : closes[-1]] if kid.is_named]
-        if open_row < rows[0] or close_row != rows[1]:
+        if open_row < rows[0] or close_row != rows[1] or close_row <= open_row:
             return None
         if any(kid.start_point.row <= open_row or _last_row(kid) >= close_row for kid in inner):
             return None
