@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from plait.reconcile._mergefile import split_lines
 
@@ -37,7 +38,7 @@ class Node:
     children: tuple[Node, ...] = ()
     tail: str = ""
 
-    @property
+    @cached_property
     def text(self) -> str:
         """The node's exact source."""
         return self.lead + self.body + "".join(child.text for child in self.children) + self.tail
