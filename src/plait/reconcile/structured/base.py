@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from plait.reconcile.structured._seqmerge import merge_sequences
+
 __all__ = ["Entity", "EntityMerge", "LanguageMerger", "LeafMerge", "merge_entities"]
 
 
@@ -81,9 +83,31 @@ def _similar(a: str, b: str) -> bool:
     return matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6 and matcher.ratio() >= 0.6
 
 
+def _moved(base: Sequence[tuple[str, ...]], side: Sequence[tuple[str, ...]]) -> bool:
+    """Whether a side put entities it shares with the base in another order."""
+    kept, known = set(side), set(base)
+    return [k for k in base if k in kept] != [k for k in side if k in known]
+
+
+def _order(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Entity]) -> list[tuple[str, ...]] | None:
+    """The entities' order when a side moved some (both sides' moves and additions kept), else None."""
+    keys = [[e.key for e in side] for side in (base, ours, theirs)]
+    if not (_moved(keys[0], keys[1]) or _moved(keys[0], keys[2])):
+        return None
+    sides = ("base", "ours", "theirs")
+    picks = merge_sequences(
+        *keys, join=lambda mine, yours, at: [*mine, *(p for p in yours if keys[2][p.index] not in keys[1])]
+    )
+    found = [keys[sides.index(p.side)][p.index] for p in picks or ()]
+    if picks is None or len(set(found)) != len(found):
+        raise _Conflict(("order",))  # both sides moved entities in one place, or one entity to two places
+    return found
+
+
 @dataclass
 class _Merger:
     leaf: LeafMerge | None
+    follow_moves: bool = False
     ours_changed: list[str] = field(default_factory=list)
     theirs_changed: list[str] = field(default_factory=list)
 
@@ -145,14 +169,29 @@ class _Merger:
             while pos < len(result) and result[pos][0] not in t and result[pos][0] not in b:
                 pos += 1  # ours' own new entities at the same place come first
             result.insert(pos, (entity.key, entity.text))
+        order = _order(base, ours, theirs) if self.follow_moves else None
+        if order is not None:
+            texts = dict(result)
+            if sorted(order) != sorted(texts):
+                raise _Conflict(("order",))
+            return [texts[key] for key in order]
         return [text for _, text in result]
 
 
 def merge_entities(
-    base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Entity], leaf: LeafMerge | None = None
+    base: Sequence[Entity],
+    ours: Sequence[Entity],
+    theirs: Sequence[Entity],
+    leaf: LeafMerge | None = None,
+    *,
+    follow_moves: bool = False,
 ) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
-    """The three versions merged in ours' order, theirs' new entities after their predecessor; None on a clash."""
-    merger = _Merger(leaf)
+    """The three versions merged in ours' order, theirs' new entities after their predecessor; None on a clash.
+
+    `follow_moves`: where a side moved entities, the order is merged too (a move kept, with the other side's
+    edits to what moved); both sides moving entities in one place is a clash.
+    """
+    merger = _Merger(leaf, follow_moves)
     try:
         texts = merger.entities(base, ours, theirs)
     except _Conflict:

@@ -12,6 +12,7 @@ from plait.reconcile._mergefile import split_lines
 from plait.reconcile.deterministic import resolve_deterministic
 from plait.reconcile.structured._pybody import merge_block
 from plait.reconcile.structured._pyelements import merge_statement
+from plait.reconcile.structured._pymoves import apply_moves
 from plait.reconcile.structured.base import Entity, EntityMerge, merge_entities
 from plait.reconcile.types import FileConflict
 
@@ -221,7 +222,13 @@ class PythonMerger:
         if b is None or o is None or t is None:
             return None
         leaf = _Leaf()
-        merged = merge_entities(b, o, t, leaf=leaf)
+        moved = apply_moves(b, o, t)
+        if moved is not None:
+            o, t = python_entities(moved[0]), python_entities(moved[1])
+            if o is None or t is None:
+                return None
+            leaf.notes.extend(moved[2])
+        merged = merge_entities(b, o, t, leaf=leaf, follow_moves=True)
         if merged is None or not _parses(merged[0]):
             return None
         if not _unused_imports(merged[0]) <= _unused_imports(ours) | _unused_imports(theirs):
