@@ -213,3 +213,13 @@ def test_a_setup_call_both_branches_changed_is_merged_through_the_ladder(box: Sa
     assert resolution.rung == "structured" and resolution.confidence == "high"
     expected = theirs_text.replace('        "requests>=2",\n', '        "requests>=2",\n        "rich",\n')
     assert box.show(outcome.commit, "setup.py") + "\n" == expected
+
+
+def test_a_key_or_item_both_sides_added_at_different_places_is_not_held_twice() -> None:
+    base = 'OPTIONS = {"a": 1, "b": 2}\nITEMS = ["a", "b"]\n'
+    ours = base.replace('"b": 2}', '"b": 2, "c": 3}')
+    theirs = base.replace('{"a": 1', '{"c": 4, "a": 1')
+    assert _merge(base, ours, theirs) is None
+    ours = base.replace('"b"]', '"b", "c"]')
+    theirs = base.replace('["a"', '["c", "a"')
+    assert _merge(base, ours, theirs) is None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -182,7 +183,7 @@ class _Merge:
             join=join,
             nested=nested,
         )
-        if not picks:
+        if not picks or _doubled(picks, {"base": b, "ours": o, "theirs": t}):
             return None
         body = _assemble(picks, {"base": b, "ours": o, "theirs": t}, merged)
         return None if body is None else head + body + tail
@@ -223,6 +224,16 @@ def _ascending(cores: Sequence[str], sort: _Sort) -> bool:
         return len(keys) >= 2 and keys == sorted(keys)  # type: ignore[type-var]
     except TypeError:
         return False
+
+
+def _doubled(picks: list[Pick], sides: dict[str, _Listing]) -> bool:
+    """Whether the merge holds a keyword, key or item twice where no side did (each added it at its own place)."""
+    named = [sides["ours" if p.side == "nested" else p.side] for p in picks]
+    index = [p.ours if p.side == "nested" else p.index for p in picks]
+    keys = [listing.keywords[i] for listing, i in zip(named, index, strict=True) if listing.keywords[i]]
+    items = Counter(listing.cores[i] for listing, i in zip(named, index, strict=True) if not listing.keywords[i])
+    most = max((n for side in sides.values() for n in Counter(side.cores).values()), default=1)
+    return len(set(keys)) != len(keys) or any(n > most for n in items.values())
 
 
 def _inner(listing: _Listing) -> str | None:
