@@ -9,15 +9,29 @@ reported too (a branch that relied on another branch's new name, which was then 
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from plait.reconcile._pyscan import ModuleFacts, ModuleIndex, Reference, references, scan_module
+from plait.reconcile._pyscan import (
+    ModuleFacts,
+    ModuleIndex,
+    Reference,
+    _guarded_imports,
+    _package,
+    _top_level,
+    references,
+    scan_module,
+)
 from plait.reconcile._trees import changed_paths, grep_files, read_blobs, tree_paths
 from plait.workspace import Repo
 
 __all__ = ["Breakage", "attribute", "find_breakage"]
+
+_GLOBAL = re.compile(r"(?:^|[;:])[ \t\f]*global\b", re.MULTILINE)
+"""Where a `global` statement may be: a logical line's start, after `;`, or after a one-line block's `:`."""
 
 
 @dataclass(frozen=True)
@@ -38,17 +52,39 @@ class Breakage:
 
 
 class _Tree:
-    """One commit's Python modules, parsed on demand."""
+    """One commit's Python modules, read in batches and parsed on demand: a bare parse first, a full scan if needed."""
 
     def __init__(self, repo: Repo, commit: str) -> None:
         self.repo, self.commit = repo, commit
         self.index = ModuleIndex(tree_paths(repo, commit))
+        self._texts: dict[str, str | None] = {}
+        self._trees: dict[str, ast.Module | None] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
+
+    def read(self, paths: Iterable[str]) -> None:
+        """Read the texts of `paths` not read yet, in one batch."""
+        missing = [p for p in dict.fromkeys(paths) if p not in self._texts]
+        if missing:
+            self._texts.update(read_blobs(self.repo, self.commit, missing))
+
+    def text(self, path: str) -> str | None:
+        self.read([path])
+        return self._texts[path]
+
+    def tree(self, path: str) -> ast.Module | None:
+        """The module's syntax tree, or None when it does not parse (exactly when `facts` is None)."""
+        if path not in self._trees:
+            text = self.text(path)
+            self._trees[path] = None if text is None else _parse(text)
+        return self._trees[path]
 
     def facts(self, *paths: str) -> list[ModuleFacts | None]:
         missing = [p for p in paths if p not in self._facts]
-        for path, text in read_blobs(self.repo, self.commit, missing).items():
-            self._facts[path] = None if text is None else scan_module(text)
+        self.read(missing)
+        for path in missing:
+            text = self._texts[path]
+            failed = path in self._trees and self._trees[path] is None
+            self._facts[path] = None if text is None or failed else scan_module(text)
         return [self._facts[p] for p in paths]
 
     def defines(self, module: str, name: str) -> bool:
@@ -58,6 +94,30 @@ class _Tree:
             return True
         (facts,) = self.facts(path)
         return facts is None or facts.open or name in facts.names
+
+
+def _parse(text: str) -> ast.Module | None:
+    """The syntax tree as `scan_module` reads it, or None when it does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _may_lose(base: _Tree, combined: _Tree, path: str, now: str) -> bool:
+    """Whether the module may have lost a name, told cheaply: its top-level names (what `scan_module` adds to them
+    is only what `global` statements declare), before the full scan of both sides."""
+    before, after = base.tree(path), combined.tree(now)
+    if before is None or after is None:
+        return False  # a side that does not parse has no facts: nothing is judged
+    old: set[str] = set()
+    new: set[str] = set()
+    _top_level(before, old)
+    _top_level(after, new)
+    lost = {n for n in old - new if not (n.startswith("__") and n.endswith("__"))}
+    return bool(lost) or bool(_GLOBAL.search(base.text(path) or ""))
 
 
 def _gone(base: _Tree, combined: _Tree, changed: Mapping[str, str]) -> tuple[dict[str, set[str]], dict[str, str]]:
@@ -72,6 +132,8 @@ def _gone(base: _Tree, combined: _Tree, changed: Mapping[str, str]) -> tuple[dic
         if now is None:
             if not combined.index.exists(module):
                 gone_modules[module] = path
+            continue
+        if not _may_lose(base, combined, path, now):
             continue
         before, after = base.facts(path)[0], combined.facts(now)[0]
         if before is None or after is None or before.open or after.open:
@@ -100,6 +162,8 @@ def find_breakage(repo: Repo, base: str, commit: str) -> list[Breakage]:
     if not changed:
         return []
     before, after = _Tree(repo, base), _Tree(repo, commit)
+    before.read(p for p, s in changed.items() if s != "A")
+    after.read(p for p, s in changed.items() if s != "D")
     removed, gone_modules = _gone(before, after, changed)
     found: dict[tuple[str, int, str, str], Breakage] = {}
     words = {n for names in removed.values() for n in names} | {m.rsplit(".", 1)[-1] for m in gone_modules}
@@ -153,27 +217,58 @@ def _judge(
     return Breakage(path, ref.line, ref.module, ref.name, f"{what}, which {ref.module} no longer defines", files)
 
 
+def _from_imports(tree: ast.Module, module: str, is_init: bool) -> list[tuple[ast.ImportFrom, str, str]]:
+    """Each `from M import x` (not `*`) of a module: the statement, M as an absolute name, x; as `references`
+    gives them, guarded ones too."""
+    found: list[tuple[ast.ImportFrom, str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _package(module, is_init, node.level) if node.level else ""
+            source = ".".join(p for p in (base, node.module or "") if p)
+            found += [(node, source, a.name) for a in node.names if a.name != "*"]
+    return found
+
+
 def _new_imports(before: _Tree, after: _Tree, changed: Mapping[str, str]) -> list[Breakage]:
-    """`from M import x`, new since the base, where M is this tree's own module and defines no x."""
+    """`from M import x`, new since the base, where M is this tree's own module and defines no x.
+
+    New means not among the references of the file at the base; the cheap tests come first (imports the base
+    had unguarded), the module's definitions next, the base's full references last.
+    """
     hits: list[Breakage] = []
     for path, status in changed.items():
         module = after.index.canonical.get(path)
-        if status == "D" or module is None:
-            continue
-        facts, old = after.facts(path)[0], before.facts(path)[0] if status != "A" else None
-        if facts is None:
+        tree = after.tree(path) if status != "D" and module is not None else None
+        if tree is None or module is None:
             continue
         is_init = path.endswith("__init__.py")
+        new = _from_imports(tree, module, is_init)
+        old_tree = before.tree(path) if status != "A" and new else None
+        if old_tree is not None:
+            had = _from_imports(old_tree, module, is_init)
+            if {(s, n) for _, s, n in new} & {(s, n) for _, s, n in had}:
+                guarded = _guarded_imports(old_tree)
+                unguarded = {(s, n) for node, s, n in had if id(node) not in guarded}
+                new = [item for item in new if (item[1], item[2]) not in unguarded]
+        new = [(node, source, name) for node, source, name in new if _lacks(after, source, name)]
+        if new:
+            guarded = _guarded_imports(tree)
+            new = [item for item in new if id(item[0]) not in guarded]
+        old = before.facts(path)[0] if new and old_tree is not None else None
         known = {(r.module, r.name) for r in references(old, module, is_init, before.index)} if old else set()
-        for ref in references(facts, module, is_init, after.index):
-            if ref.how != "import" or not ref.name or (ref.module, ref.name) in known:
-                continue
-            target = after.index.internal(ref.module)
-            if target is None or after.defines(ref.module, ref.name) or _hooked(after, target):
-                continue
-            message = f"imports '{ref.name}' from {ref.module}, which does not define it"
-            hits.append(Breakage(path, ref.line, ref.module, ref.name, message, (path, target)))
+        for node, source, name in new:
+            if (source, name) not in known:
+                message = f"imports '{name}' from {source}, which does not define it"
+                hits.append(
+                    Breakage(path, node.lineno, source, name, message, (path, after.index.internal(source) or ""))
+                )
     return hits
+
+
+def _lacks(tree: _Tree, module: str, name: str) -> bool:
+    """Whether `module` is this tree's own and surely defines no `name`."""
+    target = tree.index.internal(module)
+    return target is not None and not tree.defines(module, name) and not _hooked(tree, target)
 
 
 def _hooked(tree: _Tree, path: str) -> bool:
