@@ -123,6 +123,14 @@ def test_blocks_the_other_side_reordered_are_refused_rather_than_put_back() -> N
     assert _merge(INDEX, ours, theirs) is None
 
 
+def test_a_new_copy_of_a_block_the_other_side_edited_is_refused() -> None:
+    base = "Authors\n=======\n\n- Ann\n- Bob <bob@example>\n- Cy\n"
+    ours = base + "- Bob <bob@example>\n"
+    theirs = base.replace("- Bob <bob@example>", "- Bob <bob@example.org>")
+
+    assert _merge(base, ours, theirs) is None
+
+
 def test_markdown_sections_under_hash_headings_merge_independently() -> None:
     ours = README.replace("A tool.", "A small tool.")
     theirs = README.replace("pip install tool", "pip install tool==2")

@@ -55,6 +55,11 @@ def _three(base: str | None, ours: str, theirs: str) -> str:
     raise Clash
 
 
+def _first(key: Key) -> Key:
+    """The key of a node's first occurrence (without the count `unique` adds to a repeated one)."""
+    return key[:-1] if len(key) > 2 and key[-1][:1] == "#" and key[-1][1:].isdigit() else key
+
+
 def _alike(base: Sequence[Node], side: Sequence[Node], olds: range, news: range) -> list[tuple[int, int]]:
     """Blocks a side rewrote among blocks it added: each old block with the new one most like it, if alike."""
     pairs: list[tuple[int, int]] = []
@@ -182,6 +187,10 @@ class _Merge:
         kept = set(by_base) & set(by_ours) & set(by_theirs)
         if [k for k in ours_ids if k in kept] != [k for k in theirs_ids if k in kept]:
             raise Clash  # the sides put the same nodes in different orders: theirs' order would be lost
+        for mine, other in ((ours_ids, by_theirs), (theirs_ids, by_ours)):
+            edited = {k for k in kept if other[k].text != by_base[k].text}
+            if any(k not in by_base and _first(k) in edited for k in mine):
+                raise Clash  # a new copy of a node the other side edited: the copy would keep the old text
         top = parent is None
         sort_key = self.rules.order(parent)
         sides: _Sides = (sort_key, 0)
