@@ -84,6 +84,37 @@ def test_a_read_only_command_imports_no_run_machinery(recorded: Path, env: dict[
     assert _forbidden(modules, ALLOWED | ALLOWED_FOR.get(argv[0], set())) == []
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["runs"],
+        ["runs", "--json"],
+        ["status", "--json"],
+        ["show", "last", "--no-pager"],
+        ["log", RUN_ID, "--agent", "money"],
+        ["cost", "last"],
+        ["--help"],
+        ["--version"],
+    ],
+    ids=" ".join,
+)
+def test_a_read_only_command_with_plain_options_starts_without_typer(
+    recorded: Path, env: dict[str, str], argv: list[str]
+) -> None:
+    """typer builds every parameter with pydantic: the read-only commands read their few options themselves, and
+    none of them imports the settings' models (and the command runner, and asyncio, with them) when nothing is set."""
+    code, modules = _imported(argv, recorded, env)
+    assert code == 0
+    assert sorted(m for m in modules if m.split(".")[0] in ("typer", "click", "asyncio")) == []
+    assert sorted(m for m in modules if m.startswith(("plait.settings", "plait.workspace.command"))) == []
+
+
+def test_the_version_imports_nothing_but_itself(recorded: Path, env: dict[str, str]) -> None:
+    code, modules = _imported(["--version"], recorded, env)
+    assert code == 0
+    assert sorted(m for m in modules if m.split(".")[0] in ("rich", "pydantic", "pydantic_core")) == []
+
+
 def test_the_top_level_help_imports_no_command_module(recorded: Path, env: dict[str, str]) -> None:
     code, modules = _imported(["--help"], recorded, env)
     assert code == 0

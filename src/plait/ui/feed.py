@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from plait.events.store import EventStore, rewrite_strings
 from plait.events.types import Event
 from plait.redact import Redactor
-from plait.settings import Settings
 from plait.ui._safe import visible
+
+if TYPE_CHECKING:  # the read-only commands show a log without the settings' models when nothing is set
+    from plait.settings import Settings
 
 __all__ = ["EventFeed", "make_redactor", "redact_event"]
 

@@ -1,8 +1,16 @@
-"""The places agents work in: the user's repository, worktrees, confined paths and shell commands."""
+"""The places agents work in: the user's repository, worktrees, confined paths and shell commands.
 
-from plait.workspace.command import CommandResult, CommandRunner, LocalRunner, cap_output, scrub_env
+The command runner (and asyncio with it) is imported on first use: the read-only commands find the repository
+without it.
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from plait.workspace.git import PLAIT_IDENTITY, GitError, Repo, Worktree
 from plait.workspace.paths import PathEscape, confine
+
+if TYPE_CHECKING:
+    from plait.workspace.command import CommandResult, CommandRunner, LocalRunner, cap_output, scrub_env
 
 __all__ = [
     "PLAIT_IDENTITY",
@@ -17,3 +25,13 @@ __all__ = [
     "confine",
     "scrub_env",
 ]
+
+_COMMAND = ("CommandResult", "CommandRunner", "LocalRunner", "cap_output", "scrub_env")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _COMMAND:
+        from plait.workspace import command
+
+        return getattr(command, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,96 @@
+"""`plait runs` and `plait show`, without the command-line machinery: the typer commands and the fast start
+(`plait.ui._fast`) both call these."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from plait.errors import UsageError
+from plait.textsafe import visible
+from plait.ui._reading import has_log, open_store, out, read_redactor, resolve_run
+
+if TYPE_CHECKING:
+    from plait.events.store import EventStore
+    from plait.ui.summary import RunSummary
+
+__all__ = ["list_runs", "show_run"]
+
+
+def _summaries(store: EventStore) -> list[RunSummary]:
+    from plait.ui.summary import summarize
+
+    return [summarize(run_id, store.events(run_id)) for run_id in store.run_ids()]
+
+
+def list_runs(repo_path: Path, as_json: bool) -> None:
+    """List the runs of this repository, newest last."""
+    import json
+
+    from rich.markup import escape
+
+    from plait.workspace import Repo
+
+    repo = Repo.discover(repo_path)
+    summaries = _summaries(open_store(repo, create=False)) if has_log(repo) else []
+    if summaries:  # a log written before events were redacted on the way in holds the task as it was given
+        redact = read_redactor(repo.root)
+        for s in summaries:
+            s.task, s.model, s.reason = (visible(redact(x)) for x in (s.task, s.model, s.reason))
+    if as_json:
+        out.print_json(json.dumps([s.as_json() for s in summaries]), ensure_ascii=True)
+        return
+    if not summaries:
+        out.print("no runs yet: start one with `plait run TASK`")
+        return
+    from rich.table import Table
+
+    # the id is what --follow-up, --resume and every other command take: it is never cut; the model is
+    # shortened and the task wraps instead (tokens are in --json and `plait cost`)
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("run", no_wrap=True, min_width=max(len(s.run_id) for s in summaries))
+    table.add_column("status", no_wrap=True)
+    table.add_column("model", overflow="ellipsis", max_width=22)
+    table.add_column("calls", justify="right", no_wrap=True)
+    table.add_column("cost", justify="right", no_wrap=True)
+    table.add_column("task", min_width=16, overflow="fold")
+    for s in summaries:
+        status = s.status if s.status != "running" else "unfinished"
+        task = s.task.strip().splitlines()[0] if s.task.strip() else ""
+        model, task = escape(visible(s.model)), escape(visible(task[:120]))
+        table.add_row(s.run_id, status, model, str(s.model_calls), s.cost_text, task)
+    out.print(table)
+
+
+def show_run(run_ref: str, task: str | None, repo_path: Path, *, full: bool, no_pager: bool, as_json: bool) -> None:
+    """Show a run's transcript: messages, tool calls and results, and the diff of a run that changed code."""
+    from plait.ui.feed import redact_event
+    from plait.ui.summary import summarize
+    from plait.ui.transcript import render_transcript
+    from plait.workspace import Repo
+
+    repo = Repo.discover(repo_path)
+    store = open_store(repo, create=False)
+    run_id = resolve_run(store, run_ref)
+    redact = read_redactor(repo.root)
+    events = [redact_event(e, redact) for e in store.events(run_id, agent=None)]
+    if task is not None and all(e.agent != task for e in events):
+        agents = sorted({e.agent for e in events if e.agent and e.kind not in ("note", "policy")})
+        raise UsageError(f"run {run_id} has no agent '{task}': its agents are {', '.join(agents) or 'none'}")
+    if as_json:
+        for event in events:
+            if task is None or event.agent in ("", task):
+                sys.stdout.write(event.model_dump_json() + "\n")
+        return
+    s = summarize(run_id, events)
+    diff = ""
+    if s.commit and s.base_commit:
+        diff = redact(repo.git("diff", "--stat", "--patch", s.base_commit, s.commit, check=False))
+    if no_pager or not out.is_terminal:
+        render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
+        return
+    os.environ.setdefault("LESS", "-R")  # the pager shows the colours instead of their escape codes
+    with out.pager(styles=True):
+        render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
