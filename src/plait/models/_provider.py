@@ -7,12 +7,22 @@ of the reply (the first included), not the whole reply. A stream that breaks off
 Cancelling the call (Ctrl-C) closes its connection at once. A server that answers without streaming is read
 as such. A refused connection to this machine means no server is running there: it fails at once; one to
 another host is retried `REFUSED_RETRIES` times at most (a server restarting).
+
+`post` sends a request without an SDK (the Chat Completions provider streams raw bytes and parses them
+itself): importing an SDK and validating a long conversation against its types would cost more than the call's
+own work. What it raises besides the transport's errors:
+
+    Rejected      the server answered with an error status (its status, headers and error message)
+    NoReply       no reply (its headers) came within the timeout
+    NoConnection  the request could not be sent
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
+import json
 import socket
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -29,7 +39,7 @@ from plait.models.base import RetryHook
 
 T = TypeVar("T")
 
-__all__ = ["CONNECT_TIMEOUT", "REFUSED_RETRIES", "ProviderBase", "local_url"]
+__all__ = ["CONNECT_TIMEOUT", "REFUSED_RETRIES", "NoConnection", "NoReply", "ProviderBase", "Rejected", "local_url"]
 
 CONNECT_TIMEOUT = 10.0
 REFUSED_RETRIES = 2
@@ -59,6 +69,52 @@ class RawResponse(Protocol):
     async def read(self) -> bytes: ...
 
     def iter_bytes(self) -> AsyncIterator[bytes]: ...
+
+
+class Rejected(Exception):
+    """The server answered with an error status; `message` is its error's message, else its body's text."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], message: str, code: object = None) -> None:
+        super().__init__(f"Error code: {status} - {message}")
+        self.status, self.headers, self.message, self.code = status, headers, message, code
+
+    @classmethod
+    def read(cls, status: int, headers: Mapping[str, str], body: bytes) -> Rejected:
+        """From an error reply's body: JSON whose `error` (or itself) holds a `message` and a `code`, or text."""
+        text = body.decode("utf-8", "replace")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        error = data.get("error", data) if isinstance(data, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        code = error.get("code") if isinstance(error, dict) else None
+        return cls(status, headers, str(message) if message else text, code)
+
+
+class NoReply(Exception):
+    """No reply came within the timeout (the connection was made)."""
+
+
+class NoConnection(Exception):
+    """The request could not be sent: its cause says why."""
+
+
+class _Streamed:
+    """An httpx2 response read as the SDKs' streaming responses are (see `RawResponse`)."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self._response = response
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._response.headers
+
+    async def read(self) -> bytes:
+        return await self._response.aread()
+
+    def iter_bytes(self) -> AsyncIterator[bytes]:
+        return self._response.aiter_bytes()
 
 
 def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
@@ -114,6 +170,35 @@ class ProviderBase:
         """The request timeout for the reply, at most `CONNECT_TIMEOUT` to connect."""
         return httpx2.Timeout(self._timeout, connect=min(CONNECT_TIMEOUT, self._timeout))
 
+    @contextlib.asynccontextmanager
+    async def post(self, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> AsyncIterator[RawResponse]:
+        """POST `body` as JSON to `path` under the base URL, on a client of this call alone; the reply streams.
+
+        Raises:
+            Rejected: The server answered with an error status.
+            NoReply: No reply within the timeout.
+            NoConnection: The request could not be sent (a connection refused is found in its cause).
+        """
+        url = self.base_url.rstrip("/") + path
+        content = json.dumps(body).encode()
+        sent = {"content-type": "application/json", "accept": "application/json", **headers}
+        async with httpx2.AsyncClient(verify=self._tls(), timeout=self._timeouts(), follow_redirects=True) as client:
+            request = client.build_request("POST", url, content=content, headers=sent)
+            try:
+                response = await client.send(request, stream=True)
+            except httpx2.ConnectTimeout:
+                raise
+            except httpx2.TimeoutException as exc:
+                raise NoReply(f"no reply from {self.base_url} within {self._timeout:g}s") from exc
+            except httpx2.TransportError as exc:
+                raise NoConnection(f"cannot connect to {self.base_url}") from exc
+            try:
+                if not response.is_success:
+                    raise Rejected.read(response.status_code, response.headers, await response.aread())
+                yield _Streamed(response)
+            finally:
+                await response.aclose()
+
     def _classify(self, exc: Exception) -> Transient | None:
         """Whether `exc` is worth another try (and how long to wait); each provider knows its SDK's errors."""
         raise NotImplementedError
@@ -135,6 +220,8 @@ class ProviderBase:
             return Transient(f"{self.base_url} sent nothing for {self._timeout:g}s")
         if isinstance(exc, httpx2.TransportError):
             return Transient(f"the connection to {self.base_url} broke off: {' '.join(str(exc).split())[:200]}")
+        if isinstance(exc, NoReply | NoConnection):
+            return Transient(str(exc))
         return self._classify(exc)
 
     async def _body(self, raw: RawResponse, stream: Stream, end: str) -> dict[str, Any]:

@@ -5,20 +5,23 @@ from the cache as `prompt_tokens_details.cached_tokens`. A request is routed by 
 `prompt_cache_key`: every request of one model object (one run: its planner, workers and experts, whose
 prompts start with the same tools) carries the same key, so they meet the prefixes they share, while other
 runs sharing those first tokens go elsewhere instead of overflowing one cache.
+
+The request is plain JSON posted without the SDK (`ProviderBase.post`): the reply is streamed and parsed here
+anyway, and the SDK would cost a second to import and re-validate every message of a long conversation against
+its types at every call. Its errors are still read for the Responses API, which is sent through it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
-from typing import Any, cast
-
-import openai
-from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnionParam
+import sys
+from typing import TYPE_CHECKING, Any
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
-from plait.models._provider import ProviderBase
+from plait.models._provider import NoConnection, NoReply, ProviderBase, Rejected
 from plait.models._reply import MAX_STOP, cap_text, field, reply_error, string, usage
 from plait.models._retry import RETRY_BUDGET, Sleep, Transient, status_transient
 from plait.models._stream import ChatStream
@@ -35,6 +38,9 @@ from plait.models.base import (
     ToolResultMessage,
     UserMessage,
 )
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["OpenAIModel"]
 
@@ -53,7 +59,7 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
     return out
 
 
-def to_messages(request: ModelRequest) -> list[ChatCompletionMessageParam]:
+def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
     """The neutral conversation as Chat Completions messages, the system prompt first."""
     system = request.system.replace(SYSTEM_BREAK, "")
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
@@ -64,10 +70,10 @@ def to_messages(request: ModelRequest) -> list[ChatCompletionMessageParam]:
             out.append(_assistant(message))
         elif isinstance(message, ToolResultMessage):
             out.append({"role": "tool", "tool_call_id": message.call_id, "content": message.content})
-    return cast(list[ChatCompletionMessageParam], out)
+    return out
 
 
-def to_tools(request: ModelRequest) -> list[ChatCompletionToolUnionParam]:
+def to_tools(request: ModelRequest) -> list[dict[str, Any]]:
     return [
         {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
         for t in request.tools
@@ -127,11 +133,25 @@ def from_completion(completion: dict[str, Any], name: str) -> ModelResponse:
     )
 
 
-def _server_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    message = body.get("message") if isinstance(body, dict) else None
-    text = str(message) if message else (exc.response.text or exc.message)
-    return " ".join(text.split())[:500]
+def _sdk_error(exc: Exception) -> Exception | None:
+    """An error of the OpenAI SDK (raised on the Responses API) as the errors of `post`; None for any other."""
+    sdk = sys.modules.get("openai")  # never imported here: an SDK error exists only once the SDK was
+    if sdk is None or not isinstance(exc, sdk.APIError):
+        return None
+    if isinstance(exc, sdk.APIStatusError):
+        body = exc.body
+        message = body.get("message") if isinstance(body, dict) else None
+        text = str(message) if message else (exc.response.text or exc.message)
+        return Rejected(exc.status_code, exc.response.headers, text, exc.code)
+    if isinstance(exc, sdk.APITimeoutError):
+        return NoReply()
+    if isinstance(exc, sdk.APIConnectionError):
+        return NoConnection()
+    return ModelError(" ".join(exc.message.split()))
+
+
+def _server_message(exc: Rejected) -> str:
+    return " ".join(exc.message.split())[:500]
 
 
 class OpenAIModel(ProviderBase):
@@ -165,7 +185,9 @@ class OpenAIModel(ProviderBase):
         """Sent as `prompt_cache_key` to OpenAI proper (other servers may refuse an unknown field)."""
 
     def _client(self) -> openai.AsyncOpenAI:
-        """A client for one call, so no connection outlives the event loop that opened it."""
+        """An SDK client for one call, so no connection outlives the event loop that opened it."""
+        import openai
+
         return openai.AsyncOpenAI(
             api_key=self._api_key,
             base_url=self.base_url,
@@ -174,23 +196,30 @@ class OpenAIModel(ProviderBase):
             http_client=openai.DefaultAsyncHttpxClient(verify=self._tls()),
         )
 
+    def _headers(self) -> dict[str, str]:
+        """The key, and the organisation and project the environment names, as the SDK sends them."""
+        headers = {"authorization": f"Bearer {self._api_key}"}
+        for var, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
+            if value := os.environ.get(var):
+                headers[header] = value
+        return headers
+
     def _classify(self, exc: Exception) -> Transient | None:
         if isinstance(exc, BadReplyBody):
             return Transient(f"unreadable reply body: {exc}")
-        if isinstance(exc, openai.APIStatusError):
+        exc = _sdk_error(exc) or exc
+        if isinstance(exc, Rejected):
             if exc.code == "insufficient_quota":  # a 429 that waiting cannot cure
                 return None
-            return status_transient(exc.status_code, exc.response.headers, _server_message(exc))
-        if isinstance(exc, openai.APITimeoutError):
+            return status_transient(exc.status, exc.headers, _server_message(exc))
+        if isinstance(exc, NoReply):
             return Transient(f"no reply from {self.base_url} within {self._timeout:g}s")
-        if isinstance(exc, openai.APIConnectionError):
+        if isinstance(exc, NoConnection):
             return Transient(f"cannot connect to {self.base_url}")
         return None
 
-    def _error(self, exc: openai.APIError) -> ModelError:
-        if not isinstance(exc, openai.APIStatusError):
-            return ModelError(f"{self._name} failed: {' '.join(exc.message.split())}")
-        status, message = exc.status_code, _server_message(exc)
+    def _error(self, exc: Rejected) -> ModelError:
+        status, message = exc.status, _server_message(exc)
         if status == 401:
             return BadApiKey(f"{self.provider} rejected the API key (401): check OPENAI_API_KEY")
         if status == 404 or exc.code == "model_not_found":
@@ -200,29 +229,28 @@ class OpenAIModel(ProviderBase):
     async def _once(self, request: ModelRequest, on_text: TextHook | None) -> ModelResponse:
         # Many local servers know only the older `max_tokens`.
         openai_proper = self.provider == "openai"
-        async with (
-            self._client() as client,
-            client.chat.completions.with_streaming_response.create(
-                model=self.model_id,
-                messages=to_messages(request),
-                tools=to_tools(request) if request.tools else openai.omit,
-                tool_choice={"type": "function", "function": {"name": request.tool_choice}}
-                if request.tool_choice
-                else openai.omit,
-                max_completion_tokens=request.max_output_tokens if openai_proper else openai.omit,
-                max_tokens=openai.omit if openai_proper else request.max_output_tokens,
-                prompt_cache_key=self.cache_key if openai_proper else openai.omit,
-                stream=True,
-                stream_options={"include_usage": True},
-            ) as raw,
-        ):
-            body = await self._body(raw, ChatStream(on_text), "[DONE]")
-        return from_completion(body, self._name)
+        body: dict[str, Any] = {"model": self.model_id, "messages": to_messages(request)}
+        if request.tools:
+            body["tools"] = to_tools(request)
+        if request.tool_choice:
+            body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+        body["max_completion_tokens" if openai_proper else "max_tokens"] = request.max_output_tokens
+        if openai_proper:
+            body["prompt_cache_key"] = self.cache_key
+        body.update(stream=True, stream_options={"include_usage": True})
+        async with self.post("/chat/completions", body, self._headers()) as raw:
+            reply = await self._body(raw, ChatStream(on_text), "[DONE]")
+        return from_completion(reply, self._name)
 
     async def complete(
         self, request: ModelRequest, *, on_retry: RetryHook | None = None, on_text: TextHook | None = None
     ) -> ModelResponse:
         try:
             return await self._retrying(lambda: self._once(request, on_text), on_retry)
-        except openai.APIError as exc:
-            raise self._error(exc) from exc
+        except Exception as exc:
+            error = exc if isinstance(exc, Rejected) else _sdk_error(exc)
+            if isinstance(error, Rejected):
+                raise self._error(error) from exc
+            if isinstance(error, ModelError):
+                raise ModelError(f"{self._name} failed: {error}") from exc
+            raise

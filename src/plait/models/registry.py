@@ -125,9 +125,12 @@ def make_model(spec: str, settings: Settings, env: Mapping[str, str] | None = No
 
         def openai_model() -> Model:
             from plait.models.openai_provider import OpenAIModel
-            from plait.models.responses_provider import OpenAIResponsesModel
 
-            kind = OpenAIResponsesModel if api == "responses" else OpenAIModel
+            kind = OpenAIModel
+            if api == "responses":  # the only one of the two sent through the SDK
+                from plait.models.responses_provider import OpenAIResponsesModel
+
+                kind = OpenAIResponsesModel
             return kind(
                 spec, rest, api_key=key, base_url=url, timeout=timeout, max_retries=retries, retry_budget=budget
             )
