@@ -4,7 +4,8 @@ A node one side replaced in place (the same spot, neither text found on the othe
 so a renamed heading or an edited entry merges with the other side's changes beneath or beside it. What both
 sides added at one place keeps a sorted order if each side was sorted, else ours first (an order was chosen:
 low confidence); what both added alike is held once. A clash (one node changed two ways, changed against
-deleted, a deletion the format's rules refuse) raises `Clash`.
+deleted, a deletion the format's rules refuse, the same nodes in two orders, a new copy of a node the other
+side edited) raises `Clash`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from plait.reconcile.structured.base import EntityMerge
 __all__ = ["Clash", "Rules", "merge_document", "merge_lines"]
 
 Key = tuple[str, ...]
+_MOST_COMPARED = 2500
+"""Beyond this many old-new pairs of blocks in one rewritten stretch, rewritten blocks are not matched."""
 OrderKey = Callable[[Node], Hashable | None]
 
 
@@ -30,7 +33,8 @@ class Clash(Exception):
 
 @dataclass
 class Rules:
-    """What a format decides: which deletions stand, how siblings sort, how one block both changed merges."""
+    """What a format decides (which deletions stand, how siblings sort, how one block both changed merges),
+    and what the merge found: the rules that chose, and the sections each side changed."""
 
     may_delete: Callable[[Node], bool] = lambda node: True
     order: Callable[[Node | None], OrderKey | None] = lambda parent: None
@@ -64,6 +68,8 @@ def _alike(base: Sequence[Node], side: Sequence[Node], olds: range, news: range)
     """Blocks a side rewrote among blocks it added: each old block with the new one most like it, if alike."""
     pairs: list[tuple[int, int]] = []
     taken: set[int] = set()
+    if len(olds) * len(news) > _MOST_COMPARED:
+        return pairs
     for i in olds:
         if base[i].kind != "block":
             continue
