@@ -115,6 +115,7 @@ class Gate:
         self.timeout, self.output_limit = timeout, output_limit
         self.runs = 0
         """Checks made (a cached answer is not counted)."""
+        self._trees: dict[str, str] = {}
         self._seen: dict[tuple[str, str, Allowance], GateResult] = {}
         self._runs: dict[tuple[str, str], _Run] = {}
         self.base_fails: bool | None = None
@@ -144,8 +145,15 @@ class Gate:
             self._seen[key] = result
             return result
 
+    def share_worktree(self) -> None:
+        """Verify in the repository's kept integration worktree, moved from run to run instead of made anew (a run
+        that finds another using it makes its own, as without this)."""
+        self.worktree.shared = self.repo.plait_dir() / "worktrees" / "_gate" / "integration"
+
     def _tree(self, commit: str) -> str:
-        return self.repo.git("rev-parse", f"{commit}^{{tree}}").strip()
+        if commit not in self._trees:
+            self._trees[commit] = self.repo.git("rev-parse", f"{commit}^{{tree}}").strip()
+        return self._trees[commit]
 
     async def _stages(
         self, commit: str, tasks: list[str], branches: dict[str, str], against: str, allow: Allowance

@@ -7,12 +7,14 @@ files, or pytest configuration), `npm test` (a `test` script in package.json), `
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import shlex
 import shutil
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import BinaryIO
 
 from plait.workspace import GitError, Repo
 from plait.workspace.git import worktree_lock
@@ -73,13 +75,23 @@ def detect_verify_command(files: Collection[str], read: Callable[[str], str | No
 
 
 class IntegrationWorktree:
-    """A detached worktree made once and moved from commit to commit, cleaned of everything but `keep`."""
+    """A detached worktree made once and moved from commit to commit, cleaned of everything but `keep`.
 
-    def __init__(self, repo: Repo, path: Path, *, keep: Collection[str] = KEEP_ON_CLEAN) -> None:
+    With `shared` (one path per repository, alone in its folder), the worktree is kept between runs and only
+    moved on the next time (`read-tree --reset -u` writes the files that differ): `remove` leaves it in place.
+    A process holds it with a lock beside its folder; one that finds it held works in its own worktree at
+    `path`, removed as before.
+    """
+
+    def __init__(
+        self, repo: Repo, path: Path, *, keep: Collection[str] = KEEP_ON_CLEAN, shared: Path | None = None
+    ) -> None:
         self.repo = repo
         self.path = path.absolute()
         self.keep = tuple(keep)
+        self.shared = shared.absolute() if shared is not None else None
         self._made = False
+        self._held: BinaryIO | None = None
         self._location: dict[str, str] = {}
 
     def checkout(self, commit: str) -> Path:
@@ -89,31 +101,58 @@ class IntegrationWorktree:
         holds, which the commands run in it could rewrite.
         """
         if not self._made:
-            self.repo.prune_worktrees()
-            try:
-                self._location = self.repo.location(self.path)
-            except GitError:
-                shutil.rmtree(self.path, ignore_errors=True)  # a half-made worktree a killed process left
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                with worktree_lock(self.repo.common_dir):
-                    self.repo.git("worktree", "add", "--detach", "--force", str(self.path), commit)
-                self._location = self.repo.location(self.path)
-            else:
-                (Path(self._location["GIT_DIR"]) / "index.lock").unlink(missing_ok=True)
+            self._open(commit)
             self._made = True
-        self._git("checkout", "--quiet", "--detach", "--force", commit)
+        self._git("read-tree", "--reset", "-u", commit)
+        (Path(self._location["GIT_DIR"]) / "HEAD").write_text(f"{commit}\n")  # detached, without a git process
         excludes = [arg for name in self.keep for arg in ("-e", f"/{name}")]
         self._git("clean", "-q", "-f", "-f", "-d", "-x", *excludes)
         return self.path
+
+    def _open(self, commit: str) -> None:
+        """Take the shared worktree when no other process holds it, else this run's own; make it if need be."""
+        if self.shared is not None:
+            self.shared.parent.mkdir(parents=True, exist_ok=True)
+            held = self.shared.parent.with_suffix(".lock").open("ab")
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                held.close()  # another run verifies in it now
+            else:
+                self._held, self.path = held, self.shared
+        found = self._found()
+        if found is None:
+            self.repo.prune_worktrees()
+            shutil.rmtree(self.path, ignore_errors=True)  # a half-made worktree a killed process left
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with worktree_lock(self.repo.common_dir):
+                self.repo.git("worktree", "add", "--detach", "--force", "--no-checkout", str(self.path), commit)
+            found = self.repo.location(self.path)
+        else:
+            (Path(found["GIT_DIR"]) / "index.lock").unlink(missing_ok=True)
+        self._location = found
+
+    def _found(self) -> dict[str, str] | None:
+        """Where git keeps the worktree at `path`, when there is one."""
+        if not self.path.is_dir():
+            return None
+        try:
+            return self.repo.location(self.path)
+        except GitError:
+            return None
 
     def _git(self, *args: str) -> None:
         self.repo.git(*args, cwd=self.path, env=self._location)
 
     def remove(self) -> None:
-        """Delete the worktree and git's record of it."""
+        """Delete the worktree and git's record of it; a shared one is kept for the next run, and let go."""
+        if self._held is not None:
+            self._held.close()
+            self._held, self._made = None, False
+            return
         if self.path.exists():
             with worktree_lock(self.repo.common_dir):
                 self.repo.git("worktree", "remove", "--force", "--force", str(self.path), check=False)
             shutil.rmtree(self.path, ignore_errors=True)  # what git would not remove (a half-made worktree)
-        self.repo.prune_worktrees()
+            self.repo.prune_worktrees()
         self._made = False

@@ -107,6 +107,7 @@ def integrate(
         )
 
         gate = make_gate(repo, store, run_id, base, settings)
+        gate.share_worktree()
         if no_verify:
             gate.verify_command, gate.detect = None, False  # no command, so no gate worktree is checked out
         queue = MergeQueue(
