@@ -17,7 +17,7 @@ from functools import cached_property
 
 from plait.reconcile._mergefile import split_lines
 
-__all__ = ["Node", "blocks", "heading_title", "is_item", "item_key", "sections", "unique"]
+__all__ = ["Node", "blocks", "is_item", "item_key", "sections", "unique"]
 
 _ADORN = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?$")
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*\r?\n?$")
@@ -73,13 +73,6 @@ def _heading(lines: Sequence[str], i: int) -> tuple[int, Style, str] | None:
     if not under or (over and over.group(1) != under.group(1)):
         return None
     return (3 if over else 2), (under.group(1), 1 if over else 0), lines[at].strip()
-
-
-def heading_title(body: str) -> str | None:
-    """The title of a heading's lines, or None if they are not one heading."""
-    lines = split_lines(body)
-    found = _heading(lines, 0) if lines else None
-    return found[2] if found and found[0] == len(lines) else None
 
 
 def _path(stack: list[tuple[Style, str]], style: Style, title: str) -> tuple[str, ...]:
