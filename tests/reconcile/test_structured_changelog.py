@@ -127,6 +127,19 @@ def test_an_entry_both_sides_rewrote_among_new_entries_is_refused() -> None:
     assert _merge(BASE, ours, theirs) is None
 
 
+def test_a_title_both_renamed_alike_takes_the_underline_one_side_fixed_unless_it_is_left_short() -> None:
+    ours = BASE.replace("Version 1.1\n-----------\n", "Version 1.1.0\n-----------\n")
+    theirs = BASE.replace("Version 1.1\n-----------\n", "Version 1.1.0\n-------------\n")
+    wide = BASE.replace("Version 1.1\n-----------\n", "Version 1.1\n--------------------\n")
+    longer = wide.replace("Version 1.1\n", "Version 1.1 (beta)\n")
+    trimmed = BASE
+
+    merged = _merge(BASE, ours, theirs)
+
+    assert merged is not None and merged.text == theirs
+    assert _merge(wide, longer, trimmed) is None
+
+
 def test_a_release_with_entries_deleted_by_one_side_is_refused() -> None:
     theirs = BASE.replace(V11, "")
     ours = HEAD + V12 + V11 + V10

@@ -140,7 +140,15 @@ def _lines(base: str, ours: str, theirs: str) -> str:
         lines = [split_lines(text) for text in (base, ours, theirs)]
         if len({len(x) for x in lines}) != 1:
             raise
-        return "".join(_three(b, o, t) for b, o, t in zip(*lines, strict=True))
+        merged = [_three(b, o, t) for b, o, t in zip(*lines, strict=True)]
+        if not _underlined(merged) and _underlined(lines[1]) and _underlined(lines[2]):
+            raise Clash from None  # a longer title over an underline left short
+        return "".join(merged)
+
+
+def _underlined(heading: Sequence[str]) -> bool:
+    """Whether a title's underline is at least as long as the title."""
+    return len(heading) < 2 or len(heading[-1].rstrip()) >= len(heading[-2].strip())
 
 
 @dataclass
