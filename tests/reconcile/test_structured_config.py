@@ -133,3 +133,13 @@ def test_the_structured_resolver_reports_the_rules_notes_in_a_low_confidence_res
     assert resolution is not None and resolution.confidence == "low"
     assert resolution.text == base.replace("7.4.0", "8.0")
     assert resolution.reason.endswith("; took the newer pin of pytest: 8.0 over 7.4.4")
+
+
+def test_keys_one_side_reordered_are_a_conflict_rather_than_an_order_silently_lost() -> None:
+    base = "[testenv]\ncommands = pytest\ndeps = pytest-cov\npassenv = CI\n"
+    theirs = "[testenv]\ndeps = pytest-cov\ncommands = pytest\npassenv = CI\n"
+    ours = base.replace("passenv = CI", "passenv = CI TRAVIS")
+
+    assert _merge(base, ours, theirs) is None
+    merged = _merge(base, theirs, ours)  # the reorder on our side is followed
+    assert merged is not None and merged.text == theirs.replace("passenv = CI", "passenv = CI TRAVIS")

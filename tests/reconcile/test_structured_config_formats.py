@@ -170,3 +170,13 @@ def test_json_refuses_a_value_changed_twice_and_a_file_not_written_one_member_pe
     )
     compact = '{"a": 1, "b": 2}\n'
     assert JsonMerger().merge(compact, '{"a": 2, "b": 2}\n', '{"a": 1, "b": 3}\n') is None
+
+
+def test_yaml_value_one_side_turned_into_a_mapping_keeps_its_members() -> None:
+    base = "jobs:\n  publish:\n    environment: publish\n    runs-on: ubuntu-latest\n"
+    theirs = base.replace("environment: publish\n", "environment:\n      name: publish\n      url: https://x.invalid\n")
+    ours = base.replace("ubuntu-latest", "ubuntu-22.04")
+
+    merged = YamlMerger().merge(base, ours, theirs)
+
+    assert merged is not None and merged.text == theirs.replace("ubuntu-latest", "ubuntu-22.04")

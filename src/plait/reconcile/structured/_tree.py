@@ -75,6 +75,57 @@ def _ordering(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[E
             _ordering(old.children, entity.children, other.children, notes)
 
 
+def _same_order(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Entity]) -> bool:
+    """Whether theirs orders what all three versions hold as the base or ours does, in every shared container.
+
+    The merge follows ours' order, so an order only theirs changed would be lost.
+    """
+    kept = {e.key for e in base} & {e.key for e in ours} & {e.key for e in theirs}
+    in_base, in_ours, in_theirs = ([e.key for e in side if e.key in kept] for side in (base, ours, theirs))
+    if in_theirs not in (in_base, in_ours):
+        return False
+    b = {e.key: e for e in base}
+    t = {e.key: e for e in theirs}
+    for entity in ours:
+        old, other = b.get(entity.key), t.get(entity.key)
+        if old and other and old.children is not None and entity.children is not None and other.children is not None:
+            if not _same_order(old.children, entity.children, other.children):
+                return False
+    return True
+
+
+def _whole(entity: Entity) -> Entity:
+    return Entity(entity.key, entity.name, entity.lead, entity.text[len(entity.lead) :])
+
+
+def _alike(
+    base: list[Entity], ours: list[Entity], theirs: list[Entity]
+) -> tuple[list[Entity], list[Entity], list[Entity]]:
+    """The three versions with an entry that is a container in one and a plain value in another made whole in all.
+
+    (`merge_entities` merges a container's members only when all three versions have them.)
+    """
+    sides = (base, ours, theirs)
+    maps = [{e.key: e for e in side} for side in sides]
+    keys = set(maps[0]) | set(maps[1]) | set(maps[2])
+    mixed = {key for key in keys if len({m[key].children is None for m in maps if key in m}) > 1}
+    nested = {
+        key: _alike(*(list(m[key].children or ()) for m in maps))
+        for key in (set(maps[0]) & set(maps[1]) & set(maps[2])) - mixed
+        if maps[0][key].children is not None
+    }
+    fixed: list[list[Entity]] = []
+    for i, side in enumerate(sides):
+        fixed.append([])
+        for entity in side:
+            if entity.key in mixed:
+                entity = _whole(entity)
+            elif entity.key in nested:
+                entity = Entity(entity.key, entity.name, entity.lead, entity.body, tuple(nested[entity.key][i]))
+            fixed[i].append(entity)
+    return fixed[0], fixed[1], fixed[2]
+
+
 def merge_tree(
     base: list[Entity],
     ours: list[Entity],
@@ -82,7 +133,13 @@ def merge_tree(
     leaf: Callable[[tuple[str, ...], str, str, str], str | None],
     notes: Notes,
 ) -> EntityMerge | None:
-    """`merge_entities` with the notes of the leaf rules and of where both sides added at one spot."""
+    """`merge_entities` with the notes of the leaf rules and of where both sides added at one spot.
+
+    None also when theirs alone reordered entries the sides share.
+    """
+    if not _same_order(base, ours, theirs):
+        return None
+    base, ours, theirs = _alike(base, ours, theirs)
     merged = merge_entities(base, ours, theirs, leaf)
     if merged is None:
         return None
