@@ -14,15 +14,21 @@ resumed process drops it and makes the worktree again (see `plait.run._opening`)
 `worktree add`.
 
 Recycling trusts nothing the last agent left: git's files of the worktree other than its records of where it
-is (`_KEEP`) are deleted (reflog, ORIG_HEAD, a merge or rebase in progress, per-worktree refs and config), the
-index is replaced by the copy saved when the worktree last matched a commit (so nothing the agent staged or
-flagged as assume-unchanged survives), `read-tree --reset -u` writes the files whose contents or modes differ
-from the new commit's (replacing what stands in their way), and what is then untracked or ignored is cleaned,
-nested repositories too.
+is (`_KEEP`) are deleted (reflog, ORIG_HEAD, a merge or rebase in progress, per-worktree refs and config), and
+the index is replaced by the copy saved when the worktree last matched a commit (so nothing the agent staged or
+flagged as assume-unchanged survives). Which files then differ from the new commit is known without a walk of
+the whole tree: when a worktree is handed back, once its agent has finished, one `ls-files` against that saved
+index records what the agent left (files it changed or deleted, and every path git does not track: new files,
+ignored build output, nested repositories, empty directories). Taking it, those untracked paths are deleted,
+the changed files put back as the saved index has them, and `read-tree -m -u <old> <new>` writes the files
+that differ between the two commits. A worktree without that record (or one whose record does not apply) is
+recycled the long way: `read-tree --reset -u` over every file, then `clean -ffdx` of the whole tree.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -37,6 +43,11 @@ POOLED = ".pool-"
 
 _PRISTINE = "plait-index"
 """The index saved in a pooled worktree's git directory when its files last matched a commit."""
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+_LEFT = "plait-left"
+"""What the last agent left in a pooled worktree: its base commit, then `ls-files -t` of what differs from it."""
 
 _KEEP = frozenset({"commondir", "gitdir", "HEAD", "index", _PRISTINE})
 
@@ -60,8 +71,12 @@ def give_back(worktree: Worktree, pool: Path) -> bool:
     (admin / "HEAD").write_text(f"{worktree.base}\n")  # detached: the branch can be deleted or checked out
     # files written in the second the saved index was would be hashed again at every recycling: now, their
     # stat data is brought up to date where their contents still match (an edited file's entry stays stale)
-    refresh = ("update-index", "-q", "--refresh")
-    run(refresh, worktree.path, {**repo.location(worktree.path), "GIT_INDEX_FILE": str(admin / _PRISTINE)})
+    env = {**repo.location(worktree.path), "GIT_INDEX_FILE": str(admin / _PRISTINE)}
+    run(("update-index", "-q", "--refresh"), worktree.path, env)
+    left = run(("ls-files", "-z", "-t", "--modified", "--deleted", "--others", "--directory"), worktree.path, env)
+    (admin / _LEFT).unlink(missing_ok=True)
+    if left.returncode == 0:
+        (admin / _LEFT).write_text(f"{worktree.base}\0{left.stdout}", errors="surrogateescape")
     with worktree_lock(repo.common_dir):
         return _move(admin, worktree.path, pool / f"{POOLED}{admin.name}")
 
@@ -79,8 +94,9 @@ def take(repo: Repo, pool: Path, path: Path, branch: str, base: str, *, force: b
             drop(repo.root, free)  # not a worktree git can move (a populated submodule, broken records)
         if not taken:
             return None
-    sha = repo.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
     try:
+        # a full sha is checked by the recycling itself (git refuses a branch at anything but a commit)
+        sha = base if _SHA.fullmatch(base) else repo.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         return _recycle(repo, path, branch, sha, force=force)
     except (GitError, OSError):
         with worktree_lock(repo.common_dir):
@@ -122,6 +138,7 @@ def _admin(repo: Repo, path: Path) -> Path:
 
 def _recycle(repo: Repo, path: Path, branch: str, sha: str, *, force: bool) -> Worktree:
     admin = _admin(repo, path)
+    left = _read_left(admin)
     for entry in admin.iterdir():
         if entry.name not in _KEEP:
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
@@ -133,9 +150,72 @@ def _recycle(repo: Repo, path: Path, branch: str, sha: str, *, force: bool) -> W
     shutil.copy2(admin / _PRISTINE, admin / "index")
     (admin / "HEAD").write_text(f"{sha}\n")
     worktree = Worktree(path=path, branch=branch, base=sha, repo=repo)
-    worktree._git("read-tree", "--reset", "-u", "--no-recurse-submodules", sha)
-    worktree._git("clean", "-ffdxq")
+    if left is None or not _recycled(worktree, *left):
+        worktree._git("read-tree", "--reset", "-u", "--no-recurse-submodules", sha)
+        worktree._git("clean", "-ffdxq")
     repo.git("branch", *(("--force",) if force else ()), "--no-track", "--", branch, sha)
     (admin / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
     adopt(worktree)
     return worktree
+
+
+def _read_left(admin: Path) -> tuple[str, list[str], list[str]] | None:
+    """The base a pooled worktree's saved index holds, the tracked files its agent changed or deleted, and the
+    paths git does not track; None without a record."""
+    try:
+        base, *entries = (admin / _LEFT).read_text(errors="surrogateescape").split("\0")
+    except (OSError, ValueError):
+        return None
+    changed = sorted({e[2:] for e in entries if e[:2] in ("C ", "R ")})
+    untracked = [e[2:] for e in entries if e.startswith("? ")]
+    return base, changed, untracked
+
+
+def _recycled(worktree: Worktree, old: str, changed: list[str], untracked: list[str]) -> bool:
+    """Make a worktree whose index was reset to the one saved at `old` match `worktree.base`, touching only what
+    its agent left and the paths that differ between the two commits; False when that cannot be done so (nothing
+    is lost: the long way then makes every file right)."""
+    root = worktree.path
+    try:
+        raw = worktree._git("diff-tree", "-r", "-z", "--no-renames", old, worktree.base).split("\0")
+    except GitError:
+        return False
+    entries = [(meta[1:].split(), path) for meta, path in zip(raw[0::2], raw[1::2], strict=False) if meta[:1] == ":"]
+    if any(len(meta) != 5 or "160000" in meta[:2] for meta, _ in entries):
+        return False  # a submodule changed: left to git's own checkout
+    removed = {path for meta, path in entries if meta[1] == "000000"}
+    if not all(_delete(root, name) for name in [*untracked, *removed]):
+        return False
+    files = sorted({*changed, *(path for _, path in entries)} - removed)
+    try:
+        if entries:  # the index: removals first, so that a file may take the place of a directory
+            ordered = sorted(entries, key=lambda entry: entry[0][1] != "000000")
+            info = "".join(f"{meta[1]} {meta[3]}\t{path}\0" for meta, path in ordered)
+            worktree._git("update-index", "--replace", "-z", "--index-info", input=info)
+        if files:
+            worktree._git("checkout-index", "--force", "--index", "-z", "--stdin", input="\0".join(files))
+    except GitError:
+        return False
+    return True
+
+
+def _delete(root: Path, name: str) -> bool:
+    """Delete `name` (a file, a link or a directory) under `root`, and the directories it leaves empty; False
+    when a link stands on the way to it."""
+    parts = Path(name.rstrip("/")).parts
+    real = Path(os.path.realpath(root))
+    target = root.joinpath(*parts)
+    if not parts or ".." in parts or Path(os.path.realpath(target.parent)) != real.joinpath(*parts[:-1]):
+        return False
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    else:
+        target.unlink(missing_ok=True)
+    for parent in target.parents:
+        if parent == root:
+            break
+        try:
+            parent.rmdir()
+        except OSError:
+            break
+    return True
