@@ -20,9 +20,13 @@ flagged as assume-unchanged survives). Which files then differ from the new comm
 the whole tree: when a worktree is handed back, once its agent has finished, one `ls-files` against that saved
 index records what the agent left (files it changed or deleted, and every path git does not track: new files,
 ignored build output, nested repositories, empty directories). Taking it, those untracked paths are deleted,
-the changed files put back as the saved index has them, and `read-tree -m -u <old> <new>` writes the files
-that differ between the two commits. A worktree without that record (or one whose record does not apply) is
-recycled the long way: `read-tree --reset -u` over every file, then `clean -ffdx` of the whole tree.
+the index entries of the paths that differ between the two commits (one `diff-tree`) are replaced, and those
+paths and the ones the agent changed are written from the index (`checkout-index`). A worktree without that
+record, or one a link or a changed submodule makes it unsafe for, is recycled the long way: `read-tree --reset
+-u` over every file, then `clean -ffdx` of the whole tree.
+
+The record is read from the worktree as the agent's attempt ended: anything written into it later (a process the
+agent left running) is not seen.
 """
 
 from __future__ import annotations
