@@ -13,14 +13,22 @@
     thread (every agent waits for those) and in all (what is appended from worker threads too).
 (c) `tool_spec` per call, cached against building the schema every time, over the seven tools of an agent.
 
+With `--baseline REV` only the full runs of (b) are made, by the code of commit REV (checked out with `git worktree
+add`, first on PYTHONPATH) and by the working tree's, taking turns for `--rounds` rounds: makespan over the bound
+and the appends' share of each, before and after, in the same invocation.
+
 Run: .venv/bin/python benchmarks/bench_plait_cost.py [--latency 1.0] [--skip-full] [--full-only]
+     [--baseline REV [--rounds 2]]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -320,13 +328,56 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--skip-full", action="store_true", help="leave out the full runs of (b)")
     parser.add_argument("--full-only", action="store_true", help="only (b), and only its full runs")
+    parser.add_argument("--baseline", help="a commit whose code makes the full runs too, taking turns (worktree add)")
+    parser.add_argument("--rounds", type=int, default=1, help="with --baseline: turns of each version")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # a version's full runs, for --baseline
     args = parser.parse_args()
+    if args.json:
+        makespans(args.latency, scheduler=False, full=True)
+        print(json.dumps(FULL_RUNS))
+        return
     print(f"load: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}\n")
+    if args.baseline:
+        before_and_after(args.baseline, args.latency, args.rounds)
+        print(f"load: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+        return
     if not args.full_only:
         print_notes()
     makespans(args.latency, scheduler=not args.full_only, full=not args.skip_full)
     if not args.full_only:
         print_tool_specs()
+
+
+def before_and_after(rev: str, latency: float, rounds: int) -> None:
+    """The full runs by commit `rev`'s code and by the working tree's, taking turns; medians of the rounds."""
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp) / "baseline"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), rev], cwd=root, check=True)
+        try:
+            versions = {"before": where / "src", "after": root / "src"}
+            got: dict[str, list[list[tuple[str, float, float, float]]]] = {v: [] for v in versions}
+            for _ in range(rounds):
+                for version, src in versions.items():
+                    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+                    cmd = [sys.executable, __file__, "--json", "--latency", str(latency)]
+                    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+                    got[version].append([tuple(r) for r in json.loads(out.splitlines()[-1])])
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=root, check=False)
+    plans = {"chains": chains_plan(), "layered": dag(64, 64)}
+    head = [f"64 tasks, limit {CONCURRENCY}, full run ({rounds} round(s), medians)"]
+    head += ["before: makespan / bound", "before: appends on the loop", "after: makespan / bound"]
+    print(row([*head, "after: appends on the loop"]))
+    print(row(["---"] * 5))
+    for i, (name, *_) in enumerate(got["before"][0]):
+        b = bound(plans[name.split(",")[0]], latency)
+        cells: list[object] = [name]
+        for version in versions:
+            wall = statistics.median(r[i][1] for r in got[version])
+            loop = statistics.median(r[i][2] / r[i][1] for r in got[version])
+            cells += [f"{wall:.1f} s = {wall / b:.2f}", f"{loop:.1%}"]
+        print(row(cells))
 
 
 def print_notes() -> None:

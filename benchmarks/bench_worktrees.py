@@ -12,7 +12,11 @@ attempts) and edits a few tracked files, adds an untracked file and some ignored
 size of the files creation wrote (their mtime is after it started); "on disk" is one worktree's size. Medians.
 The time of `git rev-parse HEAD` tells how loaded the machine was.
 
+With `--baseline REV` plait's pool is also measured with the code of commit REV (checked out with `git worktree
+add`, first on PYTHONPATH, in a process of its own), the two versions taking turns run by run for `--rounds`.
+
 Run: .venv/bin/python benchmarks/bench_worktrees.py [--source MIRROR] [--agents 10] [--json]
+     [--baseline REV [--rounds 1]] [--no-plain]
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -103,7 +108,7 @@ def _pooled(repo: Repo, k: int, base: str, into: dict[str, list[float]]) -> None
     into["remove"].append(_timed(lambda: give_back(made[0], pool_of(repo, RUN))))
 
 
-def bench(source: Path, agents: int) -> dict[str, Any]:
+def bench(source: Path, agents: int, plain: bool = True) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-worktrees-") as tmp:
         clone = Path(tmp) / "repo"
         subprocess.run(["git", "clone", "-q", "--no-checkout", str(source), str(clone)], check=True)
@@ -116,12 +121,13 @@ def bench(source: Path, agents: int) -> dict[str, Any]:
             m: {"create": [], "remove": [], "written": [], "disk": []} for m in ("git", "plait")
         }
         for k, base in enumerate(bases):
-            _plain(clone, Path(tmp) / "plain" / f"a{k}", k, base, rows["git"])
+            if plain:
+                _plain(clone, Path(tmp) / "plain" / f"a{k}", k, base, rows["git"])
             _pooled(repo, k, base, rows["plait"])
         end = _timed(lambda: empty(repo, pool_of(repo, RUN)))
         spawn = statistics.median(_timed(lambda: _git(clone, "rev-parse", "HEAD")) for _ in range(9))
         shutil.rmtree(Path(tmp) / "plain", ignore_errors=True)
-    med = {m: {k: statistics.median(v) for k, v in r.items()} for m, r in rows.items()}
+    med = {m: {k: statistics.median(v) for k, v in r.items() if v} for m, r in rows.items()}
     reused = rows["plait"]["create"][1:]
     return {
         "source": str(source),
@@ -139,34 +145,60 @@ def bench(source: Path, agents: int) -> dict[str, Any]:
     }
 
 
+def baseline(rev: str, source: Path, agents: int) -> dict[str, Any]:
+    """The pool measured with commit `rev`'s code, in a process of its own."""
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory(prefix="bench-worktrees-baseline-") as tmp:
+        where = Path(tmp) / "src"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), rev], cwd=root, check=True)
+        try:
+            env = {**os.environ, "PYTHONPATH": str(where / "src")}
+            cmd = [sys.executable, __file__, "--json", "--no-plain", "--source", str(source), "--agents", str(agents)]
+            out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=root, check=False)
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", help="a local clone or mirror to clone from (default: git/git's mirror)")
     parser.add_argument("--agents", type=int, default=10)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-plain", action="store_true", help="leave out plain `git worktree add`")
+    parser.add_argument("--baseline", help="a commit whose pool is measured too (git worktree add)")
+    parser.add_argument("--rounds", type=int, default=1, help="with --baseline: runs of each version, taking turns")
     args = parser.parse_args()
-    out = bench(_source(args.source), args.agents)
+    source = _source(args.source)
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(json.dumps(bench(source, args.agents, plain=not args.no_plain), indent=2))
         return
-    med = out["median"]
+    runs: list[tuple[str, dict[str, Any]]] = []
+    for n in range(args.rounds if args.baseline else 1):
+        if args.baseline:
+            runs.append((f"plait before ({args.baseline})", baseline(args.baseline, source, args.agents)))
+        runs.append(("plait", bench(source, args.agents, plain=not args.no_plain and n == 0)))
+    out = runs[-1][1] if not args.baseline else next(r for label, r in runs if label == "plait")
     print(
         f"{out['source']}: {out['files']} files, {out['agents']} agents one after another, load {out['load']:.1f},"
         f" `git rev-parse HEAD` {out['git_rev_parse_ms']:.0f} ms"
     )
-    print("| per agent | create (ms) | remove (ms) | written (MB) | on disk (MB) |")
-    print("|---|---|---|---|---|")
-    for mode, label in (("git", "`git worktree add` / `remove`"), ("plait", "plait pool (median)")):
-        m = med[mode]
-        row = f"{m['create']:.0f} | {m['remove']:.0f} | {m['written'] / 1e6:.1f} | {m['disk'] / 1e6:.1f}"
-        print(f"| {label} | {row} |")
-    first, reused = out["plait_first_create_ms"], out["plait_reused_create_ms"]
-    written, emptied = out["plait_reused_written_bytes"], out["plait_pool_emptied_ms"]
-    amortised = out["plait_remove_amortised_ms"]
-    print(
-        f"plait: first agent {first:.0f} ms (empty pool); recycled {reused:.0f} ms, {written / 1e6:.2f} MB written;"
-        f" pool emptied at the end in {emptied:.0f} ms; removal amortised {amortised:.0f} ms per agent"
-    )
+    print("| per agent | create (ms) | remove (ms) | written (MB) | on disk (MB) | pool emptied (ms) |")
+    print("|---|---|---|---|---|---|")
+    if out["median"]["git"]:
+        m = out["median"]["git"]
+        print(
+            f"| `git worktree add` / `remove` | {m['create']:.0f} | {m['remove']:.0f} | {m['written'] / 1e6:.1f} |"
+            f" {m['disk'] / 1e6:.1f} | |"
+        )
+    for label, r in runs:
+        m = r["median"]["plait"]
+        print(
+            f"| {label}, recycled (first agent {r['plait_first_create_ms']:.0f} ms) | {r['plait_reused_create_ms']:.0f}"
+            f" | {m['remove']:.0f} | {r['plait_reused_written_bytes'] / 1e6:.2f} | {m['disk'] / 1e6:.1f}"
+            f" | {r['plait_pool_emptied_ms']:.0f} |"
+        )
 
 
 if __name__ == "__main__":
