@@ -109,6 +109,13 @@ def test_a_read_only_command_with_plain_options_starts_without_typer(
     assert sorted(m for m in modules if m.startswith(("plait.settings", "plait.workspace.command"))) == []
 
 
+def test_the_run_list_reads_the_log_without_the_event_models(recorded: Path, env: dict[str, str]) -> None:
+    code, modules = _imported(["runs"], recorded, env)
+    assert code == 0
+    assert sorted(m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")) == []
+    assert sorted(m for m in modules if m.startswith(("plait.events", "plait.models"))) == []
+
+
 def test_the_version_imports_nothing_but_itself(recorded: Path, env: dict[str, str]) -> None:
     code, modules = _imported(["--version"], recorded, env)
     assert code == 0

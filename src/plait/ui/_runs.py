@@ -6,17 +6,31 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from plait.errors import UsageError
 from plait.textsafe import visible
-from plait.ui._reading import has_log, open_store, out, read_redactor, resolve_run
+from plait.ui._reading import has_log, open_store, out, read_redactor, resolve_run, settings_if_any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from plait.events.store import EventStore
+    from plait.redact import Redactor
     from plait.ui.summary import RunSummary
 
-__all__ = ["list_runs", "show_run"]
+
+class _Shown(Protocol):
+    """What the table shows of a run: its summary, or its row read without the event models."""
+
+    run_id: str
+    task: str
+    model: str
+    status: str
+    model_calls: int
+
+    @property
+    def cost_text(self) -> str: ...
 
 
 def _summaries(store: EventStore) -> list[RunSummary]:
@@ -27,39 +41,52 @@ def _summaries(store: EventStore) -> list[RunSummary]:
 
 def list_runs(repo_path: Path, as_json: bool) -> None:
     """List the runs of this repository, newest last."""
-    import json
-
-    from rich.markup import escape
-
     from plait.workspace import Repo
 
     repo = Repo.discover(repo_path)
-    summaries = _summaries(open_store(repo, create=False)) if has_log(repo) else []
-    if summaries:  # a log written before events were redacted on the way in holds the task as it was given
-        redact = read_redactor(repo.root)
-        for s in summaries:
-            s.task, s.model, s.reason = (visible(redact(x)) for x in (s.task, s.model, s.reason))
-    if as_json:
-        out.print_json(json.dumps([s.as_json() for s in summaries]), ensure_ascii=True)
-        return
-    if not summaries:
+    rows: Sequence[_Shown] | None = None
+    if not as_json and settings_if_any(repo.root) is None:  # the SQLite log, read without the event models
+        from plait.ui._fast_runs import run_rows
+
+        log = repo.common_dir / "plait" / "events.db"
+        rows = run_rows(log) if log.exists() else []
+    if rows is None:
+        summaries = _summaries(open_store(repo, create=False)) if has_log(repo) else []
+        if as_json:
+            import json
+
+            if summaries:  # a log written before events were redacted on the way in holds the task as given
+                redact = read_redactor(repo.root)
+                for s in summaries:
+                    s.task, s.model, s.reason = (visible(redact(x)) for x in (s.task, s.model, s.reason))
+            out.print_json(json.dumps([s.as_json() for s in summaries]), ensure_ascii=True)
+            return
+        rows = summaries
+    if not rows:
         out.print("no runs yet: start one with `plait run TASK`")
         return
+    _table(rows, read_redactor(repo.root))
+
+
+def _table(rows: Sequence[_Shown], redact: Redactor) -> None:
+    """The runs as a table: a log written before events were redacted on the way in holds the task as given."""
+    from rich.markup import escape
     from rich.table import Table
 
     # the id is what --follow-up, --resume and every other command take: it is never cut; the model is
     # shortened and the task wraps instead (tokens are in --json and `plait cost`)
     table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("run", no_wrap=True, min_width=max(len(s.run_id) for s in summaries))
+    table.add_column("run", no_wrap=True, min_width=max(len(s.run_id) for s in rows))
     table.add_column("status", no_wrap=True)
     table.add_column("model", overflow="ellipsis", max_width=22)
     table.add_column("calls", justify="right", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
     table.add_column("task", min_width=16, overflow="fold")
-    for s in summaries:
+    for s in rows:
         status = s.status if s.status != "running" else "unfinished"
-        task = s.task.strip().splitlines()[0] if s.task.strip() else ""
-        model, task = escape(visible(s.model)), escape(visible(task[:120]))
+        model, task = visible(redact(s.model)), visible(redact(s.task))
+        task = task.strip().splitlines()[0] if task.strip() else ""
+        model, task = escape(visible(model)), escape(visible(task[:120]))
         table.add_row(s.run_id, status, model, str(s.model_calls), s.cost_text, task)
     out.print(table)
 

@@ -9,6 +9,7 @@ from typing import Any
 from plait.events.types import EXPERT_PREFIX
 from plait.models.base import Usage
 from plait.models.pricing import PriceTable
+from plait.ui._usd import dollars
 
 __all__ = ["AgentView", "CostLine", "Span", "Wait", "dollars", "phase_of", "saved_usd", "short_args"]
 
@@ -24,14 +25,6 @@ def phase_of(agent: str) -> str:
     if agent.startswith(("resolver", "merge")):
         return "reconciliation"
     return "work" if agent else "run"
-
-
-def dollars(x: float, calls: int, unpriced: int) -> str:
-    """Dollars; all calls of an unpriced model read `unpriced`, some of them `$0.0123 + unpriced`."""
-    money = f"${x:.4f}" if x < 10 else f"${x:.2f}"
-    if unpriced and unpriced >= calls:
-        return "unpriced"
-    return f"{money} + unpriced" if unpriced else money
 
 
 def short_args(arguments: dict[str, object] | None, raw: str = "", width: int = 90) -> str:
