@@ -131,6 +131,19 @@ def test_a_new_copy_of_a_block_the_other_side_edited_is_refused() -> None:
     assert _merge(base, ours, theirs) is None
 
 
+def test_a_block_one_side_only_stripped_of_trailing_spaces_takes_the_other_sides_rewrite() -> None:
+    base = INDEX.replace("Welcome to the guide.", "Welcome to the guide. \nRead on.")
+    ours = INDEX.replace("Welcome to the guide.", "Welcome to the guide.\nRead on.")
+    theirs = INDEX.replace("Welcome to the guide.", "**Welcome** to the guide.\nRead on.")
+    spaced = INDEX.replace("Welcome to the guide.", "**Welcome** to the guide. \nRead on.")
+
+    merged = _merge(base, ours, theirs)
+
+    assert merged is not None and merged.text == theirs and not merged.low_confidence
+    assert merged.notes == ("ours only stripped trailing spaces from a block the other side rewrote",)
+    assert _merge(base, ours, spaced) is None
+
+
 def test_markdown_sections_under_hash_headings_merge_independently() -> None:
     ours = README.replace("A tool.", "A small tool.")
     theirs = README.replace("pip install tool", "pip install tool==2")

@@ -146,6 +146,10 @@ def _lines(base: str, ours: str, theirs: str) -> str:
         return "".join(merged)
 
 
+def _rstripped(text: str) -> str:
+    return "".join(line.rstrip(" \t\r\n") + line[len(line.rstrip("\r\n")) :] for line in split_lines(text))
+
+
 def _underlined(heading: Sequence[str]) -> bool:
     """Whether a title's underline is at least as long as the title."""
     return len(heading) < 2 or len(heading[-1].rstrip()) >= len(heading[-2].strip())
@@ -168,9 +172,8 @@ class _Merge:
             return ours.text
         if ours.kind == "block":
             try:
-                return _three(base.lead if base else None, ours.lead, theirs.lead) + _three(
-                    base.body if base else None, ours.body, theirs.body
-                )
+                lead = _three(base.lead if base else None, ours.lead, theirs.lead)
+                return lead + self.body(base.body if base else None, ours.body, theirs.body)
             except Clash:
                 merged = self.rules.leaf(base, ours, theirs) if base is not None else None
                 if merged is None:
@@ -187,6 +190,19 @@ class _Merge:
         if base is None and ours.tail != theirs.tail:
             self.rules.note("both added one section: ours' blank lines after it", low=True)
         return header + text + tail
+
+    def body(self, base: str | None, ours: str, theirs: str) -> str:
+        """A block's text both sides changed: one side's that the other only stripped of trailing spaces."""
+        try:
+            return _three(base, ours, theirs)
+        except Clash:
+            for stripped, kept, side in ((ours, theirs, "ours"), (theirs, ours, "theirs")):
+                if base is not None and _rstripped(base) == _rstripped(stripped) and _rstripped(kept) == kept:
+                    self.rules.note(
+                        f"{side} only stripped trailing spaces from a block the other side rewrote", low=False
+                    )
+                    return kept
+            raise
 
     def changed(self, base: Node | None, side: Node, record: list[str]) -> None:
         if (base is None or base.text != side.text) and side.label not in record:
