@@ -16,16 +16,13 @@ from pathlib import Path
 from plait.errors import MissingApiKey
 from plait.events.store import EventStore
 from plait.events.types import Decision, RunFinished
-from plait.models.registry import make_model
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers
-from plait.reconcile.llm_resolver import LLMResolver
 from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch, integration_branch
 from plait.reconcile.types import Resolver
 from plait.run.preflight import preflight
 from plait.settings import Settings
 from plait.workspace import CommandRunner, Repo
-from plait.workspace.sandbox import make_runner
 
 __all__ = [
     "Reintegrated",
@@ -46,6 +43,9 @@ def resolvers_for(
     resolvers = default_resolvers(defer_low=settings.low_confidence_to_llm)
     if no_llm:
         return resolvers
+    from plait.models.registry import make_model  # the model's modules only when the LLM rung is on
+    from plait.reconcile.llm_resolver import LLMResolver
+
     try:
         model = make_model(settings.model, settings)
     except MissingApiKey as exc:
@@ -58,6 +58,8 @@ def make_gate(repo: Repo, store: EventStore, run_id: str, base: str, settings: S
     """The gate of an integration: the verify command runs confined like an agent's command, never asking."""
 
     def gate_runner(worktree: Path) -> CommandRunner:
+        from plait.workspace.sandbox import make_runner  # the sandbox only when a verify command runs
+
         return make_runner(
             settings,
             worktree=worktree,
