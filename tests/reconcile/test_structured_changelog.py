@@ -140,6 +140,16 @@ def test_a_title_both_renamed_alike_takes_the_underline_one_side_fixed_unless_it
     assert _merge(wide, longer, trimmed) is None
 
 
+def test_a_merge_that_would_hold_one_release_or_entry_twice_is_refused() -> None:
+    ours = HEAD + V12 + V11 + V10
+    theirs = BASE.replace("Version 1.1\n", "Version 1.2\n")
+    entry_ours = BASE.replace(":issue:`2`\n", ":issue:`2`\n-   Log less.\n")
+    entry_theirs = BASE.replace("-   Fix the parser. :issue:`1`\n", "-   Log less.\n")
+
+    assert _merge(BASE, ours, theirs) is None
+    assert _merge(BASE, entry_ours, entry_theirs) is None
+
+
 def test_a_release_with_entries_deleted_by_one_side_is_refused() -> None:
     theirs = BASE.replace(V11, "")
     ours = HEAD + V12 + V11 + V10

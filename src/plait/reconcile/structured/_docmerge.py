@@ -288,6 +288,12 @@ class _Merge:
         return ours_new + run
 
 
+def _repeats(found: Sequence[Node]) -> int:
+    """How many sections, and blocks within a section, repeat an earlier one's heading path or text."""
+    keys = [found, *(section.children for section in found)]
+    return sum(1 for nodes in keys for node in nodes if _first(node.key) != node.key)
+
+
 def merge_document(base: str, ours: str, theirs: str, rules: Rules) -> EntityMerge | None:
     """The three texts merged section by section, or None when the changes clash or the result reads differently.
 
@@ -298,8 +304,11 @@ def merge_document(base: str, ours: str, theirs: str, rules: Rules) -> EntityMer
     except Clash:
         return None
     text = "".join(texts)
-    if [node.text for node in sections(text) if node.text] != [t for t in texts if t]:
+    merged = sections(text)
+    if [node.text for node in merged if node.text] != [t for t in texts if t]:
         return None
+    if _repeats(merged) > max(_repeats(sections(ours)), _repeats(sections(theirs))):
+        return None  # one heading or entry held twice: both sides brought it, each its own way
     return EntityMerge(
         text, tuple(rules.ours_changed), tuple(rules.theirs_changed), tuple(rules.notes), low_confidence=rules.low
     )
