@@ -50,6 +50,10 @@ class Results:
         self.taken[key] += 1
         return logged[self.taken[key] - 1]
 
+    def has(self, key: Key) -> bool:
+        """Whether `get(key)` would hand out a logged result."""
+        return self.taken[key] < len(self._logged.get(key, ()))
+
     def values(self) -> list[ToolReturned]:
         return [event for events in self._logged.values() for event in events]
 

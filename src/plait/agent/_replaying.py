@@ -6,6 +6,7 @@
                             └► else ─► tool_call logged ─► live tool ─► checkpoint ─► tool_result logged
     LoggedOnce              ─► the prompt, the notes given before a call, a compaction, the stop: logged once
                                per attempt, the notes read back on a replay
+    ReplayTurns             ─► the agents of one event loop replay one at a time, each to its first live call
 
 All three read one index of the attempt's past (`Recorded`, one pass over the log). None of them knows the
 loop that drives it: whatever asks a model and runs tools (the built-in agent, a remote worker) can be
@@ -14,6 +15,7 @@ journaled through them, and a resumed driver asks exactly what the first one ask
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -34,6 +36,7 @@ __all__ = [
     "LoggedOnce",
     "NoteSource",
     "ReplayingModel",
+    "ReplayTurns",
     "ReplayingTools",
     "ToolSet",
 ]
@@ -149,6 +152,10 @@ class ReplayingTools:
     def specs(self) -> tuple[ToolSpec, ...]:
         return self.live.specs()
 
+    def replays(self, call: ToolCall, *, step: int) -> bool:
+        """Whether `execute(call, step=step)` will hand back a logged outcome instead of running the call."""
+        return self._log.results.has((step, call.id))
+
     async def execute(self, call: ToolCall, *, step: int, instead: ToolOutcome | None = None) -> ToolOutcome:
         """The outcome of `call`, made at model call `step`; `instead` is logged as its outcome without running
         it (a call the reply was cut inside of)."""
@@ -219,3 +226,30 @@ class LoggedOnce:
         """Log why the attempt stopped, unless an earlier process did (a stop other than an interruption)."""
         if not self._log.stopped:
             self._store.append(event)
+
+
+class ReplayTurns:
+    """Agents replaying their past on one event loop take turns: one replays, to its first live call, while the
+    others wait for theirs; it yields to the loop after every step read back.
+
+    A replay is pure CPU. Without turns every agent replays at once, each step of each agent between two reads
+    of an agent's live call, so that the first new request goes out only once every agent has replayed; with
+    them it goes out as soon as the first agent has, while the next one replays.
+    """
+
+    def __init__(self) -> None:
+        self._turn = asyncio.Lock()
+        self._holder: object | None = None
+
+    async def replay(self, agent: object) -> None:
+        """Before a step read back: wait for `agent`'s turn (kept until it goes live), then let the loop run."""
+        if self._holder is not agent:
+            await self._turn.acquire()
+            self._holder = agent
+        await asyncio.sleep(0)
+
+    def live(self, agent: object) -> None:
+        """`agent` is past its replay (it is about to call its model or run a tool), or stopped: its turn ends."""
+        if self._holder is agent:
+            self._holder = None
+            self._turn.release()

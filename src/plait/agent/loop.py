@@ -28,6 +28,7 @@ from plait.agent._replaying import (
     NoteSource,
     ReplayingModel,
     ReplayingTools,
+    ReplayTurns,
     ToolSet,
 )
 from plait.agent.budget import BudgetExceeded
@@ -115,8 +116,11 @@ class Agent:
         context: ContextBudget | None = None,
         hold: Hold | None = None,
         arriving: Arriving | None = None,
+        turns: ReplayTurns | None = None,
     ) -> None:
         self.run_id, self.agent_id = run_id, agent_id
+        self.turns = turns
+        """Shared with the other agents of the loop: they replay their past one at a time (see `ReplayTurns`)."""
         self._ids = {"run_id": run_id, "agent": agent_id}
         self.store = store
         self._redact = redaction(store)
@@ -203,9 +207,19 @@ class Agent:
         except asyncio.CancelledError:
             self._stopped("interrupted", "stopped by the user")
             raise
+        finally:
+            self._live()
+
+    def _live(self) -> None:
+        if self.turns is not None:
+            self.turns.live(self)
 
     async def step(self) -> None:
         """One model call and the tool calls it asks for."""
+        if self.turns is not None and self._model.replays_next:
+            await self.turns.replay(self)
+        else:
+            self._live()
         if (stopped := await self._model.held()) is not None:
             raise _Stop("stopped_by_user", stopped)
         self._check_limits()
@@ -253,6 +267,8 @@ class Agent:
         instead = None
         if cut and call.arguments is None:  # the reply ended inside this call's arguments
             instead = ToolOutcome(cut_reply(self.limits.max_output_tokens), format_error=True)
+        if not self._tools.replays(call, step=self.steps):
+            self._live()
         outcome = await self._tools.execute(call, step=self.steps, instead=instead)
         self.messages.append(
             ToolResultMessage(call_id=call.id, name=call.name, content=outcome.output, is_error=outcome.is_error)

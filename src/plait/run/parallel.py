@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from plait.agent._replay import Recorded
+from plait.agent._replaying import ReplayTurns
 from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
 from plait.agent.external import Worker, external_worker
@@ -129,6 +130,8 @@ class _TaskRunner:
         if ctx.state is not None and ctx.budget is not None:
             # the run's own total was charged by its caller
             recharge(ctx.budget, ctx.store, ctx.run_id, {**self.budgets, **self.experts.budgets})
+        self.turns = ReplayTurns()
+        """The resumed agents replay their past one at a time, each then making its first new call at once."""
         self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
         self.git = GitThreads(s.concurrency)
         self.dependents = {t.id: [d.id for d in plan.tasks if t.id in d.depends_on] for t in plan.tasks}
@@ -317,6 +320,7 @@ class _TaskRunner:
             context=context_budget(self.ctx.model.name, s.context_tokens),
             hold=self.steering[task.id].hold,
             arriving=CHANNEL.arriving(self.ctx.run_id, task.id),
+            turns=self.turns,
         )
 
     def _asking(self, task_id: str, attempt: int, tools: ToolSet) -> ToolSet:
