@@ -12,8 +12,9 @@ taking turns in the same run:
 - plait, `--no-verify`: the same with the verify stage skipped (parse and semantic checks only).
 
 With `--baseline REV` that commit's code (a `git worktree add` of this checkout, put first on PYTHONPATH) is
-measured too, each merge's runs taking turns with the working tree's. Medians per kind of merge, with the
-ratio to git's, and the machine's 1-minute load average.
+measured too, each merge's runs taking turns with the working tree's. Medians per kind of merge of the wall
+time and of the CPU time (user + system of the process and the git it ran: the steadier figure on a loaded
+machine), the ratio of wall times to git's, and the machine's 1-minute load average.
 
 Run: .venv/bin/python benchmarks/bench_integrate.py [--merges 20] [--gated 3] [--source MIRROR] [--baseline REV]
      [--json]
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -62,18 +64,24 @@ def _merges(repo: Path, wanted: int) -> dict[str, list[tuple[str, str, str]]]:
     return found
 
 
-def _timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int]:
-    began = time.perf_counter()
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """Wall time, CPU time (user + system, the process and the git it ran) and exit status of `argv`."""
+    began, cpu = time.perf_counter(), _cpu()
     done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - began, done.returncode
+    return time.perf_counter() - began, _cpu() - cpu, done.returncode
 
 
-def _git_merge(work: Path, ours: str, theirs: str) -> float:
+def _git_merge(work: Path, ours: str, theirs: str) -> tuple[float, float]:
     _git(work, "checkout", "-q", "-f", "--detach", ours)
-    took, status = _timed(["git", "merge", "-q", "--no-edit", theirs], work)
+    took, cpu, status = _timed(["git", "merge", "-q", "--no-edit", theirs], work)
     if status:
         _git(work, "merge", "--abort", check=False)
-    return took
+    return took, cpu
 
 
 def measure(source: Path, merges: int, baseline: str = "", gated: int = 3) -> dict[str, Any]:
@@ -110,8 +118,10 @@ def _run(
     codes: dict[str, dict[str, str]],
     gated: int,
 ) -> dict[str, Any]:
-    times: dict[str, dict[str, list[float]]] = {kind: {} for kind in cases}
+    times: dict[str, dict[str, list[tuple[float, float]]]] = {kind: {} for kind in cases}
     exits: dict[str, dict[str, dict[int, int]]] = {kind: {} for kind in cases}
+    for env in codes.values():  # one start unmeasured: a new checkout's modules are compiled
+        _timed([sys.executable, "-m", "plait", "--version"], repo, env)
     for kind, found in cases.items():
         for i, (_, first, second) in enumerate(found):
             base = _git(repo, "merge-base", first, second).stdout.split()[0]
@@ -124,28 +134,34 @@ def _run(
                     if not extra and i >= gated:
                         continue
                     argv = [sys.executable, "-m", "plait", "integrate", a, b, "--onto", base, "--no-llm", *extra]
-                    took, status = _timed(argv, repo, env)
-                    times[kind].setdefault(label + "plait " + mode, []).append(took)
+                    took, cpu, status = _timed(argv, repo, env)
+                    times[kind].setdefault(label + "plait " + mode, []).append((took, cpu))
                     counted = exits[kind].setdefault(label + "plait " + mode, {})
                     counted[status] = counted.get(status, 0) + 1
-    table = {
-        kind: {
-            name: {"median_s": statistics.median(t), "x_git": statistics.median(t) / statistics.median(by["git merge"])}
-            for name, t in by.items()
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for kind, by in times.items():
+        git_wall = statistics.median(t for t, _ in by["git merge"])
+        table[kind] = {
+            name: {
+                "median_s": statistics.median(t for t, _ in runs),
+                "cpu_s": statistics.median(c for _, c in runs),
+                "x_git": statistics.median(t for t, _ in runs) / git_wall,
+                "runs": len(runs),
+            }
+            for name, runs in by.items()
         }
-        for kind, by in times.items()
-    }
     return {"counts": {k: len(v) for k, v in cases.items()}, "table": table, "exit_statuses": exits}
 
 
 def _print(result: dict[str, Any]) -> None:
     counts = f"{result['counts']}, the default gate on {result['gated']} of each"
     print(f"{result['source']}: {counts}; 1-minute load average {result['load_1min']:.1f}")
-    print(f"| {'merge':8} | {'command':40} | {'median':>8} | {'x git':>7} |")
-    print(f"|{'-' * 10}|{'-' * 42}|{'-' * 9}:|{'-' * 8}:|")
+    print(f"| {'merge':8} | {'command':40} | {'runs':>4} | {'wall':>8} | {'CPU':>8} | {'x git (wall)':>12} |")
+    print(f"|{'-' * 10}|{'-' * 42}|{'-' * 5}:|{'-' * 9}:|{'-' * 9}:|{'-' * 13}:|")
     for kind, rows in result["table"].items():
         for name, row in rows.items():
-            print(f"| {kind:8} | {name:40} | {row['median_s'] * 1000:5.0f} ms | {row['x_git']:7.1f} |")
+            wall, cpu = f"{row['median_s'] * 1000:.0f} ms", f"{row['cpu_s'] * 1000:.0f} ms"
+            print(f"| {kind:8} | {name:40} | {row['runs']:4} | {wall:>8} | {cpu:>8} | {row['x_git']:12.1f} |")
     print(f"exit statuses: {json.dumps(result['exit_statuses'])}")
 
 
