@@ -144,6 +144,24 @@ def test_a_block_one_side_only_stripped_of_trailing_spaces_takes_the_other_sides
     assert _merge(base, ours, spaced) is None
 
 
+def test_a_link_target_above_a_new_heading_stays_with_it_beside_the_other_sides_addition() -> None:
+    new_section = ".. _configure:\n\nConfigure\n---------\n\nSet it up.\n\n"
+    ours = INDEX.replace("Usage\n-----\n", new_section + "Usage\n-----\n")
+    theirs = INDEX.replace("Run the installer.\n", "Run the installer.\n\nThen restart.\n")
+
+    merged = _merge(INDEX, ours, theirs)
+
+    assert merged is not None and not merged.low_confidence
+    assert merged.text == theirs.replace("Usage\n-----\n", new_section + "Usage\n-----\n")
+
+
+def test_two_versions_of_one_new_directive_at_one_place_are_refused() -> None:
+    ours = INDEX.replace("Install\n-------\n\n", "Install\n-------\n\n.. note::\n   Use a venv.\n\n")
+    theirs = INDEX.replace("Install\n-------\n\n", "Install\n-------\n\n.. note::\n   Use root.\n\n")
+
+    assert _merge(INDEX, ours, theirs) is None
+
+
 def test_markdown_sections_under_hash_headings_merge_independently() -> None:
     ours = README.replace("A tool.", "A small tool.")
     theirs = README.replace("pip install tool", "pip install tool==2")

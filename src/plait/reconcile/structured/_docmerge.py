@@ -146,6 +146,11 @@ def _lines(base: str, ours: str, theirs: str) -> str:
         return "".join(merged)
 
 
+def _opening(node: Node) -> str:
+    """A node's first line (a section's heading), stripped."""
+    return (node.body.lstrip("\n").split("\n", 1)[0]).strip()
+
+
 def _rstripped(text: str) -> str:
     return "".join(line.rstrip(" \t\r\n") + line[len(line.rstrip("\r\n")) :] for line in split_lines(text))
 
@@ -179,9 +184,10 @@ class _Merge:
                 if merged is None:
                     raise
                 return merged
-        if base is None and ours.body != theirs.body:
+        if base is None and (ours.body, ours.lead) != (theirs.body, theirs.lead):
             raise Clash
         header = _lines(base.body, ours.body, theirs.body) if base else ours.body
+        header = (_three(base.lead, ours.lead, theirs.lead) if base else ours.lead) + header
         children = self.merge_list(base.children if base else (), ours.children, theirs.children, ours)
         text = "".join(children)
         if children and children != [n.text for n in blocks(split_lines(text))[0]]:
@@ -274,7 +280,12 @@ class _Merge:
         result[pos:end] = self.order(result[pos:end], run, sides)
 
     def order(self, ours_new: list[_Slot], run: list[_Slot], sides: _Sides) -> list[_Slot]:
-        """Ours' and theirs' additions at one place: in sorted order when each side was sorted, else ours first."""
+        """Ours' and theirs' additions at one place: in sorted order when each side was sorted, else ours first.
+
+        Two additions that open with the same line but differ are two versions of one thing: a clash.
+        """
+        if {_opening(slot.node) for slot in ours_new} & {_opening(slot.node) for slot in run}:
+            raise Clash
         key, direction = sides
         if key is not None and direction:
             added = ours_new + run

@@ -22,6 +22,7 @@ __all__ = ["Node", "blocks", "is_item", "item_key", "sections", "unique"]
 _ADORN = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?$")
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*\r?\n?$")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_TARGET = re.compile(r"^\.\. _[^:]*:[ \t]*\r?\n?$")
 _BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)]|#\.)(?:[ \t]|\r?\n?$)")
 
 Style = tuple[str, int]
@@ -168,9 +169,18 @@ def sections(text: str) -> list[Node]:
         i += count
     seen: Counter[tuple[str, ...]] = Counter()
     result: list[Node] = []
+    lead = ""
     for n, (start, count, path) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
         children, tail = blocks(lines[start + count : end])
+        labels = len(children)
+        while n + 1 < len(starts) and labels and _TARGET.match(children[labels - 1].body):
+            labels -= 1  # link targets just above the next heading name that heading's section
         key = unique(("section", *path), seen)
-        result.append(Node(key, "section", "", "".join(lines[start : start + count]), children, tail))
+        after = "".join(child.body if i == labels else child.text for i, child in enumerate(children[labels:], labels))
+        result.append(
+            Node(key, "section", lead, "".join(lines[start : start + count]), children[:labels],
+                 children[labels].lead if labels < len(children) else tail)
+        )  # fmt: skip
+        lead = after + tail if labels < len(children) else ""
     return result
