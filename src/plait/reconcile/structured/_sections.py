@@ -4,7 +4,8 @@ A heading is a Markdown `#` line, or a one-line title (after a blank line) with 
 overline, of one repeated punctuation character. A section's blocks are paragraphs, list items (a bullet and
 the lines that continue it) and atoms: a fenced code block, or any block with its indented continuation
 (a directive, a literal block, a nested list). Blank lines before a block are its `lead`; those after a
-section's last block are the section's `tail`.
+section's last block are the section's `tail`. Link targets (`.. _name:`) just above a heading are that
+heading's section's `lead`, so that they move and merge with it.
 """
 
 from __future__ import annotations
