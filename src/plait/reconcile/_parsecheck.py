@@ -110,7 +110,8 @@ def _judge(repo: Repo, base: str, commit: str, errors: dict[str, str], found: Pa
             continue  # it did not parse at the base either: not this commit's doing
         owners = [p for p in parents if (t := at_parents[p].get(path)) is not None and syntax_error(path, t)]
         if python2 is None and PurePosixPath(path).suffix.lower() in (".py", ".pyi"):
-            python2 = targets_python2(lambda name: read_blobs(repo, commit, [name]).get(name))
+            declared = read_blobs(repo, commit, _DECLARING)
+            python2 = targets_python2(declared.get)
         legacy = bool(python2) and PurePosixPath(path).suffix.lower() in (".py", ".pyi")
         if parents and len(owners) == len(parents):
             found.notes.append(f"{error} (not the merge's doing: every branch merged has it on its own)")

@@ -29,7 +29,7 @@ from plait.reconcile._parsecheck import parse_findings
 from plait.reconcile._testrun import Report, deselecting, read_report
 from plait.reconcile._trees import changed_paths, read_blobs, tree_paths
 from plait.reconcile.semantic import Breakage, attribute, find_breakage
-from plait.reconcile.verify import KEEP_ON_CLEAN, IntegrationWorktree, detect_verify_command
+from plait.reconcile.verify import DETECTED_FROM, KEEP_ON_CLEAN, IntegrationWorktree, detect_verify_command
 from plait.workspace import CommandRunner, LocalRunner, Repo, cap_output
 
 __all__ = ["Allowance", "Gate", "GateResult", "Stage"]
@@ -212,7 +212,7 @@ class Gate:
         if self.verify_command or not self.detect:
             return self.verify_command
         files = set(tree_paths(self.repo, commit))
-        cache: dict[str, str | None] = {}
+        cache = read_blobs(self.repo, commit, sorted(files & DETECTED_FROM))  # one read for every file looked at
 
         def read(path: str) -> str | None:
             if path not in cache:

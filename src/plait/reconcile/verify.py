@@ -19,10 +19,15 @@ from typing import BinaryIO
 from plait.workspace import GitError, Repo
 from plait.workspace.git import worktree_lock
 
-__all__ = ["KEEP_ON_CLEAN", "IntegrationWorktree", "detect_verify_command"]
+__all__ = ["DETECTED_FROM", "KEEP_ON_CLEAN", "IntegrationWorktree", "detect_verify_command"]
 
 KEEP_ON_CLEAN = (".venv", "venv", "node_modules", "target")
 """What a clean checkout keeps between commits: environments a bootstrap made, slow to remake."""
+
+DETECTED_FROM = frozenset(
+    {"pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "package.json", "Makefile", "makefile", "GNUmakefile"}
+)
+"""The files detection may read."""
 
 _NPM_PLACEHOLDER = "no test specified"
 _MAKE_TEST = re.compile(r"^test\s*:", re.MULTILINE)
