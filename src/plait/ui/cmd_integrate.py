@@ -86,7 +86,8 @@ def integrate(
 
     Exits with 1 when a branch had to be left out (ejected); the others are integrated all the same.
     With --no-verify no verify command runs (none is detected either): each merge is checked for syntax and
-    cross-branch names only, and no gate worktree is checked out.
+    cross-branch names only, and no gate worktree is checked out. The verify command runs in one worktree per
+    repository (.git/plait/worktrees/_gate/integration), kept between runs and moved to each commit checked.
     """
     repo = Repo.discover(repo_path)
     settings = load_settings(repo.root, {"model": model, "verify_command": verify}).settings
