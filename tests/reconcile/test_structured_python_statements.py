@@ -223,3 +223,19 @@ def test_a_key_or_item_both_sides_added_at_different_places_is_not_held_twice() 
     ours = base.replace('"b"]', '"b", "c"]')
     theirs = base.replace('["a"', '["c", "a"')
     assert _merge(base, ours, theirs) is None
+
+
+def test_new_statements_calling_what_the_other_side_renamed_in_the_function_are_left_alone() -> None:
+    base = "def test_parse():\n    result = parse('1')\n    assert result == 1\n\n    value = 2\n    assert value\n"
+    ours = base.replace("parse('1')", "parse_int('1')")
+    theirs = base.replace("    assert value\n", "    assert value\n    result = parse('2')\n    assert result == 2\n")
+    assert _merge(base, ours, theirs) is None
+    theirs = base.replace("    assert value\n", "    assert value\n    assert value * 2\n")
+    assert _text(base, ours, theirs) == ours.replace("    assert value\n", "    assert value\n    assert value * 2\n")
+
+
+def test_a_statement_deleted_next_to_one_the_other_side_changed_is_left_alone() -> None:
+    base = "def f():\n    import os\n    import sys\n    return sys.path\n"
+    ours = base.replace("    import os\n", "")
+    theirs = base.replace("    import sys\n", "    import sys as system\n").replace("sys.path", "system.path")
+    assert _merge(base, ours, theirs) is None

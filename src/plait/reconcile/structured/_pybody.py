@@ -2,19 +2,22 @@
 
 The block's header (decorators, signature) must be changed by one side at most; its body's statements merge
 as a sequence when each side's changes touch different statements (an insertion next to the other side's
-change is a clash). A statement both sides replaced merges the same way when it is itself a block with one
-body (a nested function, a loop, a `with`, an `if` without `else`). Anything else is left to the next rung.
+change or a deletion is a clash). A statement both sides replaced merges the same way when it is itself a
+block with one body (a nested function, a loop, a `with`, an `if` without `else`). Anything else is left to
+the next rung. `stale` tells when one side's new lines use a name the other side took out of the block.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 
 from plait.reconcile._mergefile import split_lines
-from plait.reconcile.structured._seqmerge import merge_sequences
+from plait.reconcile.structured._seqmerge import changed_items, merge_sequences
 
-__all__ = ["merge_block"]
+__all__ = ["merge_block", "stale"]
 
 _FILLER = re.compile(r"^\s*(#.*)?$")
 _BLOCK = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While, ast.With, ast.If)
@@ -52,6 +55,39 @@ def _cut(text: str) -> tuple[str, list[str], str] | None:
         units.append("".join(lines[end:last]))
         end = last
     return "".join(lines[:header_end]), units, "".join(lines[end:])
+
+
+def _names(text: str) -> dict[int, set[str]]:
+    """The names and dotted attribute chains in code (not strings or comments), by line (from 0)."""
+    found: dict[int, set[str]] = {}
+    chain, row, after_dot = "", 0, False
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME:
+                chain, row = (
+                    (f"{chain}.{token.string}", row) if after_dot and chain else (token.string, token.start[0] - 1)
+                )
+                found.setdefault(row, set()).add(chain)
+            elif not (token.type == tokenize.OP and token.string == "."):
+                chain = ""
+            after_dot = token.type == tokenize.OP and token.string == "."
+    except (tokenize.TokenError, SyntaxError):
+        return {-1: {"<unreadable>"}}
+    return found
+
+
+def stale(base: str, ours: str, theirs: str) -> bool:
+    """Whether one side's new lines use a name or attribute the other side took out of the block."""
+    lines = [split_lines(text) for text in (base, ours, theirs)]
+    names = [_names(text) for text in (base, ours, theirs)]
+    every = [set().union(*found.values()) for found in names]
+    for side, other in ((1, 2), (2, 1)):
+        gone = every[0] - every[side]
+        kept = set(lines[side])
+        new = [j for j in changed_items(lines[0], lines[other]) if lines[other][j] not in kept]
+        if gone & set().union(*(names[other].get(j, set()) for j in new)):
+            return True
+    return False
 
 
 def _three(base: str, ours: str, theirs: str) -> str | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Change", "Pick", "merge_sequences"]
+__all__ = ["Change", "Pick", "changed_items", "merge_sequences"]
 
 Side = Literal["base", "ours", "theirs", "nested"]
 
@@ -58,6 +58,11 @@ def _changes(base: Sequence[Hashable], side: Sequence[Hashable], name: Literal["
     return changes
 
 
+def changed_items(base: Sequence[Hashable], side: Sequence[Hashable]) -> list[int]:
+    """The indices of the items a side inserted or put in place of the base's."""
+    return [j for change in _changes(base, side, "ours") for j in range(change.start, change.end)]
+
+
 def _clash(a: Change, b: Change, strict: bool) -> bool:
     if a.lo == a.hi and b.lo == b.hi:
         return a.lo == b.lo
@@ -66,6 +71,8 @@ def _clash(a: Change, b: Change, strict: bool) -> bool:
         if strict:
             return other.lo <= point.lo <= other.hi
         return other.lo < point.lo < other.hi
+    if strict and (a.hi == b.lo or b.hi == a.lo) and (a.start == a.end or b.start == b.end):
+        return True  # a deletion next to the other side's change
     return a.lo < b.hi and b.lo < a.hi
 
 
@@ -98,7 +105,7 @@ def merge_sequences(
 ) -> list[Pick] | None:
     """The merged sequence as picks (ours' copy of an item both kept), or None when a clash does not resolve.
 
-    `strict`: an insertion next to the other side's change clashes too (statements of one body).
+    `strict`: an insertion or a deletion next to the other side's change clashes too (statements of one body).
     """
     mine, yours = _changes(base, ours, "ours"), _changes(base, theirs, "theirs")
     if not mine:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from plait.reconcile._hunks import import_union
 from plait.reconcile._mergefile import split_lines
 from plait.reconcile.deterministic import resolve_deterministic
-from plait.reconcile.structured._pybody import merge_block
+from plait.reconcile.structured._pybody import merge_block, stale
 from plait.reconcile.structured._pyelements import merge_statement
 from plait.reconcile.structured._pymoves import apply_moves
 from plait.reconcile.structured.base import Entity, EntityMerge, merge_entities
@@ -121,8 +121,8 @@ class _Leaf:
         if texts[0] is None or texts[1] is None or texts[2] is None:
             return None
         merged = self._merge(key, texts[0], texts[1], texts[2])
-        if merged is None:
-            return None
+        if merged is None or (key[0] in ("def", "stmt") and stale(texts[0], texts[1], texts[2])):
+            return None  # one side's new code calls what the other side renamed
         return "".join(indent + line if line.strip() else line for line in split_lines(merged))
 
     def _merge(self, key: tuple[str, ...], base: str, ours: str, theirs: str) -> str | None:
