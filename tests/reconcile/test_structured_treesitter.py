@@ -152,6 +152,42 @@ def test_a_side_that_does_not_parse_is_refused() -> None:
     assert _merge("JavaScript", JS, JS + "function f() {\n", JS + "function g() {}\n") is None
 
 
+def test_a_function_one_side_deleted_that_the_other_side_newly_calls_is_refused() -> None:
+    ours = GO.replace("func Show(c *Calc) {\n\tfmt.Println(c.Total)\n}\n", "")
+    theirs = GO + "\nfunc ShowTwice(c *Calc) {\n\tShow(c)\n\tShow(c)\n}\n"
+
+    assert _merge("Go", GO, ours, theirs) is None
+    assert _merge("Go", GO, ours, GO + "\nfunc Other() {}\n") is not None
+
+
+def test_a_new_signature_that_the_other_side_newly_calls_is_refused() -> None:
+    ours = GO.replace("func (c *Calc) Add(n int) {", "func (c *Calc) Add(n int64) {").replace(
+        "c.Total += n", "c.Total += int(n)"
+    )
+    theirs = GO + "\nfunc AddOne(c *Calc) {\n\tc.Add(1)\n}\n"
+
+    assert _merge("Go", GO, ours, theirs) is None
+    assert _merge("Go", GO, GO.replace("c.Total += n", "c.Total += n * 1"), theirs) is not None
+
+
+def test_members_theirs_reordered_are_refused_rather_than_put_back() -> None:
+    base = 'import (\n\t"a"\n\t"b"\n\t"c"\n)\n'
+    theirs = 'import (\n\t"c"\n\t"a"\n\t"b"\n)\n'
+    ours = 'import (\n\t"a"\n\t"b"\n\t"c"\n\t"d"\n)\n'
+
+    assert _merge("Go", "package p\n\n" + base, "package p\n\n" + ours, "package p\n\n" + theirs) is None
+    merged = _merge("Go", "package p\n\n" + base, "package p\n\n" + theirs, "package p\n\n" + ours)
+    assert merged == 'package p\n\nimport (\n\t"c"\n\t"d"\n\t"a"\n\t"b"\n)\n'  # d after c, as in theirs
+
+
+def test_the_same_code_added_under_two_names_is_refused() -> None:
+    body = "(a, b) {\n  const total = a + b;\n  log(total);\n  return total;\n}\n"
+    ours = JS + "\nexport function sum" + body
+    theirs = JS + "\nexport function total" + body.replace("log(total)", "console.log(total)")
+
+    assert _merge("JavaScript", JS, ours, theirs) is None
+
+
 def test_go_imports_both_sides_added_are_united_in_order() -> None:
     ours = GO.replace('\t"fmt"\n', '\t"fmt"\n\t"strings"\n')
     theirs = GO.replace('\t"fmt"\n', '\t"errors"\n\t"fmt"\n')

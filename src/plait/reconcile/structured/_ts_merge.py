@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -10,7 +11,7 @@ from plait.reconcile.deterministic import resolve_deterministic
 from plait.reconcile.structured.base import Entity
 from plait.reconcile.types import FileConflict
 
-__all__ = ["Leaf", "imports_in_order", "shift_separators", "sort_imports"]
+__all__ = ["Leaf", "imports_in_order", "refusal", "shift_separators", "sort_imports"]
 
 
 def shift_separators(base: Sequence[Entity], side: Sequence[Entity]) -> list[Entity]:
@@ -136,3 +137,105 @@ def sort_imports(entities: Sequence[Entity]) -> tuple[list[Entity], bool]:
             out[i] = replace(entity, lead=group[0].lead if n == 0 else "")
         moved = True
     return out, moved
+
+
+_FUNCTIONS = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "function_signature",
+        "method_declaration",
+        "method_definition",
+        "method_signature",
+        "method",
+        "function_item",
+        "function_signature_item",
+        "constructor_declaration",
+    }
+)
+
+
+def _signature(entity: Entity) -> str:
+    return " ".join(entity.body.split("{", 1)[0].split())
+
+
+def _called_name(key: tuple[str, ...]) -> str:
+    return re.split(r"[.(]", key[1].split(".")[-1] if key[0] == "method" else key[1])[0]
+
+
+def _changed_texts(base: Sequence[Entity], side: Sequence[Entity]) -> list[str]:
+    """The texts of the entities `side` added or changed, members of a container one by one."""
+    old = {entity.key: entity for entity in base}
+    texts: list[str] = []
+    for entity in side:
+        before = old.get(entity.key)
+        if before is None:
+            texts.append(entity.text)
+        elif before.children is not None and entity.children is not None:
+            texts.append(entity.lead + entity.body)
+            texts.extend(_changed_texts(before.children, entity.children))
+        elif before.text != entity.text:
+            texts.append(entity.text)
+    return texts
+
+
+def _broken(base: Sequence[Entity], side: Sequence[Entity]) -> list[str]:
+    """The names of what `side` deleted, and of the functions whose signature it changed."""
+    now = {entity.key: entity for entity in side}
+    names: list[str] = []
+    for before in base:
+        entity = now.get(before.key)
+        if entity is None:
+            if before.key[0] not in ("stmt", "import", "package", "<end>"):
+                names.append(_called_name(before.key))
+        elif before.children is not None and entity.children is not None:
+            names.extend(_broken(before.children, entity.children))
+        elif entity.key[0] in _FUNCTIONS and _signature(before) != _signature(entity):
+            names.append(_called_name(entity.key))
+    return [name for name in names if re.fullmatch(r"\w+", name)]
+
+
+def _order(keys: Sequence[tuple[str, ...]], common: set[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    return [key for key in keys if key in common]
+
+
+def _twins(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Entity]) -> bool:
+    """Whether each side added, under different names, entities that are mostly the same text."""
+    known = {e.key for e in base}
+    mine = [e for e in ours if e.key not in known and e.key[0] != "import" and e.body.count("\n") > 2]
+    other = [e for e in theirs if e.key not in known and e.key[0] != "import" and e.body.count("\n") > 2]
+    mine_keys, other_keys = {e.key for e in mine}, {e.key for e in other}
+    return any(
+        difflib.SequenceMatcher(None, a.body.splitlines(), b.body.splitlines(), autojunk=False).ratio() >= 0.6
+        for a in mine
+        if a.key not in other_keys
+        for b in other
+        if b.key not in mine_keys
+    )
+
+
+def refusal(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Entity]) -> str | None:
+    """Why the two sides' entities must not be merged one by one, if they must not.
+
+    What one side deleted, or a function it gave a new signature, that the other side's changes name; members one side
+    put in a new order (the merge keeps ours' order); each side adding the same code under different names.
+    """
+    for side, rest in ((ours, theirs), (theirs, ours)):
+        names = _broken(base, side)
+        pattern = re.compile(r"\b(" + "|".join(re.escape(name) for name in names) + r")\b")
+        if names and any(pattern.search(text) for text in _changed_texts(base, rest)):
+            return "a side deleted, or changed the signature of, what the other side's changes use"
+    common = {e.key for e in base} & {e.key for e in ours} & {e.key for e in theirs}
+    order = [_order([e.key for e in version], common) for version in (base, ours, theirs)]
+    if order[2] != order[0] and order[1] != order[2]:
+        return "theirs reordered entities"
+    if _twins(base, ours, theirs):
+        return "both sides added the same code under different names"
+    by_key = [{e.key: e for e in version} for version in (ours, theirs)]
+    for entity in base:
+        mine, other = by_key[0].get(entity.key), by_key[1].get(entity.key)
+        if entity.children is not None and mine and other and mine.children is not None and other.children is not None:
+            found = refusal(entity.children, mine.children, other.children)
+            if found:
+                return found
+    return None

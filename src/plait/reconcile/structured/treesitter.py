@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from tree_sitter import Language, Node, Parser
 
 from plait.reconcile.structured._ts_keys import ATTACHED, LANGUAGES, TsLanguage, container_body, entity_key
-from plait.reconcile.structured._ts_merge import Leaf, imports_in_order, shift_separators, sort_imports
+from plait.reconcile.structured._ts_merge import Leaf, imports_in_order, refusal, shift_separators, sort_imports
 from plait.reconcile.structured.base import Entity, EntityMerge, merge_entities
 
 __all__ = ["TREE_SITTER_MERGERS", "TreeSitterMerger"]
@@ -143,7 +143,7 @@ class TreeSitterMerger:
         """The merged file, or None when the sides changed one entity differently or the result does not parse."""
         parser = self._parser()
         b, o, t = (self.entities(text, parser) for text in (base, ours, theirs))
-        if b is None or o is None or t is None:
+        if b is None or o is None or t is None or refusal(b, o, t) is not None:
             return None
         leaf = Leaf(self.extensions[0])
         merged = merge_entities(b, shift_separators(b, o), shift_separators(b, t), leaf=leaf)
