@@ -10,13 +10,16 @@ what the first process asked.
 
 The git work of the attempts (making worktrees, checkpoints, the commit at the end) runs in `GitThreads`, a thread
 per slot of the run: a git command waits neither for another attempt's git in a pool smaller than the run, nor
-holds up the default pool, where the agents' answers are appended to the log.
+holds up the default pool, where the agents' answers are appended to the log. A resumed run opens its attempts
+again all at once: their worktrees are made a few at a time (`GitThreads.opening`), so that the first is ready,
+and its agent at work, while the others are made, instead of every one finishing late on a machine they overload.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -133,10 +136,17 @@ class GitThreads:
     """Threads for the git work of a run's attempts, one per slot (see the module's docstring); closed, they
     empty the pools of worktrees the attempts handed back once the git work still running has finished."""
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, *, opening: int | None = None) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max(slots, 1), thread_name_prefix="plait-git")
         self._running: set[Future[object]] = set()
         self._pools: set[tuple[Repo, Path]] = set()
+        self._opening = asyncio.Semaphore(opening or os.cpu_count() or 2)
+
+    async def opening(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """`fn(*args, **kwargs)` in one of the threads, at most one per processor at once: the git work that opens
+        a resumed attempt (its worktree made again, its checkpoint restored)."""
+        async with self._opening:
+            return await self.run(fn, *args, **kwargs)
 
     async def run(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """`fn(*args, **kwargs)` in one of the threads."""

@@ -191,12 +191,13 @@ class _TaskRunner:
                 log_opening(ctx.store, ctx.run_id, task_id, opening)
             base, saved, opened = opening.base, "", opening
         fresh = state is None
-        worktree = await self.git.run(make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.run_id)
+        making = self.git.run if fresh else self.git.opening  # a resumed run opens every attempt at once
+        worktree = await making(make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.run_id)
         if opened is not None:
             log_started(ctx.store, ctx.run_id, task_id, task.title, opened)
         carried: Carried | None = None
         if saved:
-            await self.git.run(worktree.restore, saved)
+            await self.git.opening(worktree.restore, saved)
             carried = logged_carried(ctx.store, ctx.run_id, task_id, number)
         elif number > 1:
             carried = await self._carry(worktree, task_id, number)
