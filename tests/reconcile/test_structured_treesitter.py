@@ -192,9 +192,11 @@ def test_go_imports_both_sides_added_are_united_in_order() -> None:
     ours = GO.replace('\t"fmt"\n', '\t"fmt"\n\t"strings"\n')
     theirs = GO.replace('\t"fmt"\n', '\t"errors"\n\t"fmt"\n')
 
-    merged = _merge("Go", GO, ours, theirs)
+    merged = MERGERS["Go"].merge(GO, ours, theirs)
 
-    assert merged == GO.replace('\t"fmt"\n', '\t"errors"\n\t"fmt"\n\t"strings"\n')
+    assert merged is not None and merged.text == GO.replace('\t"fmt"\n', '\t"errors"\n\t"fmt"\n\t"strings"\n')
+    assert merged.ours_changed == ("import", 'import."strings"')
+    assert merged.theirs_changed == ("import", 'import."errors"')
 
 
 def test_go_struct_fields_and_methods_from_both_sides() -> None:

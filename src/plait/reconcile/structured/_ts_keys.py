@@ -71,7 +71,7 @@ def _import_name(node: Node) -> str:
     if node.type == "use_declaration":
         return re.sub(r"\{.*", "{", _text(node.child_by_field_name("argument")), flags=re.S)
     if node.child_by_field_name("name") is None and any(c.type == "import_spec_list" for c in node.children):
-        return "(...)"  # a Go import block: its specs are its members
+        return ""  # a Go import block: its specs are its members
     return " ".join(_text(node).split())
 
 

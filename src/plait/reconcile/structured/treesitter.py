@@ -63,7 +63,7 @@ class _Reader:
             kind, name = entity_key(group[0])
             seen[(kind, name)] += 1
             key = (kind, name) if seen[(kind, name)] == 1 else (kind, name, str(seen[(kind, name)]))
-            label = prefix + (name if kind not in ("stmt", "package") else name[:40] or kind)
+            label = prefix + ((name if kind != "stmt" else name[:40]) or kind)
             lead = self.cut(end, first)
             found = self._container(group, key, label, lead, (first, last), depth) if len(group) == 1 else None
             entities.append(found or Entity(key, label, lead, self.cut(first, last + 1)))
