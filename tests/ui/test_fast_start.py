@@ -122,3 +122,15 @@ def test_the_fast_start_reads_the_settings_as_typer_does(
 def test_the_fast_start_knows_every_setting() -> None:
     """A setting it does not know could be set in the environment while it takes every setting as its default."""
     assert set(Settings.model_fields) == SETTING_NAMES
+
+
+@pytest.mark.parametrize("words", ["plait ru", "plait runs --j", "plait "])
+def test_shell_completion_is_typers(
+    recorded: Path, words: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("_PLAIT_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", words)
+    monkeypatch.setenv("COMP_CWORD", str(len(words.split(" ")) - 1))
+    fast = _run([], fast=True, project=recorded, capsys=capsys)
+    assert fast == _run([], fast=False, project=recorded, capsys=capsys)
+    assert "Usage" not in fast[1]

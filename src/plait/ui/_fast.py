@@ -137,6 +137,8 @@ def _root_help() -> None:
 def start(argv: list[str] | None) -> int | None:
     """Run `argv` (the process's arguments when None) if it is one of the commands read here and return its exit
     code, else None (nothing was done): typer reads it then."""
+    if "_PLAIT_COMPLETE" in os.environ:  # the shell asks typer to complete a word
+        return None
     args = sys.argv[1:] if argv is None else list(argv)
     if args in ([], ["--help"], ["-h"]):
         _root_help()
