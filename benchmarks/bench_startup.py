@@ -2,8 +2,9 @@
 
 A demo run (`plait demo --fast --no-tui`) is made in a temporary repository, then each command is started
 N times as a new process and its median wall time is printed, against `python -c pass` (the interpreter's own
-start) and `git status` in the same repository, measured in the same run, with the ratio to each, and the import
-of the libraries every command needs (typer, which parses parameters with pydantic, and rich). With
+start) and `git status` in the same repository, measured in the same run, with the ratio to each, and the imports
+the commands stand on: rich alone (`plait runs` without typer), pydantic and rich (a command that reads events as
+models), and typer (which parses parameters with pydantic) with them (any command typer parses). With
 `--baseline REV`, that commit's `src` (checked out with `git worktree add`, put first on PYTHONPATH) is measured
 too, each command's starts taking turns with the working tree's.
 
@@ -29,6 +30,8 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("plait runs", ["runs"]),
     ("plait status --json", ["status", "--json"]),
     ("plait show last --no-pager", ["show", "last", "--no-pager"]),
+    ("plait log last", ["log", "last"]),
+    ("plait cost last", ["cost", "last"]),
 ]
 
 
@@ -40,6 +43,10 @@ def _cpu() -> float:
 ROOT = Path(__file__).resolve().parent.parent
 _LIBRARIES = "import typer, typer._adapters, rich.console, rich.table"
 """What any command of a typer app pays before its own code runs: typer parses parameters with pydantic."""
+_RICH = "import rich.console, rich.table"
+"""What a command that draws a table pays without typer (`plait runs`)."""
+_PYDANTIC = "import pydantic, rich.console, rich.table; from pydantic import BaseModel"
+"""What a command that reads events as pydantic models pays without typer (`status`, `show`, `log`, `cost`)."""
 
 
 def _walls(argv: list[str], cwd: Path, envs: list[dict[str, str]], runs: int) -> list[tuple[float, float]]:
@@ -84,12 +91,17 @@ def measure(runs: int, baseline: str = "") -> dict[str, object]:
             load = os.getloadavg()[0]
             python, python_cpu = _wall([sys.executable, "-c", "pass"], repo, env, runs)
             git, git_cpu = _wall(["git", "status"], repo, env, runs)
-            floor, floor_cpu = _wall([sys.executable, "-c", _LIBRARIES], repo, env, runs)
             rows = [
                 {"command": "python -c pass", "median_s": python, "cpu_s": python_cpu},
                 {"command": "git status", "median_s": git, "cpu_s": git_cpu},
-                {"command": "import typer, pydantic, rich", "median_s": floor, "cpu_s": floor_cpu},
             ]
+            for label, code in (
+                ("import rich", _RICH),
+                ("import pydantic, rich", _PYDANTIC),
+                ("import typer, pydantic, rich", _LIBRARIES),
+            ):
+                took, cpu = _wall([sys.executable, "-c", code], repo, env, runs)
+                rows.append({"command": label, "median_s": took, "cpu_s": cpu})
             for name, args in COMMANDS:
                 measured = _walls([sys.executable, "-m", "plait", *args], repo, list(envs.values()), runs)
                 for label, (took, cpu) in zip(envs, measured, strict=True):
