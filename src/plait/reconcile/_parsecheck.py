@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -68,9 +68,13 @@ def _parents(repo: Repo, commit: str) -> list[str]:
     return repo.git("rev-parse", f"{commit}^@").split()
 
 
-def parse_findings(repo: Repo, base: str, commit: str) -> ParseFindings:
-    """The parse problems of the files `commit` changed since `base`, each held or noted as told above."""
-    changed = [p for p, status in changed_paths(repo, base, commit).items() if status != "D"]
+def parse_findings(repo: Repo, base: str, commit: str, changes: Mapping[str, str] | None = None) -> ParseFindings:
+    """The parse problems of the files `commit` changed since `base`, each held or noted as told above.
+
+    `changes`: the paths that differ between the two (`changed_paths`), when the caller has them already.
+    """
+    every = changed_paths(repo, base, commit) if changes is None else changes
+    changed = [p for p, status in every.items() if status != "D"]
     now = read_blobs(repo, commit, changed)
     found = ParseFindings()
     errors: dict[str, str] = {}

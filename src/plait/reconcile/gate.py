@@ -137,6 +137,7 @@ class Gate:
         """
         async with self._lock:
             against = against or self.base
+            await asyncio.to_thread(self._learn_trees, commit, against)
             key = (self._tree(commit), self._tree(against), allow)
             if key in self._seen:
                 return replace(self._seen[key], commit=commit)
@@ -150,6 +151,13 @@ class Gate:
         that finds another using it makes its own, as without this)."""
         self.worktree.shared = self.repo.plait_dir() / "worktrees" / "_gate" / "integration"
 
+    def _learn_trees(self, *commits: str) -> None:
+        """The trees of `commits` not known yet, asked of git in one call."""
+        wanted = [c for c in dict.fromkeys(commits) if c not in self._trees]
+        if wanted:
+            found = self.repo.git("rev-parse", *(f"{c}^{{tree}}" for c in wanted)).split()
+            self._trees.update(zip(wanted, found, strict=True))
+
     def _tree(self, commit: str) -> str:
         if commit not in self._trees:
             self._trees[commit] = self.repo.git("rev-parse", f"{commit}^{{tree}}").strip()
@@ -159,12 +167,13 @@ class Gate:
         self, commit: str, tasks: list[str], branches: dict[str, str], against: str, allow: Allowance
     ) -> GateResult:
         started = time.monotonic()
-        problems, files = await asyncio.to_thread(self._parse, commit)
+        changes = await asyncio.to_thread(changed_paths, self.repo, self.base, commit)
+        problems, files = await asyncio.to_thread(self._parse, commit, changes)
         hint = await asyncio.to_thread(self._hint_files, files, branches)
         if not self._record(commit, "parse", not files, tasks, problems, started):
             return GateResult(False, "parse", problems, hint, commit)
         started = time.monotonic()
-        breakage = await asyncio.to_thread(find_breakage, self.repo, self.base, commit)
+        breakage = await asyncio.to_thread(find_breakage, self.repo, self.base, commit, changes)
         output = "\n".join(str(b) for b in breakage)
         if not self._record(commit, "semantic", not breakage, tasks, output, started):
             hint = await asyncio.to_thread(self._hint_breakage, breakage, branches)
@@ -189,9 +198,9 @@ class Gate:
             )
         return passed
 
-    def _parse(self, commit: str) -> tuple[str, list[str]]:
+    def _parse(self, commit: str, changes: Mapping[str, str]) -> tuple[str, list[str]]:
         """Problems held against `commit` (then notes on those that are not), and the files of those held."""
-        found = parse_findings(self.repo, self.base, commit)
+        found = parse_findings(self.repo, self.base, commit, changes)
         return "\n".join([*found.problems, *(f"note: {n}" for n in found.notes)]), found.files
 
     def _hint_files(self, files: Sequence[str], branches: Mapping[str, str]) -> tuple[str, ...]:

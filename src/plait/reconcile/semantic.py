@@ -156,9 +156,13 @@ def _uses(combined: _Tree, words: set[str]) -> dict[str, tuple[ModuleFacts, list
     return found
 
 
-def find_breakage(repo: Repo, base: str, commit: str) -> list[Breakage]:
-    """Uses in `commit` of names or modules that existed at `base` and are gone, and new imports of absent names."""
-    changed = {p: s for p, s in changed_paths(repo, base, commit).items() if p.endswith(".py")}
+def find_breakage(repo: Repo, base: str, commit: str, changes: Mapping[str, str] | None = None) -> list[Breakage]:
+    """Uses in `commit` of names or modules that existed at `base` and are gone, and new imports of absent names.
+
+    `changes`: the paths that differ between the two (`changed_paths`), when the caller has them already.
+    """
+    every = changed_paths(repo, base, commit) if changes is None else changes
+    changed = {p: s for p, s in every.items() if p.endswith(".py")}
     if not changed:
         return []
     before, after = _Tree(repo, base), _Tree(repo, commit)
