@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -30,6 +31,7 @@ __all__ = ["register"]
 
 RepoOpt = Annotated[Path, typer.Option("--repo", "-C", help="The git repository to work on.", show_default=False)]
 _INTENT_LIMIT = 4000
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _store(repo: Repo, *, create: bool, settings: Settings | None = None) -> RedactingStore:
@@ -44,9 +46,19 @@ def _commit(repo: Repo, ref: str, what: str) -> str:
         raise UsageError(f"{what} '{ref}' is not a branch or commit of {repo.root}") from None
 
 
-def _task(repo: Repo, name: str, base: str) -> TaskBranch:
+def _commits(repo: Repo, onto: str, branches: list[str]) -> tuple[str, list[str]]:
+    """The commits of `onto` and of each branch, asked of git at once (one by one to say which is wrong)."""
+    refs = [onto, *branches]
+    found = []
+    if not any(r.startswith("-") for r in refs):
+        found = repo.git("rev-parse", *(f"{r}^{{commit}}" for r in refs), check=False).split()
+    if len(found) != len(refs) or not all(_SHA.fullmatch(sha) for sha in found):
+        found = [_commit(repo, onto, "--onto"), *(_commit(repo, b, "branch") for b in branches)]
+    return found[0], found[1:]
+
+
+def _task(repo: Repo, name: str, sha: str, base: str) -> TaskBranch:
     """A branch as a task: its commit messages since the base tell its intent."""
-    sha = _commit(repo, name, "branch")
     log = repo.git("log", "--no-merges", "--format=%s%n%n%b", f"{base}..{sha}", check=False).strip()
     subject = log.splitlines()[0] if log else ""
     return TaskBranch(task_id=name, branch=name, commit=sha, instructions=log[:_INTENT_LIMIT], summary=subject)
@@ -91,8 +103,9 @@ def integrate(
     """
     repo = Repo.discover(repo_path)
     settings = load_settings(repo.root, {"model": model, "verify_command": verify}).settings
-    base = _commit(repo, onto, "--onto")
-    tasks = [_task(repo, name, base) for name in dict.fromkeys(branches)]
+    names = list(dict.fromkeys(branches))
+    base, shas = _commits(repo, onto, names)
+    tasks = [_task(repo, name, sha, base) for name, sha in zip(names, shas, strict=True)]
     run_id = f"integrate-{new_run_id()}"
     store = _store(repo, create=True, settings=settings)
     try:
