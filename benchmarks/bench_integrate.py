@@ -9,7 +9,8 @@ taking turns in the same run:
 - plait, default gate: `plait integrate a b --onto BASE --no-llm` as a new process, BASE their merge base,
   no verify command configured (so the gate detects one in the tree, as it would for a user: click's pytest
   suite, which takes about a minute here, so only the first `--gated` merges of each kind are timed this way);
-- plait, `--no-verify`: the same with the verify stage skipped (parse and semantic checks only).
+- plait, `--no-verify`: the same with the verify stage skipped (parse and semantic checks only);
+- plait, `--verify true`: a verify command that does nothing, so what it costs is the gate's worktree.
 
 With `--baseline REV` that commit's code (a `git worktree add` of this checkout, put first on PYTHONPATH) is
 measured too, each merge's runs taking turns with the working tree's. Medians per kind of merge of the wall
@@ -36,7 +37,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = Path("/work/.mirror/pallets+click/repo")
-MODES = {"default gate": [], "--no-verify": ["--no-verify"]}
+MODES = {"default gate": [], "--no-verify": ["--no-verify"], "--verify true": ["--verify", "true"]}
+"""How plait is run; `--verify true` is the gate's worktree with a verify command that costs nothing."""
 
 
 def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
