@@ -225,7 +225,8 @@ class Agent:
         self._check_limits()
         self._take_notes()
         self._compact()
-        request = ModelRequest(
+        # every part is valid already: validating the whole conversation at every step made a replay quadratic
+        request = ModelRequest.model_construct(
             system=self.system,
             messages=tuple(self.messages),
             tools=self._tools.specs(),
