@@ -64,6 +64,7 @@ if [ -n "$fire" ] && [ -n "$KILL_BEFORE" ]; then
     branch=""
     for ((j = i; j < ${#args[@]} - 1; j++)); do
       case "${args[$j]}" in -b|-B) branch="${args[$((j + 1))]}" ;; esac
+      [ "${args[$i]}" = branch ] && [ "${args[$j]}" = "--" ] && branch="${args[$((j + 1))]}"
     done
     lock="$("$REAL_GIT" rev-parse --git-common-dir)/refs/heads/$branch.lock"
     mkdir -p "$(dirname "$lock")" && : > "$lock"
@@ -92,7 +93,8 @@ class GitAim:
     before: bool = False
     """Kill before the command runs rather than right after it."""
     lock: bool = False
-    """Before the kill, take the lock of the branch the command creates (`-b`/`-B`), as a git killed mid-way does."""
+    """Before the kill, take the lock of the branch the command creates (`-b`/`-B`, or `git branch ... -- <name>`),
+    as a git killed mid-way does."""
 
 
 def environment(tmp: Path, concurrency: int) -> dict[str, str]:

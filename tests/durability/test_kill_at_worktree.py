@@ -1,5 +1,6 @@
-"""kill -9 right after `git worktree add`, before the attempt is logged as started, then again in the resumed
-attempt: the task keeps its one attempt, nothing is left behind, and the run ends as the uncrashed one would.
+"""kill -9 right after a worktree is made (its files checked out), before the attempt is logged as started, then
+again in the resumed attempt: the task keeps its one attempt, nothing is left behind, and the run ends as the
+uncrashed one would.
 
 A script named `git`, first on the PATH the real `plait` process gets, runs the real git and then, when the
 command is the one aimed at (the text in the trigger file), kills plait's process group, once.
@@ -50,7 +51,7 @@ def test_a_kill_between_worktree_add_and_task_started_loses_nothing(tmp_path: Pa
     with resources.as_file(DEMO / "parallel.yaml") as script:
         model = KeyedModel(script, delay_scale=0.1)
     with WireServer(model) as server:
-        _aim(trigger, "worktree add --quiet -b plait/")
+        _aim(trigger, "reset --hard --no-recurse-submodules")  # the last git of making a worktree
         code, _, err = _finish(
             _plait(["run", task, "--model", f"openai-compatible:demo@{server.openai_url}", *RUN_FLAGS], repo, env)
         )

@@ -79,10 +79,10 @@ def _run_end(n: int) -> KillPoint:
 
 
 KILL_POINTS: dict[str, Callable[[int], KillPoint]] = {
-    # between `git worktree add` of a task's worktree and its task_started
-    "worktree": lambda n: KillPoint(git=GitAim("worktree add --quiet -b", nth=1 + n % 4)),
-    # a git killed in the middle of creating a task's worktree, its branch's ref lock left behind
-    "worktree_lock": lambda n: KillPoint(git=GitAim("worktree add --quiet -b", nth=1 + n % 4, lock=True)),
+    # between the checkout of a task's new worktree (its last git) and its task_started
+    "worktree": lambda n: KillPoint(git=GitAim("reset --hard --no-recurse-submodules", nth=1 + n % 4)),
+    # a git killed in the middle of creating a new worktree's branch, its ref lock left behind
+    "worktree_lock": lambda n: KillPoint(git=GitAim("branch --no-track -- plait/", nth=1 + n % 4, lock=True)),
     "claim": _claim,
     # a task's branch moved to its commit, the commit event not logged yet
     "commit": lambda n: KillPoint(git=GitAim("update-ref -m commit:", nth=1 + n % 4)),

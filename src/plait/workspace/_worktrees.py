@@ -7,14 +7,17 @@ the same worktree again works whatever the last process left.
 
 `git worktree add` runs must not overlap (one reads the files of a worktree another is still writing, and fails:
 "failed to read .git/worktrees/<name>/commondir"), and `worktree prune` may take away a worktree being made: both
-hold `worktree_lock`. `git worktree remove` runs side by side with each other and with an `add`, so `remove`
-takes the lock only to clear up what git refused to remove.
+hold `worktree_lock`. A new worktree's records are written by `register` under the lock, without a git process,
+so that the agents of a run starting together do not wait for each other's `worktree add` in turn. `git worktree
+remove` runs side by side with each other and with an `add`, so `remove` takes the lock only to clear up what git
+refused to remove.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -22,7 +25,7 @@ from pathlib import Path
 
 from plait.workspace._gitcall import run
 
-__all__ = ["clear_ref_lock", "drop", "remove", "worktree_lock"]
+__all__ = ["clear_ref_lock", "drop", "register", "remove", "worktree_lock"]
 
 _THREADS = threading.Lock()
 
@@ -80,3 +83,32 @@ def clear_ref_lock(common_dir: Path, branch: str, *, owned: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def register(common_dir: Path, path: Path, head: str) -> Path:
+    """git's records of a new worktree at `path` (absolute) whose HEAD is `head` (a sha, or `ref: refs/heads/...`),
+    as `git worktree add --no-checkout` writes them, without a git process: a directory of its own under
+    `.git/worktrees` (locked while it is made, as git locks it) and the `.git` file at `path`. Hold `worktree_lock`.
+
+    Raises:
+        FileExistsError: `path` is there and not empty.
+    """
+    if path.is_dir() and any(path.iterdir()) or path.exists() and not path.is_dir():
+        raise FileExistsError(f"'{path}' already exists")
+    records = common_dir / "worktrees"
+    records.mkdir(exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9._-]", "-", path.name).lstrip(".") or "worktree"
+    name, n = stem, 0
+    while (records / name).exists():
+        n += 1
+        name = f"{stem}{n}"
+    admin = records / name
+    admin.mkdir()
+    (admin / "locked").write_text("initializing\n")
+    path.mkdir(parents=True, exist_ok=True)
+    (admin / "gitdir").write_text(f"{path / '.git'}\n")
+    (path / ".git").write_text(f"gitdir: {admin}\n")
+    (admin / "commondir").write_text("../..\n")
+    (admin / "HEAD").write_text(f"{head}\n")
+    (admin / "locked").unlink()
+    return admin

@@ -17,7 +17,7 @@ from plait.errors import EnvironmentProblem
 from plait.workspace import _gitstage
 from plait.workspace._gitcall import GitError, first_line, run
 from plait.workspace._gitmsg import stripspace
-from plait.workspace._worktrees import clear_ref_lock, drop, worktree_lock
+from plait.workspace._worktrees import clear_ref_lock, drop, register, worktree_lock
 from plait.workspace._worktrees import remove as remove_worktree
 
 __all__ = ["PLAIT_IDENTITY", "GitError", "Repo", "Worktree", "worktree_lock"]
@@ -170,8 +170,13 @@ class Repo:
             )
         sha = self.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         path = path.absolute()
-        with worktree_lock(self.common_dir):
-            self.git("worktree", "add", "--quiet", "-b", branch, "--no-checkout", str(path), sha)
+        self.git("branch", "--no-track", "--", branch, sha)
+        try:
+            with worktree_lock(self.common_dir):
+                register(self.common_dir, path, f"ref: refs/heads/{branch}")
+        except OSError as exc:
+            self.git("branch", "-D", "--", branch, check=False)
+            raise GitError(f"worktree add -b {branch}", str(exc)) from exc
         return self._checked_out(Worktree(path=path, branch=branch, base=sha, repo=self))
 
     def readd_worktree(self, path: Path, branch: str, base: str, *, owned: str = "") -> Worktree:
