@@ -164,4 +164,19 @@ def main(argv: list[str] | None = None, *, fast: bool = True) -> int:
 
         err.print("[yellow]interrupted[/]")
         return 130
+    except BrokenPipeError:  # `plait runs | head`: the reader left; say nothing, as git and ls do
+        _quiet_stdout()
+        return 141
     return 0
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's own flush at exit meets no closed pipe either."""
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
