@@ -162,6 +162,18 @@ def test_two_versions_of_one_new_directive_at_one_place_are_refused() -> None:
     assert _merge(INDEX, ours, theirs) is None
 
 
+def test_blocks_ours_reordered_keep_ours_order_beside_theirs_edit_but_not_theirs_addition_next_to_them() -> None:
+    run, dry = "-   ``--run`` runs it.\n", "-   ``--dry`` shows what would run.\n"
+    ours = INDEX.replace(run + dry, dry + run)
+    theirs = INDEX.replace("Welcome to the guide.", "Welcome.")
+    beside = INDEX.replace(run, run + "-   ``--fast`` runs it fast.\n")
+
+    merged = _merge(INDEX, ours, theirs)
+
+    assert merged is not None and merged.text == ours.replace("Welcome to the guide.", "Welcome.")
+    assert _merge(INDEX, ours, beside) is None
+
+
 def test_markdown_sections_under_hash_headings_merge_independently() -> None:
     ours = README.replace("A tool.", "A small tool.")
     theirs = README.replace("pip install tool", "pip install tool==2")

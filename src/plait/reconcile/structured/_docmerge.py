@@ -146,6 +146,16 @@ def _lines(base: str, ours: str, theirs: str) -> str:
         return "".join(merged)
 
 
+def _moved(base: list[Key], ours: list[Key], theirs_ids: Sequence[Key]) -> set[Key]:
+    """The nodes (of those all three hold) that ours moved; a clash if theirs moved any, as ours' order is kept."""
+    held = set(base)
+    if [k for k in theirs_ids if k in held] not in (ours, base):
+        raise Clash  # theirs reordered nodes: following ours' order would lose it without a word
+    matcher = difflib.SequenceMatcher(None, base, ours, autojunk=False)
+    stable = {key for block in matcher.get_matching_blocks() for key in base[block.a : block.a + block.size]}
+    return set(base) - stable
+
+
 def _opening(node: Node) -> str:
     """A node's first line (a section's heading), stripped."""
     return (node.body.lstrip("\n").split("\n", 1)[0]).strip()
@@ -221,8 +231,7 @@ class _Merge:
         ours_ids, theirs_ids = _identify(base, ours), _identify(base, theirs)
         by_ours, by_theirs = dict(zip(ours_ids, ours, strict=True)), dict(zip(theirs_ids, theirs, strict=True))
         kept = set(by_base) & set(by_ours) & set(by_theirs)
-        if [k for k in ours_ids if k in kept] != [k for k in theirs_ids if k in kept]:
-            raise Clash  # the sides put the same nodes in different orders: theirs' order would be lost
+        moved = _moved([n.key for n in base if n.key in kept], [k for k in ours_ids if k in kept], theirs_ids)
         for mine, other in ((ours_ids, by_theirs), (theirs_ids, by_ours)):
             edited = {k for k in kept if other[k].text != by_base[k].text}
             if any(k not in by_base and _first(k) in edited for k in mine):
@@ -249,12 +258,16 @@ class _Merge:
             if top:
                 self.changed(by_base.get(key), node, self.rules.theirs_changed)
             if key in by_ours:
+                if run and (after in moved or key in moved):
+                    raise Clash  # theirs added beside a node ours moved: which place is meant is unknown
                 self.insert(result, after, run, sides)
                 run, after = [], key
             elif key in by_base:
                 self.drop(by_base[key], node)
             else:
                 run.append(_Slot(key, node.text, node))
+        if run and after in moved:
+            raise Clash
         self.insert(result, after, run, sides)
         if sides[1] and _direction(sides[0], [slot.node for slot in result]) != sides[1]:
             raise Clash  # the merge would break the order both sides kept
