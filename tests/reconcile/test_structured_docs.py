@@ -174,6 +174,15 @@ def test_blocks_ours_reordered_keep_ours_order_beside_theirs_edit_but_not_theirs
     assert _merge(INDEX, ours, beside) is None
 
 
+def test_one_side_unchanged_or_both_alike_gives_the_changed_text_whatever_it_did() -> None:
+    run, dry = "-   ``--run`` runs it.\n", "-   ``--dry`` shows what would run.\n"
+    swapped = INDEX.replace(run + dry, dry + run)
+
+    for base, ours, theirs in ((INDEX, INDEX, swapped), (INDEX, swapped, INDEX), (INDEX, swapped, swapped)):
+        merged = _merge(base, ours, theirs)
+        assert merged is not None and merged.text == swapped and not merged.notes
+
+
 def test_markdown_sections_under_hash_headings_merge_independently() -> None:
     ours = README.replace("A tool.", "A small tool.")
     theirs = README.replace("pip install tool", "pip install tool==2")

@@ -323,6 +323,8 @@ def merge_document(base: str, ours: str, theirs: str, rules: Rules) -> EntityMer
 
     The merged text must cut back into exactly the sections it was built from (no heading made or lost).
     """
+    if ours == theirs or theirs == base or ours == base:
+        return EntityMerge(theirs if ours == base else ours)
     try:
         texts = _Merge(rules).merge_list(sections(base), sections(ours), sections(theirs), None)
     except Clash:
