@@ -239,3 +239,13 @@ def test_a_statement_deleted_next_to_one_the_other_side_changed_is_left_alone() 
     ours = base.replace("    import os\n", "")
     theirs = base.replace("    import sys\n", "    import sys as system\n").replace("sys.path", "system.path")
     assert _merge(base, ours, theirs) is None
+
+
+def test_items_one_side_deleted_and_the_other_replaced_take_the_replacement() -> None:
+    base = 'CLASSIFIERS = [\n    "Python :: 3.6",\n    "Implementation :: CPython",\n    "Implementation :: PyPy",\n]\n'
+    ours = base.replace('    "Implementation :: CPython",\n    "Implementation :: PyPy",\n', '    "Python :: 3.7",\n')
+    theirs = base.replace('    "Implementation :: CPython",\n    "Implementation :: PyPy",\n', "")
+    assert _text(base, ours, theirs) == ours
+    assert _text(base, theirs, ours) == ours
+    kept_one = base.replace('    "Implementation :: CPython",\n', '    "Python :: 3.7",\n')
+    assert _merge(base, theirs, kept_one) is None  # theirs kept an item ours deleted

@@ -2,7 +2,8 @@
 
 Each side's changes against the base are found with `difflib`; changes of the two sides that overlap in the
 base form a clash. A clash resolves when both sides made the same change, when both only deleted (the union
-of the deletions), when both only inserted at one point and the caller allows it (`join`), or when both
+of the deletions), when one side only deleted items the other side replaced (that side's version; not in
+`strict` mode), when both only inserted at one point and the caller allows it (`join`), or when both
 replaced one and the same item and the caller can merge the three versions of it (`nested`). Otherwise the
 merge fails: None.
 """
@@ -120,7 +121,7 @@ def merge_sequences(
         grow_o = sum((c.end - c.start) - (c.hi - c.lo) for c in group if c.side == "ours")
         grow_t = sum((c.end - c.start) - (c.hi - c.lo) for c in group if c.side == "theirs")
         spans = (lo + shift_o, hi + shift_o + grow_o), (lo + shift_t, hi + shift_t + grow_t)
-        settled = _settle(group, lo, hi, spans, ours, theirs, join, nested)
+        settled = _settle(group, (lo, hi), spans, (base, ours, theirs), strict, join, nested)
         if settled is None:
             return None
         result.extend(settled)
@@ -131,15 +132,15 @@ def merge_sequences(
 
 def _settle(
     group: list[Change],
-    lo: int,
-    hi: int,
+    extent: tuple[int, int],
     spans: tuple[tuple[int, int], tuple[int, int]],
-    ours: Sequence[Hashable],
-    theirs: Sequence[Hashable],
+    sequences: tuple[Sequence[Hashable], Sequence[Hashable], Sequence[Hashable]],
+    strict: bool,
     join: Join | None,
     nested: Nested | None,
 ) -> list[Pick] | None:
-    (o_lo, o_hi), (t_lo, t_hi) = spans
+    (lo, hi), (o_lo, o_hi), (t_lo, t_hi) = extent, *spans
+    base, ours, theirs = sequences
     o_part = [Pick("ours", j) for j in range(o_lo, o_hi)]
     t_part = [Pick("theirs", j) for j in range(t_lo, t_hi)]
     if all(c.side == "ours" for c in group):
@@ -151,6 +152,11 @@ def _settle(
     if all(c.start == c.end for c in group):
         gone = {i for c in group for i in range(c.lo, c.hi)}
         return [Pick("base", i) for i in range(lo, hi) if i not in gone]
+    if not strict:
+        for deleter, kept, part in (("theirs", ours[o_lo:o_hi], o_part), ("ours", theirs[t_lo:t_hi], t_part)):
+            dropped = [base[i] for c in group if c.side == deleter for i in range(c.lo, c.hi)]
+            if all(c.start == c.end for c in group if c.side == deleter) and not set(dropped) & set(kept):
+                return part  # one side only deleted items the other side replaced
     if lo == hi and join is not None:
         return join(o_part, t_part, lo)
     if hi - lo == 1 and o_hi - o_lo == 1 and t_hi - t_lo == 1 and nested is not None and nested(lo, o_lo, t_lo):
