@@ -143,3 +143,17 @@ def test_a_base_that_is_no_commit_is_refused_and_leaves_nothing(repo: Repo) -> N
     assert not (pool_of(repo, RUN) / "t2").exists()
     assert repo.worktrees() == [repo.root]
     assert not repo.branch_exists(f"plait/{RUN}/t2")
+
+
+def test_an_edit_in_the_second_of_a_recycling_is_seen_by_the_next(repo: Repo) -> None:
+    tree = _make(repo, "t1", repo.head())
+    for n in range(2, 5):
+        assert give_back(tree, pool_of(repo, RUN))
+        tree = _make(repo, f"t{n}", repo.head())
+        before = (tree.path / "src" / "app.py").stat()
+        (tree.path / "src" / "app.py").write_text("print('ho')\n")  # as long as it was, in the same second
+        os.utime(tree.path / "src" / "app.py", ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert give_back(tree, pool_of(repo, RUN))
+    reused = _make(repo, "t9", repo.head())
+    fresh = repo.add_worktree(repo.plait_dir() / "fresh", f"plait/{RUN}/fresh", repo.head())
+    assert _files(reused.path) == _files(fresh.path)
