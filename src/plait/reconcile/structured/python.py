@@ -120,33 +120,33 @@ class _Leaf:
         texts = [_dedent(text, indent) for text in (base, ours, theirs)]
         if texts[0] is None or texts[1] is None or texts[2] is None:
             return None
-        merged = self._merge(key, texts[0], texts[1], texts[2])
-        if merged is None or (key[0] in ("def", "stmt") and stale(texts[0], texts[1], texts[2])):
+        found = self._merge(key, texts[0], texts[1], texts[2])
+        if found is None or (key[0] in ("def", "stmt") and stale(texts[0], texts[1], texts[2])):
             return None  # one side's new code calls what the other side renamed
+        merged, notes, low = found
+        self.notes.extend(f"{key[1]}: {note}" for note in notes)
+        self.low = self.low or low
         return "".join(indent + line if line.strip() else line for line in split_lines(merged))
 
-    def _merge(self, key: tuple[str, ...], base: str, ours: str, theirs: str) -> str | None:
+    @staticmethod
+    def _merge(key: tuple[str, ...], base: str, ours: str, theirs: str) -> tuple[str, list[str], bool] | None:
+        """The merged text, the rules that decided, and whether one chose."""
         if key[0] in ("import", "from"):
             united = _merge_imports(ours, base, theirs)
             if united is not None:
-                return united
+                return united, [], False
         if key[0] in ("def", "stmt"):
             block = merge_block(base, ours, theirs)
             if block is not None:
-                self.notes.append(f"{key[1]}: both sides' edits to different statements combined")
-                return block
+                return block, ["both sides' edits to different statements combined"], False
         elements = merge_statement(base, ours, theirs)
         if elements is not None:
-            self.notes.extend(f"{key[1]}: {note}" for note in elements[1].notes)
-            self.low = self.low or elements[1].chose
-            return elements[0]
+            return elements[0], elements[1].notes, elements[1].chose
         found = resolve_deterministic(FileConflict("entity.py", base, ours, theirs))
         if found is None or found.text is None or "version numbers" in found.reason:
             return None  # a version both sides set is never guessed
-        if found.confidence == "low":
-            self.low = True
-            self.notes.append(f"{key[1]}: {found.reason}")
-        return found.text
+        low = found.confidence == "low"
+        return found.text, [found.reason] if low else [], low
 
 
 def _dedent(text: str, indent: str) -> str | None:
