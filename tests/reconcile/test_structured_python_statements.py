@@ -249,3 +249,10 @@ def test_items_one_side_deleted_and_the_other_replaced_take_the_replacement() ->
     assert _text(base, theirs, ours) == ours
     kept_one = base.replace('    "Implementation :: CPython",\n', '    "Python :: 3.7",\n')
     assert _merge(base, theirs, kept_one) is None  # theirs kept an item ours deleted
+
+
+def test_elements_are_found_by_newlines_alone_as_python_counts_lines() -> None:
+    base = "NAMES = ['a\u2028b', 'c']\n"
+    ours = "NAMES = ['a\u2028b', 'c', 'd']\n"
+    theirs = "NAMES = ['z', 'a\u2028b', 'c']\n"
+    assert _text(base, ours, theirs) == "NAMES = ['z', 'a\u2028b', 'c', 'd']\n"

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from plait.reconcile._mergefile import split_lines
 from plait.reconcile.structured._seqmerge import Pick, merge_sequences
 
 __all__ = ["Outcome", "merge_statement"]
@@ -68,7 +69,7 @@ class _Listing:
 
 def _offsets(text: str) -> list[int]:
     starts = [0]
-    for line in text.splitlines(keepends=True):
+    for line in split_lines(text):
         starts.append(starts[-1] + len(line))
     return starts
 
