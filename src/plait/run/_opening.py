@@ -30,7 +30,7 @@ from plait.events.store import EventStore
 from plait.events.types import Decision, TaskStarted
 from plait.run.scheduler import Attempt
 from plait.workspace import Repo, Worktree
-from plait.workspace._pool import adopt, empty, take
+from plait.workspace._pool import POOLED, adopt, empty, take
 from plait.workspace._worktrees import clear_ref_lock, worktree_lock
 
 __all__ = ["GitThreads", "Opening", "log_opening", "log_started", "logged_openings", "make_worktree", "pool_of"]
@@ -113,11 +113,16 @@ def make_worktree(repo: Repo, path: Path, branch: str, base: str, *, fresh: bool
     owned = f"plait/{run_id}/"
     if fresh and repo.branch_exists(branch):
         return repo.add_worktree(path, branch, base)  # which says the branch is in the way
+    pool = pool_of(repo, run_id)
+    if not fresh and not any(pool.glob(f"{POOLED}*")):  # none to recycle: made again, in one drop of what was left
+        again = repo.readd_worktree(path, branch, base, owned=owned)
+        adopt(again)
+        return again
     if not fresh:
         with worktree_lock(repo.common_dir):
             repo.drop_worktree(path.absolute())
             clear_ref_lock(repo.common_dir, branch, owned=owned)
-    taken = take(repo, pool_of(repo, run_id), path, branch, base, force=not fresh)
+    taken = take(repo, pool, path, branch, base, force=not fresh)
     if taken is not None:
         return taken
     # a recycling that failed may have made the branch already
