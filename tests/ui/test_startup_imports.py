@@ -116,6 +116,17 @@ def test_the_run_list_reads_the_log_without_the_event_models(recorded: Path, env
     assert sorted(m for m in modules if m.startswith(("plait.events", "plait.models"))) == []
 
 
+@pytest.mark.parametrize("argv", [["log", "last"], ["log", RUN_ID, "--agent", "money"]], ids=" ".join)
+def test_the_log_reads_the_rows_without_the_event_models_or_rich(
+    recorded: Path, env: dict[str, str], argv: list[str]
+) -> None:
+    """`plait log` prints plain lines: neither pydantic and the event models nor rich's console."""
+    code, modules = _imported(argv, recorded, env)
+    assert code == 0
+    assert sorted(m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "rich")) == []
+    assert sorted(m for m in modules if m.startswith(("plait.events", "plait.models", "plait.ui.runview"))) == []
+
+
 def test_the_version_imports_nothing_but_itself(recorded: Path, env: dict[str, str]) -> None:
     code, modules = _imported(["--version"], recorded, env)
     assert code == 0

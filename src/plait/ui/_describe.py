@@ -7,38 +7,26 @@ what they add is their own: who is speaking, and the long bodies (a prompt, a co
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from html import escape as html_escape
+from typing import TYPE_CHECKING
 
-from rich.markup import escape
-from rich.text import Text
-
-from plait.events.types import (
-    AgentStopped,
-    Committed,
-    Decision,
-    Event,
-    GateChecked,
-    Integrated,
-    MergeStep,
-    ModelCallFailed,
-    ModelCallFinished,
-    ModelCallRetried,
-    NotePosted,
-    PlanMade,
-    PlanRejected,
-    PolicyDecided,
-    PromptGiven,
-    RunFinished,
-    RunStarted,
-    TaskFinished,
-    TaskStarted,
-    ToolCalled,
-    ToolReturned,
-)
 from plait.reconcile.verdict import gate_why
 from plait.ui import _fmt
-from plait.ui._state import short_args
+
+if TYPE_CHECKING:  # told apart by their kind: `plait log` describes events read without the models too
+    from rich.text import Text
+
+    from plait.events.types import (
+        Decision,
+        Event,
+        GateChecked,
+        Integrated,
+        MergeStep,
+        ModelCallFinished,
+        ToolReturned,
+    )
 
 __all__ = ["Said", "describe", "first_line", "short_args"]
 
@@ -75,12 +63,16 @@ class Said:
 
     def markup(self, *, who: bool = True) -> str:
         """Rich console markup, every word escaped; `who` leads the line, unless told not to."""
+        from rich.markup import escape
+
         body = "".join(f"[{STYLES[t]}]{escape(text)}[/]" if t in STYLES else escape(text) for text, t in self.parts)
         body = f"[{STYLES[self.tone]}]{body}[/]" if self.tone in STYLES else body
         return f"[cyan]{escape(self.who)}[/] {body}" if who and self.who else body
 
     def text(self) -> Text:
         """A rich `Text` in the line's tone, without who (a transcript of one agent)."""
+        from rich.text import Text
+
         line = Text(style=STYLES.get(self.tone, ""))
         for text, tone in self.parts:
             line.append(text, style=STYLES.get(tone, ""))
@@ -92,6 +84,19 @@ class Said:
             f'<span class="{tone}">{html_escape(text)}</span>' if tone else html_escape(text)
             for text, tone in self.parts
         )
+
+
+def short_args(arguments: dict[str, object] | None, raw: str = "", width: int = 90) -> str:
+    """Tool arguments on one line, long values shortened."""
+    if arguments is None:
+        return f"<malformed JSON: {raw[:40]!r}>"
+    parts = []
+    for key, value in arguments.items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        text = text.replace("\n", "⏎")
+        parts.append(f"{key}={text[:40] + '…' if len(text) > 40 else text}")
+    line = " ".join(parts)
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def first_line(text: str, width: int = 120) -> str:
@@ -111,38 +116,38 @@ def _said(who: str, tone: str, *parts: str | Part) -> Said:
 def describe(event: Event, *, max_attempts: int | None = None) -> Said | None:
     """The event in words, or None for the bookkeeping ones; `max_attempts` says `attempt 2 of 3` when known."""
     who = event.agent or "run"
-    if isinstance(event, TaskStarted):
+    if event.kind == "task_started":
         of = f" of {max_attempts}" if max_attempts else ""
         again = f"attempt {event.attempt}{of} " if event.attempt > 1 else ""
         return _said(who, "mark", f"started {again}on branch ", (event.branch, "mark"))
-    if isinstance(event, PromptGiven):
+    if event.kind == "prompt":
         return _said(who, "", ("task: ", "mark"), event.user)
-    if isinstance(event, ModelCallFinished):
+    if event.kind == "model_response":
         return _model_call(who, event)
-    if isinstance(event, ModelCallRetried):
+    if event.kind == "model_retry":
         return _said(who, "warn", f"retry {event.attempt} in {event.wait_s:.1f}s: {event.reason}")
-    if isinstance(event, ModelCallFailed):
+    if event.kind == "model_error":
         return _said(who, "bad", f"model call {event.call} failed: {event.error}")
-    if isinstance(event, ToolCalled):
+    if event.kind == "tool_call":
         args = short_args(event.call.arguments, event.call.raw_arguments, 110)
         return _said(who, "", ("→ ", "mark"), (event.call.name, "mark"), f" {args}")
-    if isinstance(event, ToolReturned):
+    if event.kind == "tool_result":
         return _tool_returned(who, event)
-    if isinstance(event, AgentStopped):
+    if event.kind == "agent_stopped":
         tone = "good" if event.reason == "finished" else "bad"
         summary = f" — {_fmt.one_line(event.summary, 200)}" if event.summary.strip() else ""
         spent = f"{event.steps} model calls, {_fmt.usd(event.cost_usd)}"
         return _said(who, "", (f"stopped: {event.reason}", tone), f" after {spent}{summary}")
-    if isinstance(event, Committed):
+    if event.kind == "commit":
         files = f": {_files(event.files, 8)}" if event.files else ""
         return _said(who, "good", f"committed {event.sha[:10]} on {event.branch}{files}")
-    if isinstance(event, TaskFinished):
+    if event.kind == "task_finished":
         why = (event.summary or event.reason) if event.status == "done" else (event.reason or event.summary)
         tone = "good" if event.status == "done" else "bad"
         return _said(who, "", (event.status, tone), f": {first_line(why, 200)}" if why.strip() else "")
-    if isinstance(event, Decision):
+    if event.kind == "decision":
         return _decision(who, event)
-    if isinstance(event, NotePosted):
+    if event.kind == "note":
         return _said(who, "note", f"note ({event.topic}): {event.text}")
     return _run_level(event)
 
@@ -199,7 +204,7 @@ def _lease(event: Decision, action: str) -> str:
 
 def _run_level(event: Event) -> Said | None:
     """The run's start and end, its plan, the merge queue, the gate, the integration branch and the policy."""
-    if isinstance(event, RunStarted):
+    if event.kind == "run_started":
         snapshot = " (snapshot)" if event.snapshot else ""
         return _said(
             "run",
@@ -208,25 +213,25 @@ def _run_level(event: Event) -> Said | None:
             f" on {event.repo} from {event.base_ref} @ {event.base_commit[:10]}{snapshot}, model {event.model}: ",
             _fmt.one_line(event.task, 200),
         )
-    if isinstance(event, RunFinished):
+    if event.kind == "run_finished":
         tone = {"done": "good", "incomplete": "warn"}.get(event.status, "bad")
         on = f" on {event.branch} @ {event.commit[:10]}" if event.branch else ""
         why = f": {first_line(event.reason, 300)}" if event.reason.strip() else ""
         return _said("run", "", (event.status, tone), f"{on}{why}")
-    if isinstance(event, PlanMade):
+    if event.kind == "plan":
         tasks = event.plan.get("tasks")
         ids = [str(t.get("id")) for t in tasks if isinstance(t, dict)] if isinstance(tasks, list) else []
         mode = f", {event.plan.get('mode')}" if event.plan.get("mode") else ""
         return _said(event.agent or "run", "mark", f"plan ({event.source}{mode}): {len(ids)} task(s): {', '.join(ids)}")
-    if isinstance(event, PlanRejected):
+    if event.kind == "plan_rejected":
         return _said(event.agent or "run", "warn", f"plan rejected (attempt {event.attempt}): {event.error}")
-    if isinstance(event, MergeStep):
+    if event.kind == "merge":
         return _merge_step(event)
-    if isinstance(event, GateChecked):
+    if event.kind == "gate":
         return _gate(event)
-    if isinstance(event, Integrated):
+    if event.kind == "integrated":
         return _integrated(event)
-    if isinstance(event, PolicyDecided):
+    if event.kind == "policy":
         rule = f" (rule {event.rule})" if event.rule else ""
         tone = "dim" if event.verdict == "allow" else "bad"
         return _said(

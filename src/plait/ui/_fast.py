@@ -97,9 +97,14 @@ def _run(command: str, given: dict[str, Any]) -> None:
         full, no_pager = bool(given.get("full")), bool(given.get("no_pager"))
         show_run(given["run_ref"], given.get("task"), repo_path, full=full, no_pager=no_pager, as_json=as_json)
         return
+    interval, follow = given.get("interval", 0.25), bool(given.get("follow"))
+    if command == "log" and not (as_json or follow):
+        from plait.ui._fast_log import read_log
+
+        if read_log(repo_path, given["run_ref"], given.get("agent")):  # else read the full way
+            return
     from plait.ui import _view
 
-    interval, follow = given.get("interval", 0.25), bool(given.get("follow"))
     if command == "status":
         plain = bool(given.get("plain"))
         _view.run_status(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from plait.ui.runview import RunView, dollars
+from typing import TYPE_CHECKING
+
+from plait.ui._usd import dollars
+
+if TYPE_CHECKING:  # `plait log` words its lines without the run's fold and its event models
+    from plait.ui.runview import RunView
 
 __all__ = ["STATE_STYLE", "bar", "duration", "gate_line", "integration_line", "one_line", "plan_line", "tokens", "usd"]
 

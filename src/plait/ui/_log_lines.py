@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from plait.events.types import Event
+from typing import TYPE_CHECKING
+
 from plait.ui import _fmt
 from plait.ui._describe import describe
+
+if TYPE_CHECKING:  # `plait log` words events read without the models too
+    from plait.events.types import Event
 
 __all__ = ["log_line"]
 

@@ -8,16 +8,17 @@ imports it; `plait.ui._common` adds the options the typer commands declare.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from rich.console import Console
 
 from plait.errors import EnvironmentProblem, UsageError
 from plait.trust import REPO_FILE, config_dir
 
 if TYPE_CHECKING:  # the event log and the settings are imported where used: `plait --help` needs neither
+    from rich.console import Console
+
     from plait.events.store import EventStore
     from plait.redact import Redactor
     from plait.settings import Settings
@@ -26,26 +27,45 @@ if TYPE_CHECKING:  # the event log and the settings are imported where used: `pl
 __all__ = [
     "SETTING_NAMES",
     "console",
-    "err",
     "has_log",
     "open_store",
-    "out",
+    "pick_run",
     "read_redactor",
     "resolve_run",
     "settings_if_any",
+    "write_line",
 ]
 
 
 def console(**options: Any) -> Console:
     """A rich console; with `NO_COLOR` set (to anything but nothing) it writes no style at all, not even bold
     (rich alone drops only the colours)."""
+    from rich.console import Console
+
     if os.environ.get("NO_COLOR"):
         options["color_system"] = None
     return Console(**options)
 
 
-out = console(soft_wrap=True)
-err = console(stderr=True)
+def __getattr__(name: str) -> Console:
+    """`out` and `err`, the consoles of stdout and stderr, made on first use: `plait log` writes without rich."""
+    if name not in ("out", "err"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    made = console(soft_wrap=True) if name == "out" else console(stderr=True)
+    globals()[name] = made  # the same console from now on, without this function
+    return made
+
+
+def write_line(line: str) -> None:
+    """Print `line` on stdout; a reader that went away (`plait log RUN | head`) ends the command quietly."""
+    try:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # stop quietly, without a traceback at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(0) from None
+
 
 SETTING_NAMES = frozenset(
     "model agent max_steps max_tokens max_output_tokens context_tokens max_format_errors command_timeout output_limit"
@@ -114,7 +134,11 @@ def has_log(repo: Repo) -> bool:
 def resolve_run(store: EventStore, ref: str, *, acts_on: Callable[[str], bool] | None = None, what: str = "") -> str:
     """A run id from an id, a unique prefix of one, or `last`: the latest run the command can act on (`acts_on`,
     `what` naming such a run: `last` after a session means the latest change for `plait apply`)."""
-    ids = store.run_ids()
+    return pick_run(store.run_ids(), ref, acts_on=acts_on, what=what)
+
+
+def pick_run(ids: list[str], ref: str, *, acts_on: Callable[[str], bool] | None = None, what: str = "") -> str:
+    """The run of `ids` (oldest first) that `ref` names, as `resolve_run` says."""
     if ref == "last" and ids:
         fit = next((i for i in reversed(ids) if acts_on is None or acts_on(i)), None)
         if fit is None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from plait.events.types import EXPERT_PREFIX
 from plait.models.base import Usage
 from plait.models.pricing import PriceTable
+from plait.ui._describe import short_args
 from plait.ui._usd import dollars
 
 __all__ = ["AgentView", "CostLine", "Span", "Wait", "dollars", "phase_of", "saved_usd", "short_args"]
@@ -25,19 +25,6 @@ def phase_of(agent: str) -> str:
     if agent.startswith(("resolver", "merge")):
         return "reconciliation"
     return "work" if agent else "run"
-
-
-def short_args(arguments: dict[str, object] | None, raw: str = "", width: int = 90) -> str:
-    """Tool arguments on one line, long values shortened."""
-    if arguments is None:
-        return f"<malformed JSON: {raw[:40]!r}>"
-    parts = []
-    for key, value in arguments.items():
-        text = value if isinstance(value, str) else json.dumps(value)
-        text = text.replace("\n", "⏎")
-        parts.append(f"{key}={text[:40] + '…' if len(text) > 40 else text}")
-    line = " ".join(parts)
-    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def saved_usd(prices: PriceTable, model: str, usage: Usage) -> float:

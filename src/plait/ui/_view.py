@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plait.errors import UsageError
-from plait.events.types import Event, PlanMade, RunFinished
+from plait.events.types import Event, RunFinished
 from plait.ui._placement import placements
-from plait.ui._reading import console, open_store, read_redactor, resolve_run
+from plait.ui._reading import console, open_store, read_redactor, resolve_run, write_line
 from plait.ui.feed import EventFeed
 from plait.ui.runview import RunView
 from plait.workspace import Repo
@@ -39,17 +38,6 @@ class Run:
 
     def events(self) -> list[Event]:
         return self.feed().poll()
-
-
-def write_line(line: str) -> None:
-    """Print `line` on stdout; a reader that went away (`plait log RUN | head`) ends the command quietly."""
-    try:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # stop quietly, without a traceback at exit
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(0) from None
 
 
 def wide_console() -> Console:
@@ -124,6 +112,7 @@ def _agent_json(view: RunView, agent_id: str, placed: tuple[str, str] | None = N
 def run_log(run_ref: str, repo_path: Path, *, as_json: bool, follow: bool, agent: str | None, interval: float) -> None:
     """Print a run's events in order (secrets redacted): one line each, or JSON lines with `as_json`."""
     from plait.events.backends import wait_for_news
+    from plait.ui._fast_log import check_agent
     from plait.ui._log_lines import log_line
 
     run = Run(repo_path, run_ref)
@@ -133,7 +122,7 @@ def run_log(run_ref: str, repo_path: Path, *, as_json: bool, follow: bool, agent
     while True:
         fresh = feed.poll()
         if first and agent is not None:
-            _check_agent(run.run_id, fresh, agent, waits=follow)
+            check_agent(run.run_id, fresh, agent, waits=follow)
         first = False
         for event in fresh:
             start = event.ts if start is None else start
@@ -142,18 +131,6 @@ def run_log(run_ref: str, repo_path: Path, *, as_json: bool, follow: bool, agent
         if not follow or (fresh and isinstance(fresh[-1], RunFinished)):
             return
         wait_for_news(run.store, run.run_id, interval)
-
-
-def _check_agent(run_id: str, events: list[Event], agent: str, *, waits: bool) -> None:
-    """A usage error for an agent the run does not have, and will not have (a task not yet started may come)."""
-    if any(e.agent == agent for e in events):
-        return
-    ended = any(isinstance(e, RunFinished) for e in events)
-    planned = {str(t.get("id")) for e in events if isinstance(e, PlanMade) for t in e.plan.get("tasks", [])}
-    if waits and not ended and (not planned or agent in planned):
-        return
-    known = sorted({e.agent for e in events if e.agent and e.kind not in ("note", "policy")} | planned)
-    raise UsageError(f"run {run_id} has no agent '{agent}': its agents are {', '.join(known) or 'none'}")
 
 
 def run_cost(run_ref: str, repo_path: Path, *, as_json: bool) -> None:

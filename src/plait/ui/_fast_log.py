@@ -1,0 +1,62 @@
+"""`plait log` read straight from the SQLite log's rows (`plait.ui._fast_events`), without pydantic and rich.
+
+The lines are worded by the same functions as the full read's (`plait.ui._log_lines`), from the same fields. Only
+a plain `plait log RUN` (perhaps with `--agent`) of a repository with nothing set is read here; whenever the rows
+are not what the reader expects, nothing is printed and `read_log` says so: the caller reads the log the full way,
+which says what is wrong with it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from plait.errors import UsageError
+from plait.ui._fast_events import read_events, run_ids
+from plait.ui._log_lines import log_line
+from plait.ui._reading import pick_run, read_redactor, settings_if_any, write_line
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from plait.events.types import Event
+
+__all__ = ["check_agent", "read_log"]
+
+
+def check_agent(run_id: str, events: Sequence[Event], agent: str, *, waits: bool) -> None:
+    """A usage error for an agent the run does not have, and will not have (a task not yet started may come)."""
+    if any(e.agent == agent for e in events):
+        return
+    ended = any(e.kind == "run_finished" for e in events)
+    planned = {str(t.get("id")) for e in events if e.kind == "plan" for t in e.plan.get("tasks", [])}
+    if waits and not ended and (not planned or agent in planned):
+        return
+    known = sorted({e.agent for e in events if e.agent and e.kind not in ("note", "policy")} | planned)
+    raise UsageError(f"run {run_id} has no agent '{agent}': its agents are {', '.join(known) or 'none'}")
+
+
+def read_log(repo_path: Path, run_ref: str, agent: str | None) -> bool:
+    """Print a run's events one a line, as `plait log` does; False (nothing printed) when the log has to be read
+    the full way: a setting is set, the log is not the SQLite file, or a row is not what the reader reads."""
+    from plait.workspace import Repo
+
+    repo = Repo.discover(repo_path)
+    log = repo.common_dir / "plait" / "events.db"
+    if settings_if_any(repo.root) is not None or not log.exists():
+        return False
+    ids = run_ids(log)
+    if ids is None:
+        return False
+    run_id = pick_run(ids, run_ref)
+    read = read_events(log, run_id, read_redactor(repo.root))
+    if read is None:
+        return False
+    events = cast("list[Event]", read)  # objects with the events' fields, which is all the lines read
+    if agent is not None:
+        check_agent(run_id, events, agent, waits=False)
+    start = events[0].ts if events else 0.0
+    for event in events:
+        if agent is None or event.agent == agent:
+            write_line(log_line(event, start))
+    return True
