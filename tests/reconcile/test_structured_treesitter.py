@@ -170,6 +170,16 @@ def test_a_new_signature_that_the_other_side_newly_calls_is_refused() -> None:
     assert _merge("Go", GO, GO.replace("c.Total += n", "c.Total += n * 1"), theirs) is not None
 
 
+def test_only_the_lines_the_other_side_wrote_count_as_uses() -> None:
+    base = GO + "\nfunc AddOne(c *Calc) {\n\tc.Add(1)\n}\n"
+    ours = base.replace("Add(n int) {", "Add(n int64) {").replace("c.Total += n", "c.Total += int(n)")
+    theirs = base.replace("\tc.Add(1)\n", "\t// Add one to the total.\n\tc.Add(1)\n\tfmt.Println(c.Total)\n")
+
+    merged = _merge("Go", base, ours, theirs)
+
+    assert merged == ours.replace("\tc.Add(1)\n", "\t// Add one to the total.\n\tc.Add(1)\n\tfmt.Println(c.Total)\n")
+
+
 def test_members_theirs_reordered_are_refused_rather_than_put_back() -> None:
     base = 'import (\n\t"a"\n\t"b"\n\t"c"\n)\n'
     theirs = 'import (\n\t"c"\n\t"a"\n\t"b"\n)\n'

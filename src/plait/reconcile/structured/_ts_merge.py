@@ -155,6 +155,9 @@ _FUNCTIONS = frozenset(
 )
 
 
+_COMMENT = re.compile(r"\s*(//|/\*|\*|#)")
+
+
 def _signature(entity: Entity) -> str:
     return " ".join(entity.body.split("{", 1)[0].split())
 
@@ -163,36 +166,40 @@ def _called_name(key: tuple[str, ...]) -> str:
     return re.split(r"[.(]", key[1].split(".")[-1] if key[0] == "method" else key[1])[0]
 
 
-def _changed_texts(base: Sequence[Entity], side: Sequence[Entity]) -> list[str]:
-    """The texts of the entities `side` added or changed, members of a container one by one."""
+def _added_lines(base: Sequence[Entity], side: Sequence[Entity], skip: set[tuple[str, ...]]) -> list[str]:
+    """The lines `side` wrote that its entity in the base lacks, in the entities whose key is not in `skip`."""
     old = {entity.key: entity for entity in base}
-    texts: list[str] = []
+    lines: list[str] = []
     for entity in side:
         before = old.get(entity.key)
+        if entity.key in skip:
+            continue
         if before is None:
-            texts.append(entity.text)
+            lines.extend(entity.text.splitlines())
         elif before.children is not None and entity.children is not None:
-            texts.append(entity.lead + entity.body)
-            texts.extend(_changed_texts(before.children, entity.children))
+            known = set((before.lead + before.body).splitlines())
+            lines.extend(line for line in (entity.lead + entity.body).splitlines() if line not in known)
+            lines.extend(_added_lines(before.children, entity.children, skip))
         elif before.text != entity.text:
-            texts.append(entity.text)
-    return texts
+            known = set(before.text.splitlines())
+            lines.extend(line for line in entity.text.splitlines() if line not in known)
+    return lines
 
 
-def _broken(base: Sequence[Entity], side: Sequence[Entity]) -> list[str]:
-    """The names of what `side` deleted, and of the functions whose signature it changed."""
+def _broken(base: Sequence[Entity], side: Sequence[Entity]) -> dict[tuple[str, ...], str]:
+    """What `side` deleted, and the functions whose signature it changed: their keys and names."""
     now = {entity.key: entity for entity in side}
-    names: list[str] = []
+    names: dict[tuple[str, ...], str] = {}
     for before in base:
         entity = now.get(before.key)
         if entity is None:
             if before.key[0] not in ("stmt", "import", "package", "<end>"):
-                names.append(_called_name(before.key))
+                names[before.key] = _called_name(before.key)
         elif before.children is not None and entity.children is not None:
-            names.extend(_broken(before.children, entity.children))
+            names.update(_broken(before.children, entity.children))
         elif entity.key[0] in _FUNCTIONS and _signature(before) != _signature(entity):
-            names.append(_called_name(entity.key))
-    return [name for name in names if re.fullmatch(r"\w+", name)]
+            names[entity.key] = _called_name(entity.key)
+    return {key: name for key, name in names.items() if re.fullmatch(r"\w+", name)}
 
 
 def _order(keys: Sequence[tuple[str, ...]], common: set[tuple[str, ...]]) -> list[tuple[str, ...]]:
@@ -221,9 +228,10 @@ def refusal(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Ent
     put in a new order (the merge keeps ours' order); each side adding the same code under different names.
     """
     for side, rest in ((ours, theirs), (theirs, ours)):
-        names = _broken(base, side)
-        pattern = re.compile(r"\b(" + "|".join(re.escape(name) for name in names) + r")\b")
-        if names and any(pattern.search(text) for text in _changed_texts(base, rest)):
+        broken = _broken(base, side)
+        pattern = re.compile(r"\b(" + "|".join(re.escape(name) for name in broken.values()) + r")\b")
+        lines = [line for line in _added_lines(base, rest, set(broken)) if not _COMMENT.match(line)]
+        if broken and any(pattern.search(line) for line in lines):
             return "a side deleted, or changed the signature of, what the other side's changes use"
     common = {e.key for e in base} & {e.key for e in ours} & {e.key for e in theirs}
     order = [_order([e.key for e in version], common) for version in (base, ours, theirs)]
