@@ -98,6 +98,33 @@ def _comma_list(base: str, ours: str, theirs: str, notes: Notes) -> str | None:
     return None if merged is None else o[1] + sep.join(merged.splitlines()) + o[3]
 
 
+def _value_items(text: str) -> tuple[list[str], bool] | None:
+    """A key's value as items (the first line's value, then each continuation line) and whether it is wrapped."""
+    first, rest = _first(text)
+    match = _VALUE.match(first)
+    if match is None or any(blank_or_comment(line, "#;") for line in rest):
+        return None
+    items = [f"{match[2]}\n"] if match[2] else []
+    return items + [f"{line.strip()}\n" for line in rest], bool(rest)
+
+
+def _rewrapped(base: str, ours: str, theirs: str, pins: bool, notes: Notes) -> str | None:
+    """A value one side rewrapped (one line <-> one item per line): the side whose items are the merge's and whose
+    layout is the one the three-way rule picks; else None."""
+    values = [_value_items(text) for text in (base, ours, theirs)]
+    if any(v is None for v in values):
+        return None
+    (b, b_wrap), (o, o_wrap), (t, t_wrap) = (v for v in values if v is not None)
+    if b_wrap == o_wrap == t_wrap or (o_wrap != b_wrap and t_wrap != b_wrap):
+        return None
+    merged = merge_items(b, o, t, pins=pins, notes=notes, comment="#;")
+    wrapped = o_wrap if o_wrap != b_wrap else t_wrap
+    for items, wrap, text in ((o, o_wrap, ours), (t, t_wrap, theirs)):
+        if merged is not None and merged == "".join(items) and wrap == wrapped:
+            return text
+    return None
+
+
 def _parses(text: str) -> bool:
     parser = configparser.RawConfigParser(strict=False, interpolation=None)
     try:
@@ -126,10 +153,10 @@ class IniMerger:
             (b1, b_rest), (o1, o_rest), (t1, t_rest) = _first(old), _first(mine), _first(other)
             if not (b_rest or o_rest or t_rest):
                 return _three(b1, o1, t1) or _comma_list(b1, o1, t1, notes)
+            pins = key[2].split("\0")[0] in _PIN_KEYS or key[1] in _PIN_SECTIONS
             first = _three(b1, o1, t1)
             if first is None or not (b_rest and o_rest and t_rest):
-                return None
-            pins = key[2].split("\0")[0] in _PIN_KEYS or key[1] in _PIN_SECTIONS
+                return _rewrapped(old, mine, other, pins, notes)
             rest = merge_items(b_rest, o_rest, t_rest, pins=pins, notes=notes, comment="#;")
             return None if rest is None else first + rest
 

@@ -15,7 +15,7 @@ from collections import Counter
 from plait.reconcile._mergefile import split_lines
 from plait.reconcile._syntax import syntax_error
 from plait.reconcile.structured._pins import VersionKey, version_key
-from plait.reconcile.structured._tree import Notes, blank_or_comment, merge_tree, with_end
+from plait.reconcile.structured._tree import Notes, blank_or_comment, merge_items, merge_tree, with_end
 from plait.reconcile.structured.base import Entity, EntityMerge
 
 __all__ = ["YamlMerger", "yaml_entities"]
@@ -23,6 +23,7 @@ __all__ = ["YamlMerger", "yaml_entities"]
 _KEY = re.compile(r"""^( *)([^\s#'"\-?&*!|>{\[%@`][^:#\n]*?|"[^"\n]*"|'[^'\n]*'):(?:[ \t]+(.*?))?[ \t]*\r?\n?$""")
 _ITEM = re.compile(r"^( *)-(?:[ \t]+(.*?))?[ \t]*\r?\n?$")
 _NAMING = re.compile(r"""^["']?([\w.-]+)["']?:[ \t]+(.*?)$""")
+_FLOW = re.compile(r"^( *(?:- +)?[^\s\[{#'\"][^:#\n]*:[ \t]+\[[ \t]*)([^\[\]{}#'\"\n]*?)([ \t]*\][ \t]*\r?\n?)$")
 _PINNED = re.compile(r"^(\s*(?:-\s+)?(?:uses|rev):\s+)(\S+?)(?:\s+#\s*(?:frozen:\s*)?(\S+))?\s*$")
 
 
@@ -121,8 +122,26 @@ def _precision(version: str) -> int:
     return len(re.findall(r"\d+", version))
 
 
+def _flow_list(base: str, ours: str, theirs: str, notes: Notes) -> str | None:
+    """A one-line flow sequence (`toxenvs: [lint, py38]`) merged item by item, its spacing kept; else None."""
+    matches = [_FLOW.match(line) for line in (base, ours, theirs)]
+    if any(m is None for m in matches):
+        return None
+    b, o, t = (m for m in matches if m is not None)
+    separators = {sep for m in (b, o, t) for sep in re.findall(r"[ \t]*,[ \t]*", m[2])}
+    if len(separators) > 1 or not (b[1] == o[1] == t[1] and o[3] == t[3]):
+        return None
+    sep = separators.pop() if separators else ", "
+    items = [[f"{item}\n" for item in m[2].split(sep)] if m[2] else [] for m in (b, o, t)]
+    if any(not item.strip() for side in items for item in side):
+        return None
+    merged = merge_items(*items, pins=False, notes=notes)
+    return None if merged is None else o[1] + sep.join(merged.splitlines()) + o[3]
+
+
 def newer_version_lines(base: str, ours: str, theirs: str, notes: Notes, label: str) -> str | None:
-    """An entry both sides changed only in `uses:`/`rev:` versions, each line taking the newer; else None."""
+    """An entry both sides changed only in `uses:`/`rev:` versions (each line taking the newer) or in the items
+    of one-line flow sequences (merged item by item); else None."""
     b, o, t = split_lines(base), split_lines(ours), split_lines(theirs)
     if not len(b) == len(o) == len(t):
         return None
@@ -136,7 +155,11 @@ def newer_version_lines(base: str, ours: str, theirs: str, notes: Notes, label: 
             continue
         pins = [_pin(x) for x in (old, mine, other)]
         if any(p is None for p in pins):
-            return None
+            flow = _flow_list(old, mine, other, notes)
+            if flow is None:
+                return None
+            merged.append(flow)
+            continue
         (bt, bv, bk), (ot, ov, ok), (tt, tv, tk) = (p for p in pins if p is not None)
         if not bt == ot == tt or _precision(ov) != _precision(tv) or not (ok > bk and tk > bk) or ok == tk:
             return None  # a floating major tag (v3) and an exact one (v3.2.2) are not newer or older
