@@ -212,13 +212,13 @@ def _twins(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Enti
     mine = [e for e in ours if e.key not in known and e.key[0] != "import" and e.body.count("\n") > 2]
     other = [e for e in theirs if e.key not in known and e.key[0] != "import" and e.body.count("\n") > 2]
     mine_keys, other_keys = {e.key for e in mine}, {e.key for e in other}
-    return any(
-        difflib.SequenceMatcher(None, a.body.splitlines(), b.body.splitlines(), autojunk=False).ratio() >= 0.6
-        for a in mine
-        if a.key not in other_keys
-        for b in other
-        if b.key not in mine_keys
-    )
+    return any(_alike(a.body, b.body) for a in mine if a.key not in other_keys for b in other if b.key not in mine_keys)
+
+
+def _alike(a: str, b: str) -> bool:
+    """At least 60 % the same lines (the cheap upper bounds first)."""
+    matcher = difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(), autojunk=False)
+    return matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6 and matcher.ratio() >= 0.6
 
 
 def refusal(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Entity]) -> str | None:
