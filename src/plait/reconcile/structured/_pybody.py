@@ -127,8 +127,8 @@ def merge_block(base: str, ours: str, theirs: str) -> str | None:
         return inner is not None
 
     picks = merge_sequences(b[1], o[1], t[1], strict=True, nested=nested)
-    if picks is None:
-        return None
+    if not picks:
+        return None  # a clash, or each side deleted what the other kept: no body left
     sides = {"base": b[1], "ours": o[1], "theirs": t[1]}
     body = "".join(merged[p.index] if p.side == "nested" else sides[p.side][p.index] for p in picks)
     return header + body + rest
