@@ -11,11 +11,12 @@ agent that replayed its past makes its first new call) and when every agent has 
 process is then killed and the repository restored, and that is repeated REPEAT times per code version, the
 versions taking turns. With `--workdir DIR` the killed run is kept in DIR and reused by the next invocation.
 
-Versions: the working tree's `src`, and with `--baseline REV` that commit's `src` as well (checked out with
-`git worktree add` into a temporary directory, and put first on PYTHONPATH of the resumed process).
+Versions: the working tree's `src` (or the one `--src DIR` names: a copy, when others edit the working tree),
+and with `--baseline REV` that commit's `src` as well (checked out with `git worktree add` into a temporary
+directory); the version's `src` is put first on PYTHONPATH of the resumed process.
 
 Run: .venv/bin/python benchmarks/bench_resume.py [--tasks 24] [--calls 2500] [--repeat 3] [--baseline REV]
-     [--workdir DIR] [--profile FILE]
+     [--workdir DIR] [--profile FILE] [--src DIR]
 """
 
 from __future__ import annotations
@@ -207,13 +208,14 @@ def main() -> None:
         "--profile", default="", help="after the timed resumes, one more per version under cProfile, to FILE.0, FILE.1"
     )
     parser.add_argument("--workdir", type=Path, help="keep the killed run here, and reuse it when it is there")
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="code measured (default: the working tree's)")
     args = parser.parse_args()
     server = Server(args.tasks)
     with tempfile.TemporaryDirectory() as t, WireServer(server) as wire:
         work = (args.workdir or Path(t)).resolve()
         tmp, saved = work / "run", work / "saved"
         url = f"openai-compatible:bench@{wire.openai_url}"
-        versions = {"working tree": ROOT / "src"}
+        versions = {"working tree" if args.src == ROOT / "src" else "--src": args.src.resolve()}
         if args.baseline:
             versions = {f"baseline {args.baseline}": _baseline_src(args.baseline, Path(t)), **versions}
         try:
