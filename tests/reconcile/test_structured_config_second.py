@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from plait.reconcile.structured import IniMerger, YamlMerger
+from plait.reconcile.structured import IniMerger, RequirementsMerger, YamlMerger
 
 PIPELINE = """trigger:
   branches:
@@ -62,3 +62,61 @@ def test_ini_rewrapped_value_refused_when_the_other_side_added_an_item() -> None
     theirs = TOX.replace("    sphinx-autobuild\n", "    sphinx-autobuild\n    furo\n")
 
     assert IniMerger().merge(TOX, ours, theirs) is None
+
+
+DEV_REQUIREMENTS = """# Tasks
+invoke==0.21.0
+
+# Distribution
+wheel
+twine
+
+# Testing
+pytest==3.0.2
+"""
+
+
+def test_requirement_removed_by_one_side_and_only_pinned_by_the_other_is_removed() -> None:
+    ours = DEV_REQUIREMENTS.replace("invoke==0.21.0", "invoke==0.22.0").replace("wheel\ntwine", "wheel==0.30.0\ntwine")
+    theirs = DEV_REQUIREMENTS.replace("# Distribution\nwheel\ntwine\n\n", "")
+
+    merged = RequirementsMerger().merge(DEV_REQUIREMENTS, ours, theirs)
+
+    assert merged is not None and merged.low_confidence
+    assert merged.text == "# Tasks\ninvoke==0.22.0\n\n# Testing\npytest==3.0.2\n"
+    assert "wheel: removed by one side, only its version changed by the other: removed" in merged.notes
+
+
+def test_requirement_removed_by_one_side_and_edited_otherwise_by_the_other_stays_a_conflict() -> None:
+    theirs = DEV_REQUIREMENTS.replace("# Distribution\nwheel\ntwine\n\n", "")
+
+    assert RequirementsMerger().merge(DEV_REQUIREMENTS, DEV_REQUIREMENTS.replace("wheel", "wheel[x]"), theirs) is None
+    replaced = DEV_REQUIREMENTS.replace("pytest==3.0.2", "pytest==3.0.3")
+    assert RequirementsMerger().merge(DEV_REQUIREMENTS, replaced, DEV_REQUIREMENTS.replace("pytest", "nose")) is None
+
+
+HOOKS = """repos:
+  - repo: https://example.invalid/pyupgrade
+    rev: v3.10.1
+    hooks:
+      - id: pyupgrade
+  - repo: https://example.invalid/hooks
+    rev: v4.4.0
+    hooks:
+      - id: trailing-whitespace
+"""
+
+
+def test_yaml_item_removed_by_one_side_and_only_bumped_by_the_other_is_removed() -> None:
+    ours = HOOKS.replace(
+        "  - repo: https://example.invalid/pyupgrade\n    rev: v3.10.1\n    hooks:\n      - id: pyupgrade\n", ""
+    )
+    theirs = HOOKS.replace("v3.10.1", "v3.15.0")
+
+    merged = YamlMerger().merge(HOOKS, ours, theirs + "ci:\n  autoupdate_schedule: monthly\n")
+
+    assert merged is not None and merged.low_confidence
+    assert merged.text == ours + "ci:\n  autoupdate_schedule: monthly\n"
+    assert yaml.safe_load(merged.text)["repos"] == [
+        {"repo": "https://example.invalid/hooks", "rev": "v4.4.0", "hooks": [{"id": "trailing-whitespace"}]}
+    ]

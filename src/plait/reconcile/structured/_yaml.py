@@ -15,7 +15,7 @@ from collections import Counter
 from plait.reconcile._mergefile import split_lines
 from plait.reconcile._syntax import syntax_error
 from plait.reconcile.structured._pins import VersionKey, version_key
-from plait.reconcile.structured._tree import Notes, blank_or_comment, merge_items, merge_tree, with_end
+from plait.reconcile.structured._tree import Notes, blank_or_comment, drop_moot, merge_items, merge_tree, with_end
 from plait.reconcile.structured.base import Entity, EntityMerge
 
 __all__ = ["YamlMerger", "yaml_entities"]
@@ -169,6 +169,19 @@ def newer_version_lines(base: str, ours: str, theirs: str, notes: Notes, label: 
     return "".join(merged)
 
 
+def _reversioned(old: str, new: str) -> bool:
+    """Whether an entry changed only the versions its `uses:`/`rev:` lines name."""
+    before, after = split_lines(old), split_lines(new)
+    if len(before) != len(after):
+        return False
+    for was, now in zip(before, after, strict=True):
+        if was != now:
+            pins = _pin(was), _pin(now)
+            if pins[0] is None or pins[1] is None or pins[0][0] != pins[1][0]:
+                return False
+    return True
+
+
 class YamlMerger:
     """Merges block YAML files key by key and sequence item by item; two version bumps of one action take the newer."""
 
@@ -180,6 +193,7 @@ class YamlMerger:
         if b is None or o is None or t is None:
             return None
         notes = Notes()
+        o, t = drop_moot(b, o, t, _reversioned, notes)
 
         def leaf(key: tuple[str, ...], old: str, mine: str, other: str) -> str | None:
             label = key[2].partition(": ")[2] if key[0] == "item" else key[1]

@@ -13,7 +13,7 @@ from collections import Counter
 
 from plait.reconcile._mergefile import split_lines
 from plait.reconcile.structured._pins import requirement
-from plait.reconcile.structured._tree import Notes, merge_list, pin_leaf, with_end
+from plait.reconcile.structured._tree import Notes, merge_list, pin_leaf, repinned, with_end
 from plait.reconcile.structured.base import Entity, EntityMerge
 
 __all__ = ["RequirementsMerger", "requirement_entities"]
@@ -90,7 +90,13 @@ class RequirementsMerger:
             return None
         notes = Notes()
         merged = merge_list(
-            b, o, t, lambda _key, old, mine, other: pin_leaf(old, mine, other, notes), notes, keep_sorted=True
+            b,
+            o,
+            t,
+            lambda _key, old, mine, other: pin_leaf(old, mine, other, notes),
+            notes,
+            keep_sorted=True,
+            moot=repinned,
         )
         if merged is None or requirement_entities(merged) is None:
             return None
