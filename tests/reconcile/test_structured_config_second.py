@@ -120,3 +120,27 @@ def test_yaml_item_removed_by_one_side_and_only_bumped_by_the_other_is_removed()
     assert yaml.safe_load(merged.text)["repos"] == [
         {"repo": "https://example.invalid/hooks", "rev": "v4.4.0", "hooks": [{"id": "trailing-whitespace"}]}
     ]
+
+
+FACTORS = """[tox]
+envlist =
+    py3{12,11,10,9,8,7}
+    pypy310
+    style
+"""
+
+
+def test_tox_factor_list_both_sides_changed_merges_factor_by_factor() -> None:
+    ours = FACTORS.replace("{12,11,10,9,8,7}", "{12,11,10,9,8}")
+    theirs = FACTORS.replace("{12,11,10,9,8,7}", "{13,12,11,10,9,8,7}")
+
+    merged = IniMerger().merge(FACTORS, ours, theirs)
+
+    assert merged is not None and merged.text == FACTORS.replace("{12,11,10,9,8,7}", "{13,12,11,10,9,8}")
+
+
+def test_tox_factor_list_refuses_one_factor_replaced_two_ways_or_another_prefix() -> None:
+    ours = FACTORS.replace("8,7}", "8,6}")
+
+    assert IniMerger().merge(FACTORS, ours, FACTORS.replace("8,7}", "8,5}")) is None
+    assert IniMerger().merge(FACTORS, ours, FACTORS.replace("py3{12,", "pypy3{12,")) is None

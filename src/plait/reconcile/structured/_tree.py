@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -234,8 +235,26 @@ def _pin_key(line: str) -> str:
     return found.name + found.extras if found else line.strip()
 
 
+_BRACES = re.compile(r"^([ \t]*[^{}\s,]*\{)([^{}\s]*)(\}[^{}\s,]*[ \t]*\r?\n?)$")
+
+
 def _text_key(line: str) -> str:
-    return line.strip()
+    """An item's text; for a tox factor list (`py3{12,11}`), its text around the braces, so two edits meet."""
+    braced = _BRACES.match(line)
+    return f"{braced[1].strip()}}}{braced[3].strip()}" if braced else line.strip()
+
+
+def _brace_leaf(old: str, mine: str, other: str, notes: Notes) -> str | None:
+    """A factor list (`py3{12,11,10}`) both sides changed, merged factor by factor; None if anything else changed."""
+    found = [_BRACES.match(text) if text.count("\n") <= 1 else None for text in (old, mine, other)]
+    if any(m is None for m in found):
+        return None
+    b, o, t = (m for m in found if m is not None)
+    factors = [[f"{f}\n" for f in m[2].split(",")] for m in (b, o, t)]
+    if not (b[1] == o[1] == t[1] and b[3] == o[3] == t[3]) or any(not f.strip() for side in factors for f in side):
+        return None
+    merged = merge_items(*factors, pins=False, notes=notes)
+    return None if merged is None else o[1] + ",".join(merged.splitlines()) + o[3]
 
 
 def merge_items(
@@ -246,7 +265,7 @@ def merge_items(
     b, o, t = (item_entities(lines, key, comment) for lines in (base, ours, theirs))
 
     def leaf(entity: tuple[str, ...], old: str, mine: str, other: str) -> str | None:
-        return pin_leaf(old, mine, other, notes) if pins else None
+        return pin_leaf(old, mine, other, notes) if pins else _brace_leaf(old, mine, other, notes)
 
     return merge_list(b, o, t, leaf, notes, keep_sorted=pins, moot=repinned if pins else None)
 
