@@ -48,3 +48,11 @@ def test_organisation_and_project_are_sent_as_the_sdk_sent_them(
     assert (sent.headers["openai-organization"], sent.headers["openai-project"]) == ("org-1", "proj-1")
     assert sent.headers["content-type"] == "application/json"
     assert sent.body["stream"] is True and "tools" not in sent.body and "tool_choice" not in sent.body
+
+
+def test_a_query_in_the_base_url_stays_after_the_path(server: WireServer, hello: ModelRequest) -> None:
+    """As the SDK kept it: a gateway's `?api-version=...` on the base URL."""
+    model = OpenAIModel("openai:m", "m", api_key="k", base_url=f"{server.openai_url}/?api-version=7")
+    server.push({"text": "ok"})
+    assert asyncio.run(model.complete(hello)).text == "ok"
+    assert server.requests[0].path == "/v1/chat/completions?api-version=7"

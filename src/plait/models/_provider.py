@@ -187,7 +187,8 @@ class ProviderBase:
             NoReply: No reply within the timeout.
             NoConnection: The request could not be sent (a connection refused is found in its cause).
         """
-        url = self.base_url.rstrip("/") + path
+        base = httpx2.URL(self.base_url)
+        url = base.copy_with(path=base.path.rstrip("/") + path)  # a query on the base URL stays after the path
         content = json.dumps(body).encode()
         sent = {"content-type": "application/json", "accept": "application/json", **headers}
         async with httpx2.AsyncClient(verify=self._tls(), timeout=self._timeouts(), follow_redirects=True) as client:
