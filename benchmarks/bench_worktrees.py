@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -80,9 +81,17 @@ def _work(path: Path, k: int) -> None:
         (build / f"o{i}.o").write_bytes(b"\0" * 4096)
 
 
-def _timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
+def _cpu_ms() -> float:
+    """CPU time of this process and of the processes it waited for (git), in ms."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime) * 1000
+
+
+def _timed(fn: Callable[[], object], cpu: list[float] | None = None) -> float:
+    start, used = time.perf_counter(), _cpu_ms()
     fn()
+    if cpu is not None:
+        cpu.append(_cpu_ms() - used)
     return (time.perf_counter() - start) * 1000
 
 
@@ -100,12 +109,13 @@ def _pooled(repo: Repo, k: int, base: str, into: dict[str, list[float]]) -> None
     start = time.time_ns()
     made: list[Worktree] = []
     branch = f"plait/{RUN}/t{k}"
-    into["create"].append(_timed(lambda: made.append(make_worktree(repo, where, branch, base, fresh=True, run_id=RUN))))
+    make = lambda: made.append(make_worktree(repo, where, branch, base, fresh=True, run_id=RUN))  # noqa: E731
+    into["create"].append(_timed(make, into["create_cpu"]))
     into["written"].append(_size(where, start))
     into["disk"].append(_size(where))
     _work(where, k)
     time.sleep(1.1)  # an agent works longer than git's one-second racy window; see `_pool.give_back`
-    into["remove"].append(_timed(lambda: give_back(made[0], pool_of(repo, RUN))))
+    into["remove"].append(_timed(lambda: give_back(made[0], pool_of(repo, RUN)), into["remove_cpu"]))
 
 
 def bench(source: Path, agents: int, plain: bool = True) -> dict[str, Any]:
@@ -118,7 +128,8 @@ def bench(source: Path, agents: int, plain: bool = True) -> dict[str, Any]:
         bases = _git(clone, "rev-list", "--first-parent", f"-n{agents}", "HEAD").split()[::-1]
         files = len(_git(clone, "ls-tree", "-r", "--name-only", bases[-1]).splitlines())
         rows: dict[str, dict[str, list[float]]] = {
-            m: {"create": [], "remove": [], "written": [], "disk": []} for m in ("git", "plait")
+            m: {"create": [], "remove": [], "written": [], "disk": [], "create_cpu": [], "remove_cpu": []}
+            for m in ("git", "plait")
         }
         for k, base in enumerate(bases):
             if plain:
@@ -137,6 +148,7 @@ def bench(source: Path, agents: int, plain: bool = True) -> dict[str, Any]:
         "git_rev_parse_ms": spawn,
         "median": med,
         "plait_reused_create_ms": statistics.median(reused) if reused else None,
+        "plait_reused_create_cpu_ms": statistics.median(rows["plait"]["create_cpu"][1:]) if reused else None,
         "plait_reused_written_bytes": statistics.median(rows["plait"]["written"][1:]) if reused else None,
         "plait_first_create_ms": rows["plait"]["create"][0],
         "plait_pool_emptied_ms": end,
@@ -184,20 +196,23 @@ def main() -> None:
         f"{out['source']}: {out['files']} files, {out['agents']} agents one after another, load {out['load']:.1f},"
         f" `git rev-parse HEAD` {out['git_rev_parse_ms']:.0f} ms"
     )
-    print("| per agent | create (ms) | remove (ms) | written (MB) | on disk (MB) | pool emptied (ms) |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| per agent | create (ms) | create, CPU (ms) | remove (ms) | remove, CPU (ms) | written (MB) | on disk (MB) |"
+    )
+    print("|---|---|---|---|---|---|---|")
     if out["median"]["git"]:
         m = out["median"]["git"]
         print(
-            f"| `git worktree add` / `remove` | {m['create']:.0f} | {m['remove']:.0f} | {m['written'] / 1e6:.1f} |"
-            f" {m['disk'] / 1e6:.1f} | |"
+            f"| `git worktree add` / `remove` | {m['create']:.0f} | | {m['remove']:.0f} | | {m['written'] / 1e6:.1f} |"
+            f" {m['disk'] / 1e6:.1f} |"
         )
     for label, r in runs:
         m = r["median"]["plait"]
         print(
-            f"| {label}, recycled (first agent {r['plait_first_create_ms']:.0f} ms) | {r['plait_reused_create_ms']:.0f}"
-            f" | {m['remove']:.0f} | {r['plait_reused_written_bytes'] / 1e6:.2f} | {m['disk'] / 1e6:.1f}"
-            f" | {r['plait_pool_emptied_ms']:.0f} |"
+            f"| {label}, recycled (first agent {r['plait_first_create_ms']:.0f} ms, pool emptied"
+            f" {r['plait_pool_emptied_ms']:.0f} ms) | {r['plait_reused_create_ms']:.0f}"
+            f" | {r.get('plait_reused_create_cpu_ms') or 0:.0f} | {m['remove']:.0f} | {m.get('remove_cpu', 0):.0f}"
+            f" | {r['plait_reused_written_bytes'] / 1e6:.2f} | {m['disk'] / 1e6:.1f} |"
         )
 
 
