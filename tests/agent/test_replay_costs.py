@@ -1,15 +1,22 @@
-"""What a resumed agent's replay costs, counted rather than timed: how often a reply's text is redacted."""
+"""What a resumed agent's replay costs, counted rather than timed: how often a reply's text is redacted, how often
+the tool set is asked for its tools."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from plait.agent._replaying import ReplayingModel
+from plait.agent.loop import Agent
+from plait.agent.tools import Toolbox, ToolOutcome
 from plait.events import SQLiteEventStore
 from plait.events.journal import Journal
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ToolCall, Usage, UserMessage
+from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ToolCall, ToolSpec, Usage, UserMessage
+from plait.models.base import AssistantMessage
 from plait.redact import REDACTED, Redactor
+from plait.workspace import LocalRunner, Repo
 
 SECRET = "Zq8mN3xW7pL2vK9tR4yB6cJ1"
 
@@ -52,3 +59,47 @@ def test_a_reply_with_a_secret_is_still_redacted(tmp_path: Path) -> None:
     response, _ = _answer(tmp_path, _reply(f"the key is {SECRET}"))
     assert response.text == f"the key is {REDACTED}"
     assert response.tool_calls[0].arguments == {"path": "a.py", "start_line": 1, "end_line": 9, "note": response.text}
+
+
+class CountingTools:
+    """A tool set that counts how often it is asked for its tools."""
+
+    def __init__(self, inner: Toolbox) -> None:
+        self.inner = inner
+        self.asked = 0
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        self.asked += 1
+        return self.inner.specs()
+
+    async def execute(self, call: ToolCall) -> ToolOutcome:
+        return await self.inner.execute(call)
+
+
+class Crash(BaseException):
+    """Stands for the process dying."""
+
+
+def test_a_replay_asks_for_the_tools_once_not_at_every_step(repo: Repo, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "events.db")
+
+    def reply(request: ModelRequest) -> ModelResponse:
+        turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
+        if turn == 10:
+            raise Crash
+        return ModelResponse(tool_calls=(ToolCall.parse(f"c{turn}", "read_file", {"path": "calc.py"}),))
+
+    def agent(model: FunctionModel) -> tuple[Agent, CountingTools]:
+        tools = CountingTools(Toolbox(repo.root, LocalRunner()))
+        made = Agent(run_id="r", agent_id="a", model=model, toolbox=tools, store=store, prices=PriceTable(), system="s")
+        return made, tools
+
+    first, _ = agent(FunctionModel(reply))
+    with pytest.raises(Crash):
+        asyncio.run(first.run("task"))
+
+    done = ModelResponse(tool_calls=(ToolCall.parse("end", "finish", {"summary": "ok"}),))
+    again, tools = agent(FunctionModel(lambda _: done))
+    assert asyncio.run(again.run("task")).ok
+    assert again.journal.replayed == 10
+    assert tools.asked == 3  # the prompt's names, the replay's ten steps, the live step

@@ -46,6 +46,7 @@ from plait.models.base import (
     ModelRequest,
     ToolCall,
     ToolResultMessage,
+    ToolSpec,
     Usage,
     UserMessage,
 )
@@ -150,6 +151,7 @@ class Agent:
         """Where the current turn started: the step and token limits count per turn of a lasting conversation."""
         self._format_errors = 0
         self._refusals = 0
+        self._replayed_specs: tuple[ToolSpec, ...] | None = None
 
     @property
     def model(self) -> Model:
@@ -229,7 +231,7 @@ class Agent:
         request = ModelRequest.model_construct(
             system=self.system,
             messages=tuple(self.messages),
-            tools=self._tools.specs(),
+            tools=self._specs(),
             max_output_tokens=self.limits.max_output_tokens,
         )
         try:
@@ -254,6 +256,15 @@ class Agent:
             outcome = await self._execute(call, cut=cut)
             if outcome.finished:
                 raise _Stop("finished", outcome.summary)
+
+    def _specs(self) -> tuple[ToolSpec, ...]:
+        """The tools offered at this step; a replay asks the tool set once, not at every step it reads back."""
+        if not self._model.replays_next:
+            self._replayed_specs = None
+            return self._tools.specs()
+        if self._replayed_specs is None:
+            self._replayed_specs = self._tools.specs()
+        return self._replayed_specs
 
     def _refused(self, text: str) -> None:
         """The model declined: its words stay in the conversation; asked again, declining again stops it."""
