@@ -16,3 +16,20 @@ def test_a_title_cut_from_the_task_is_not_said_before_the_task_in_full() -> None
 def test_a_title_of_its_own_heads_the_brief() -> None:
     brief = task_brief("docs", "Document the new functions", "Add a section to README.md.", ["README.md"])
     assert brief.startswith("Your task is `docs`: Document the new functions\n\nAdd a section to README.md.\n")
+
+
+def test_a_brief_is_its_agent_s_first_message_under_one_heading() -> None:
+    from plait.agent.prompts import task_prompt
+
+    brief = task_brief("alpha", "Add is_sorted", "In toolz/itertoolz.py add is_sorted.", ["toolz/itertoolz.py"])
+    assert task_prompt(brief).startswith("Your task is `alpha`: Add is_sorted\n")
+    assert task_prompt("Your task is to fix the build.").startswith("Your task:\n\nYour task is to fix the build.")
+
+
+def test_one_agent_s_brief_says_its_task_once_without_an_id() -> None:
+    from plait.run.single import one_task_plan, single_brief
+
+    task = "Fix the --compact flag of the command line."
+    (planned,) = one_task_plan(task).tasks
+    brief = single_brief("pytest -q")(planned, None)
+    assert brief.startswith(f"Your task:\n\n{task}\n") and brief.count("--compact") == 1

@@ -195,6 +195,9 @@ def test_an_interface_two_tasks_consume_is_written_first_by_a_contract_task() ->
     stub = resolved.tasks[0]
     assert stub.id == "contract-money" and stub.kind == "contract" and stub.writes == ["tally/money.py"]
     assert stub.depends_on == ["setup"] and "currency: str" in stub.instructions
+    # a name the file already has keeps its working body: the stub is not told to make it raise as well
+    assert "A new name gets a body that raises NotImplementedError" in stub.instructions
+    assert "keeps its working body" in stub.instructions
     for task_id in ("currency", "report", "storage"):
         assert resolved.task(task_id).depends_on == ["setup", "contract-money"]
     assert validate_plan(resolved) == [] and _clashes(resolved, FILES) == []

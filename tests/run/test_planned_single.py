@@ -42,3 +42,14 @@ def test_a_retry_is_told_why_once() -> None:
     assert note.count("held against it") == 1
     assert "What failed:" in note and "FAILED tests/test_a.py::test_b - assert 1 == 2" in note
     assert "What failed" not in retry_note(1, why, held, head="a" * 40, files=[], conflicts=[], put_back=[])
+
+
+def test_a_planner_that_says_the_task_says_it_all_adds_no_notes() -> None:
+    from plait.plan.model import validate_plan
+
+    for said in ("As given.", "as given", ""):
+        plan = Plan(mode="single", reason="small", tasks=[PlanTask(id="main", title="t", instructions=said)])
+        assert planned_single(TASK, plan).tasks[0].instructions == TASK
+        assert not validate_plan(plan), "one agent's plan may leave the instructions empty"
+    split = Plan(mode="parallel", reason="r", tasks=[PlanTask(id="a", title="t", instructions="")])
+    assert any("instructions are empty" in p for p in validate_plan(split))

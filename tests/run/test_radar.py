@@ -62,3 +62,21 @@ def test_two_agents_changing_the_same_lines_are_warned_at_their_next_turn(repo: 
     for me, other in (("left", "right"), ("right", "left")):
         told = [t for t in seen[me] if "Conflict radar" in t]
         assert told and f"task `{other}`" in told[0] and "alpha.py" in told[0]
+
+
+def test_a_file_the_plan_shares_is_not_one_to_leave_alone(repo: Repo, tmp_path: Path) -> None:
+    """Tasks told to add their own lines to a shared file are not told to keep out of it when they do."""
+    from plait.run.radar import Radar
+
+    store = SQLiteEventStore(tmp_path / "events.db")
+    tasks = [PlanTask(id=i, title=i, instructions="x", writes=["pkg/__init__.py", f"{i}.py"]) for i in ("a", "b")]
+    plan = Plan(mode="parallel", reason="r", tasks=tasks, shared=["pkg/__init__.py"])
+    radar = Radar(repo, store, "r1", plan, repo.head)
+
+    radar._warn("a", "b", ["pkg/__init__.py"])
+    radar._warn("a", "b", ["pkg/__init__.py", "alpha.py"])
+
+    shared, both = (e.text for e in store.events("r1") if isinstance(e, NotePosted))
+    assert "leave those files alone" not in shared and "the merge keeps both tasks' additions" in shared
+    assert "alpha.py overlap lines" in both and "leave those files alone" in both
+    assert "adding to pkg/__init__.py, which the plan shares" in both

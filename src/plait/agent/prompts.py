@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from plait.models.base import SYSTEM_BREAK
 
 __all__ = ["REFUSED", "cut_reply", "cut_text", "external_system", "system_prompt", "task_prompt"]
@@ -39,6 +41,11 @@ How to work:
 """
 
 
+_HEAD = "Your task"
+_HEADED = re.compile(r"Your task(?: is `[^`\n]*`)?:")
+"""How a brief (`task_brief`) opens."""
+
+
 def system_prompt(extra: str = "") -> str:
     """The shared system prompt; `extra` (repository notes, a plan) is appended after the stable part."""
     return _SYSTEM + (f"\n{extra.strip()}\n" if extra.strip() else "")
@@ -50,7 +57,8 @@ def external_system(system: str) -> str:
 
 
 def task_prompt(task: str) -> str:
-    return f"Your task:\n\n{task.strip()}\n"
+    """An agent's first message: its task, under one heading (a brief already opens with its own)."""
+    return f"{task.strip()}\n" if _HEADED.match(task.lstrip()) else f"{_HEAD}:\n\n{task.strip()}\n"
 
 
 def cut_reply(limit: int) -> str:
@@ -132,9 +140,10 @@ def task_brief(
     failing for it, `shared` the files it adds to alongside other tasks, and `retry` (from
     `retry_note`) what the worktree holds of the last attempt, replacing `last_failure` and `detail`.
     """
-    said = title.endswith("...") and instructions.strip().startswith(title[:-3])  # a title cut from the task's text
+    said = instructions.strip().startswith(title.removesuffix("...").strip())  # a title taken from the task's text
+    head = f"{_HEAD} is `{task_id}`" if task_id else _HEAD
     lines = [
-        f"Your task is `{task_id}`:" if said else f"Your task is `{task_id}`: {title}",
+        f"{head}:" if said else f"{head}: {title}",
         "",
         instructions.strip(),
         "",

@@ -51,8 +51,8 @@ How to cut the tasks (parallel mode):
   is shared as well.
 - depends_on names the tasks whose finished work a task needs. Use it only when needed: every dependency
   makes the run longer.
-- contracts: when tasks that run at the same time must agree on an interface (a function or class signature,
-  a data shape, a file format, a command-line flag), declare it once in contracts with its name, its exact
+- contracts: when tasks that run at the same time must agree on an interface in code (a function or class
+  signature, a data shape), declare it once in contracts with its name, its exact
   signature, its owner (the task that implements it, which lists the name in provides) and the path of the
   file it lives in; the tasks that use it list the name in consumes. An interface that a task running at the
   same time consumes is written first as a stub, so that it builds on real code instead of an assumption.
@@ -62,7 +62,7 @@ How to cut the tasks (parallel mode):
 Work quickly: decide the mode first, from the task and the repository map below. If it is single, call
 submit_plan at once, without reading any file: its agent reads what it needs, and whatever you read would be
 paid for again. Its agent gets the task as given, with your instructions as notes, so write in them only what
-the task does not already say ("as given" when it says it all). Otherwise read the few files the task is
+the task does not already say (leave them empty when it says it all). Otherwise read the few files the task is
 about, then call submit_plan.
 If the plan is rejected, fix what the error says and call submit_plan again with the whole corrected plan.
 

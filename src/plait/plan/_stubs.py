@@ -15,10 +15,10 @@ from plait.plan.model import Plan, PlanTask, slugify
 __all__ = ["insert_contract_tasks"]
 
 _HOW = (
-    "Write only the interface: types, signatures and docstrings, with bodies that raise NotImplementedError "
-    "(or the language's equivalent) where behaviour is needed, so that code using it imports and type-checks. "
-    "Keep what the file already has: where a name already exists, change only its signature as declared and "
-    "keep its body working, so that nothing that passes today fails on your commit."
+    "Write only the interface: types, signatures and docstrings, so that code using it imports and "
+    "type-checks. A new name gets a body that raises NotImplementedError (or the language's equivalent); a name "
+    "the file already has keeps its working body, with only its signature changed as declared, so that nothing "
+    "that passes today fails on your commit."
 )
 _CODE = re.compile(
     r"^\s*(?:@|(?:async\s+)?def\b|class\b|function\b|fn\b|func\b|interface\b|type\b|struct\b|enum\b"

@@ -234,7 +234,7 @@ def _task_problems(plan: Plan) -> list[str]:
         seen.add(task.id)
         if not task.title.strip():
             problems.append(f"{name}: the title is empty")
-        if not task.instructions.strip():
+        if not task.instructions.strip() and plan.mode != "single":  # one agent is given the task itself
             problems.append(f"{name}: the instructions are empty")
         for dep in task.depends_on:
             if dep not in ids:

@@ -26,6 +26,7 @@ class Radar:
     def __init__(self, repo: Repo, store: EventStore, run_id: str, plan: Plan, head: Callable[[], str]) -> None:
         self.repo, self.store, self.run_id = repo, store, run_id
         self.titles = {t.id: t.title for t in plan.tasks}
+        self.shared = frozenset(plan.shared)
         self.head = head
         self.told: set[tuple[str, str, tuple[str, ...]]] = set()
 
@@ -77,13 +78,24 @@ class Radar:
         return posted
 
     def _warn(self, task: str, other: str, files: list[str]) -> None:
-        text = (
-            f"Conflict radar: your changes to {', '.join(files)} overlap lines that task `{other}` "
-            f"({self.titles.get(other, other)}) is changing at the same time. Keep your edits there minimal and "
-            "local (add rather than rewrite), or leave those files alone if your task allows it; both branches "
-            "will be merged."
-        )
-        self._post(task, text, files)
+        own = [f for f in files if f not in self.shared]
+        shared = [f for f in files if f in self.shared]
+        said = f"task `{other}` ({self.titles.get(other, other)})"
+        parts = []
+        if own:
+            parts.append(
+                f"Conflict radar: your changes to {', '.join(own)} overlap lines that {said} is changing at the same "
+                "time. Keep your edits there minimal and local (add rather than rewrite), or leave those files alone "
+                "if your task allows it; both branches will be merged."
+            )
+        if shared:
+            parts.append(
+                f"{'Also' if own else 'Conflict radar'}: {said} is adding to {', '.join(shared)}, which the plan "
+                "shares, at the same place as you. Nothing to do if you only added lines of your own, as your brief "
+                "says: the merge keeps both tasks' additions. Put back any line that was already there that you "
+                "changed or removed."
+            )
+        self._post(task, " ".join(parts), files)
 
     def _post(self, task: str, text: str, files: list[str]) -> None:
         self.store.append(

@@ -79,10 +79,15 @@ def one_task_plan(task: str, reason: str = "one agent was asked for") -> Plan:
     return Plan(mode="single", reason=reason, tasks=[PlanTask(id=TASK_ID, title=title, instructions=task)])
 
 
+def _notes(instructions: str) -> bool:
+    """Whether a planner's instructions say anything: not empty, not "as given" (the task says it all)."""
+    return instructions.strip().rstrip(".").strip().lower() not in ("", "as given", "as given in the task")
+
+
 def planned_single(task: str, plan: Plan) -> Plan:
     """The one-task plan a planner's plan becomes when it runs as one agent: the task as given, then the
     planner's instructions for each part (which name the files and functions it found), so none is lost."""
-    parts = [t for t in plan.tasks if t.instructions.strip() and t.instructions.strip() != task.strip()]
+    parts = [t for t in plan.tasks if _notes(t.instructions) and t.instructions.strip() != task.strip()]
     if not parts:
         return one_task_plan(task, plan.reason or "one agent")
     notes = "\n\n".join(
@@ -101,7 +106,7 @@ def single_brief(verify: str) -> Callable[[PlanTask, Attempt | None], str]:
         if last is None and not verify:
             return task.instructions
         why, detail = (last.reason, last.detail) if last else ("", "")
-        return task_brief(task.id, task.title, task.instructions, [], why, detail, verify=verify)
+        return task_brief("", task.title, task.instructions, [], why, detail, verify=verify)  # its id says nothing
 
     return brief
 
