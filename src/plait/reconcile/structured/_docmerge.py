@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from plait.reconcile._mergefile import split_lines
-from plait.reconcile.structured._sections import Node, blocks, sections, unique
+from plait.reconcile.structured._sections import Node, blocks, is_item, sections, unique
 from plait.reconcile.structured.base import EntityMerge
 
 __all__ = ["Clash", "Rules", "merge_document", "merge_lines"]
@@ -176,6 +176,16 @@ class _Slot:
     text: str
     node: Node
     ours_new: bool = False
+    in_list: bool = False
+    """A new list item that followed another list item on its side."""
+
+
+def _open_lists(result: list[_Slot]) -> None:
+    """A new list item that ended a list on its side, now right after a paragraph, gets the blank line a list needs
+    (reStructuredText would read it as the paragraph's text)."""
+    for before, slot in zip(result, result[1:], strict=False):
+        if slot.in_list and not slot.node.lead and is_item(slot.node) and not is_item(before.node):
+            slot.text = "\n" + slot.text
 
 
 class _Merge:
@@ -243,7 +253,7 @@ class _Merge:
             one, two = _direction(sort_key, ours), _direction(sort_key, theirs)
             sides = (sort_key, one if one == two else 0)
         result: list[_Slot] = []
-        for key, node in zip(ours_ids, ours, strict=True):
+        for i, (key, node) in enumerate(zip(ours_ids, ours, strict=True)):
             if top:
                 self.changed(by_base.get(key), node, self.rules.ours_changed)
             if key in by_theirs:
@@ -251,10 +261,10 @@ class _Merge:
             elif key in by_base:
                 self.drop(by_base[key], node)
             else:
-                result.append(_Slot(key, node.text, node, ours_new=True))
+                result.append(_Slot(key, node.text, node, ours_new=True, in_list=i > 0 and is_item(ours[i - 1])))
         run: list[_Slot] = []
         after: Key | None = None
-        for key, node in zip(theirs_ids, theirs, strict=True):
+        for i, (key, node) in enumerate(zip(theirs_ids, theirs, strict=True)):
             if top:
                 self.changed(by_base.get(key), node, self.rules.theirs_changed)
             if key in by_ours:
@@ -265,12 +275,13 @@ class _Merge:
             elif key in by_base:
                 self.drop(by_base[key], node)
             else:
-                run.append(_Slot(key, node.text, node))
+                run.append(_Slot(key, node.text, node, in_list=i > 0 and is_item(theirs[i - 1])))
         if run and after in moved:
             raise Clash
         self.insert(result, after, run, sides)
         if sides[1] and _direction(sides[0], [slot.node for slot in result]) != sides[1]:
             raise Clash  # the merge would break the order both sides kept
+        _open_lists(result)
         return [slot.text for slot in result]
 
     def drop(self, base: Node, kept: Node) -> None:
