@@ -80,3 +80,9 @@ def test_a_function_moved_and_changed_while_the_other_side_edited_it_is_left_alo
     theirs = BASE.replace("def second():\n    return 2\n\n\n", "") + "\n    def second():\n        return 3\n"
     ours = BASE.replace("return 2", "return 4")
     assert _merge(BASE, ours, theirs) is None
+
+
+def test_two_functions_the_sides_put_in_opposite_orders_are_left_alone() -> None:
+    ours = _functions("abced").replace("return 'a'", "return 'A'")
+    theirs = _functions("dabce")
+    assert _merge(_functions("abcde"), ours, theirs) is None
