@@ -189,8 +189,10 @@ def _open_lists(result: list[_Slot]) -> None:
 
 
 class _Merge:
-    def __init__(self, rules: Rules) -> None:
+    def __init__(self, rules: Rules, added: tuple[set[str], set[str]] = (set(), set())) -> None:
         self.rules = rules
+        self.added = added
+        """The blocks (their text, leads aside) ours and theirs added anywhere in the file."""
 
     def pair(self, base: Node | None, ours: Node, theirs: Node) -> str:
         if ours.text == theirs.text:
@@ -259,7 +261,7 @@ class _Merge:
             if key in by_theirs:
                 result.append(_Slot(key, self.pair(by_base.get(key), node, by_theirs[key]), node))
             elif key in by_base:
-                self.drop(by_base[key], node)
+                self.drop(by_base[key], node, self.added[1])
             else:
                 result.append(_Slot(key, node.text, node, ours_new=True, in_list=i > 0 and is_item(ours[i - 1])))
         run: list[_Slot] = []
@@ -273,7 +275,7 @@ class _Merge:
                 self.insert(result, after, run, sides)
                 run, after = [], key
             elif key in by_base:
-                self.drop(by_base[key], node)
+                self.drop(by_base[key], node, self.added[0])
             else:
                 run.append(_Slot(key, node.text, node, in_list=i > 0 and is_item(theirs[i - 1])))
         if run and after in moved:
@@ -284,10 +286,22 @@ class _Merge:
         _open_lists(result)
         return [slot.text for slot in result]
 
-    def drop(self, base: Node, kept: Node) -> None:
-        """One side deleted `base`, the other kept it as `kept`."""
-        if kept.text != base.text or not self.rules.may_delete(base):
+    def drop(self, base: Node, kept: Node, moved: set[str]) -> None:
+        """One side deleted `base`, the other kept it as `kept`; `moved`: the blocks the deleting side added.
+
+        An edit the deleting side added elsewhere word for word moved with the deletion (a section moved away).
+        """
+        if not self.rules.may_delete(base):
             raise Clash
+        if kept.text != base.text:
+            if kept.kind == "section":
+                olds = {child.body for child in base.children}
+                edits = [child.body for child in kept.children if child.body not in olds]
+            else:
+                edits = [kept.body]
+            if (kept.kind == "section" and kept.body != base.body) or not edits or not set(edits) <= moved:
+                raise Clash
+            self.rules.note("a side deleted what the other edited, but added the edited text elsewhere", low=True)
 
     def insert(self, result: list[_Slot], after: Key | None, run: list[_Slot], sides: _Sides) -> None:
         """Theirs' new nodes `run`, after the node `after` (None: at the start), beside ours' new ones there."""
@@ -337,7 +351,9 @@ def merge_document(base: str, ours: str, theirs: str, rules: Rules) -> EntityMer
     if ours == theirs or theirs == base or ours == base:
         return EntityMerge(theirs if ours == base else ours)
     try:
-        texts = _Merge(rules).merge_list(sections(base), sections(ours), sections(theirs), None)
+        found = [sections(text) for text in (base, ours, theirs)]
+        olds, mine, yours = ({c.body for section in side for c in section.children} for side in found)
+        texts = _Merge(rules, (mine - olds, yours - olds)).merge_list(found[0], found[1], found[2], None)
     except Clash:
         return None
     text = "".join(texts)
