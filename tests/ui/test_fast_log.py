@@ -81,7 +81,7 @@ def _failed_run() -> list[Event]:
         QuestionAsked(run_id=FAILED, agent="expert:db", ts=11.0, asker="fix", number=1, question="Where?"),
         QuestionAnswered(run_id=FAILED, agent="expert:db", ts=12.0, asker="fix", number=1, answer="Here.", reads=2),
         UserSteered(**r, ts=12.5, action="say", text="hurry"),
-        NotePosted(**r, ts=13.0, topic="api", text="renamed load()", paths=["db/x.py"]),
+        NotePosted(**r, ts=13.0, topic="api", text="renamed load() \x1b[2J", paths=["db/x.py"]),
         RunFinished(run_id=FAILED, ts=14.0, status="failed", reason="fix failed:\nmodel error"),
     ]
 
@@ -153,6 +153,19 @@ def test_the_lines_are_the_full_reads(
     fast, full = _both(project, ref, agent, capsys)
     assert fast == full
     assert len(fast.splitlines()) >= 3 and SECRET not in fast
+
+
+@pytest.mark.parametrize("secret", [True, False], ids=["a secret to redact", "nothing to redact"])
+def test_control_characters_are_shown_as_marks_either_way(
+    project: Path, secret: bool, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if secret:
+        monkeypatch.setenv("MY_SERVICE_API_KEY", SECRET)
+    _store(project / ".git/plait/events.db", _failed_run())
+    fast, full = _both(project, "last", None, capsys)
+    assert fast == full
+    assert "\x1b" not in fast and "renamed load() ␛[2J" in fast
+    assert (SECRET in fast) is not secret
 
 
 @pytest.mark.parametrize("agent", [None, "csv-export", "planner"])

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from plait.redact import Redactor, scrub_strings
+from plait.redact import Redactor, scrub_strings, strings_in
 from plait.textsafe import visible
 
 __all__ = ["FIELDS", "MODELS", "SCHEMA_VERSION", "Fields", "Unread", "decode", "read_events", "run_ids"]
@@ -212,20 +212,29 @@ def run_ids(log: Path) -> list[str] | None:
 
 
 def read_events(log: Path, run_id: str, redact: Redactor) -> list[Fields] | None:
-    """The events of `run_id` in order, every string shown as `plait.ui.feed.redact_event` shows it; None when a
+    """The events of `run_id` in order, every string shown as `plait.ui.feed.redact_events` shows it; None when a
     row is not what this reader reads, or the log cannot be read here."""
     rows = _rows(log, "SELECT seq, payload FROM events WHERE run_id = ? AND seq > 0 ORDER BY seq", (run_id,))
     if rows is None:
         return None
-    change: Callable[[str], str] = lambda text: visible(redact(text))  # noqa: E731
+    try:
+        read = [(seq, json.loads(payload) if isinstance(payload, str) else None) for seq, payload in rows]
+    except json.JSONDecodeError:
+        return None
+    texts = [text for _, data in read for text in strings_in(data)]
+    change: Callable[[str], str] | None = None  # most logs hold nothing to redact or show otherwise: one pass says so
+    if not redact.finds_nothing(texts):
+        change = lambda text: visible(redact(text))  # noqa: E731
+    elif not all(text.isprintable() or visible(text) == text for text in texts):
+        change = visible
     events = []
     try:
-        for seq, payload in rows:
-            data = json.loads(payload) if isinstance(payload, str) else None
+        for seq, data in read:
             if type(data) is not dict or data.get("kind") not in FIELDS or data.get("v", 1) != SCHEMA_VERSION:
                 return None
             kept = {k: data[k] for k in ("v", "kind") if k in data} | {"seq": seq}
-            events.append(decode(FIELDS[data["kind"]], scrub_strings(data, change) | kept))
-    except (Unread, json.JSONDecodeError):
+            shown = data if change is None else scrub_strings(data, change)
+            events.append(decode(FIELDS[data["kind"]], shown | kept))
+    except Unread:
         return None
     return events
