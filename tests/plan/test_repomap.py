@@ -75,7 +75,9 @@ def test_the_map_lists_files_with_sizes_and_top_level_definitions(tmp_path: Path
         in text
     )
     assert _sized("core/lib.rs") + "\n  pub struct Engine\n  impl Engine\n  pub fn start() -> Engine\n" in text
-    assert _sized("docs/logo.png") + "\nsvc/main.go" in text
+    # as the header says, the project's own source comes first, then its other files, tests, and binaries last
+    order = [text.index(p) for p in ("core/lib.rs", "svc/main.go", "README.md", "tests/test_money.py", "docs/logo.png")]
+    assert order == sorted(order)
     assert repo_map(root) == text
 
 

@@ -299,7 +299,7 @@ def _render(count: int, scanned: list[_File], budget: int) -> tuple[str, bool]:
     # imports name a test helper or an example's module as often as the project's: only the project's own count
     ranked = sorted(scanned, key=lambda f: (f.kind, -f.refs if f.kind == _MAIN else 0, -f.size, f.path))
     chosen = _choose(ranked, room)
-    body = [line for file in sorted(chosen, key=lambda f: f.path) for line in (_head(file), *chosen[file])]
+    body = [line for file in sorted(chosen, key=lambda f: (f.kind, f.path)) for line in (_head(file), *chosen[file])]
     rest = sorted((f for f in scanned if f not in chosen), key=lambda f: f.path)
     summary = _summary(rest, budget - _cost([header, *body]))
     return "\n".join([header, *body, *summary]) + "\n", not rest
