@@ -256,3 +256,8 @@ def test_elements_are_found_by_newlines_alone_as_python_counts_lines() -> None:
     ours = "NAMES = ['a\u2028b', 'c', 'd']\n"
     theirs = "NAMES = ['z', 'a\u2028b', 'c']\n"
     assert _text(base, ours, theirs) == "NAMES = ['z', 'a\u2028b', 'c', 'd']\n"
+
+
+def test_elements_the_sides_put_in_opposite_orders_are_left_alone() -> None:
+    base = "ORDER = [a, b, c, d, e]\n"
+    assert _merge(base, "ORDER = [A, b, c, e, d]\n", "ORDER = [d, a, b, c, e]\n") is None

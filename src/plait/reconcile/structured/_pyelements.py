@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from plait.reconcile._mergefile import split_lines
-from plait.reconcile.structured._seqmerge import Pick, merge_sequences
+from plait.reconcile.structured._seqmerge import Pick, keeps_order, merge_sequences
 
 __all__ = ["Outcome", "merge_statement"]
 
 _COMMENT = re.compile(r"#[^\n]*")
+_SIDES = ("base", "ours", "theirs")
 _Sort = Callable[[str], object]
 
 
@@ -177,15 +178,16 @@ class _Merge:
         def join(mine: list[Pick], yours: list[Pick], at: int) -> list[Pick] | None:
             return self.join(b, o, t, mine, yours)
 
-        picks = merge_sequences(
-            [b.key(i) for i in range(len(b.cores))],
-            [o.key(i) for i in range(len(o.cores))],
-            [t.key(i) for i in range(len(t.cores))],
-            join=join,
-            nested=nested,
-        )
+        keys = [[side.key(i) for i in range(len(side.cores))] for side in (b, o, t)]
+        picks = merge_sequences(*keys, join=join, nested=nested)
         if not picks or _doubled(picks, {"base": b, "ours": o, "theirs": t}):
             return None
+        order = [
+            keys[_SIDES.index("ours" if p.side == "nested" else p.side)][p.ours if p.side == "nested" else p.index]
+            for p in picks
+        ]
+        if not (keeps_order(order, keys[0], keys[1]) and keeps_order(order, keys[0], keys[2])):
+            return None  # the sides moved elements in opposite orders
         body = _assemble(picks, {"base": b, "ours": o, "theirs": t}, merged)
         return None if body is None else head + body + tail
 

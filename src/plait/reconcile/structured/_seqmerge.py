@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Change", "Pick", "changed_items", "merge_sequences"]
+__all__ = ["Change", "Pick", "changed_items", "keeps_order", "merge_sequences"]
 
 Side = Literal["base", "ours", "theirs", "nested"]
 
@@ -62,6 +62,15 @@ def _changes(base: Sequence[Hashable], side: Sequence[Hashable], name: Literal["
 def changed_items(base: Sequence[Hashable], side: Sequence[Hashable]) -> list[int]:
     """The indices of the items a side inserted or put in place of the base's."""
     return [j for change in _changes(base, side, "ours") for j in range(change.start, change.end)]
+
+
+def keeps_order(merged: Sequence[Hashable], base: Sequence[Hashable], side: Sequence[Hashable]) -> bool:
+    """Whether a merged sequence keeps the side's order around each item the side moved."""
+    at, was = {k: i for i, k in enumerate(merged)}, set(base)
+    now = {k: i for i, k in enumerate(side)}
+    moved = [side[j] for j in changed_items(base, side) if side[j] in was and side[j] in at]
+    shared = [k for k in side if k in was and k in at]
+    return all((now[x] < now[y]) == (at[x] < at[y]) for x in moved for y in shared if y != x)
 
 
 def _clash(a: Change, b: Change, strict: bool) -> bool:

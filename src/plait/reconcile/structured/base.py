@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from plait.reconcile.structured._seqmerge import changed_items, merge_sequences
+from plait.reconcile.structured._seqmerge import keeps_order, merge_sequences
 
 __all__ = ["Entity", "EntityMerge", "LanguageMerger", "LeafMerge", "merge_entities"]
 
@@ -99,21 +99,13 @@ def _order(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Enti
         *keys, join=lambda mine, yours, at: [*mine, *(p for p in yours if keys[2][p.index] not in keys[1])]
     )
     found = [keys[sides.index(p.side)][p.index] for p in picks or ()]
-    if picks is None or len(set(found)) != len(found) or not all(_keeps(found, keys[0], side) for side in keys[1:]):
+    if (
+        picks is None
+        or len(set(found)) != len(found)
+        or not all(keeps_order(found, keys[0], side) for side in keys[1:])
+    ):
         raise _Conflict(("order",))  # both sides moved entities in one place, or one entity to two places
     return found
-
-
-def _keeps(merged: list[tuple[str, ...]], base: list[tuple[str, ...]], side: list[tuple[str, ...]]) -> bool:
-    """Whether the merged order keeps the side's order around each entity the side moved."""
-    at, was, now = (
-        {k: i for i, k in enumerate(merged)},
-        {k: i for i, k in enumerate(base)},
-        {k: i for i, k in enumerate(side)},
-    )
-    moved = [side[j] for j in changed_items(base, side) if side[j] in was and side[j] in at]
-    shared = [k for k in side if k in was and k in at]
-    return all((now[x] < now[y]) == (at[x] < at[y]) for x in moved for y in shared if y != x)
 
 
 @dataclass
