@@ -144,3 +144,24 @@ def test_tox_factor_list_refuses_one_factor_replaced_two_ways_or_another_prefix(
 
     assert IniMerger().merge(FACTORS, ours, FACTORS.replace("8,7}", "8,5}")) is None
     assert IniMerger().merge(FACTORS, ours, FACTORS.replace("py3{12,", "pypy3{12,")) is None
+
+
+def test_requirement_removal_stands_beside_an_unlike_new_requirement_in_its_place() -> None:
+    ours = DEV_REQUIREMENTS.replace("wheel\ntwine", "wheel==0.30.0\ntwine")
+    theirs = DEV_REQUIREMENTS.replace("wheel\n", "build==1.0\n")
+
+    merged = RequirementsMerger().merge(DEV_REQUIREMENTS, ours, theirs)
+
+    assert merged is not None and merged.text == theirs
+
+
+def test_yaml_item_whose_changes_one_side_made_and_more_takes_that_side() -> None:
+    ours = HOOKS.replace("v4.4.0", "v4.5.0").replace(
+        "      - id: trailing-whitespace\n", "      - id: check-merge-conflict\n      - id: trailing-whitespace\n"
+    )
+    theirs = HOOKS.replace("v4.4.0", "v4.5.0").replace("v3.10.1", "v3.15.0")
+
+    merged = YamlMerger().merge(HOOKS, ours, theirs)
+
+    assert merged is not None and merged.text == ours.replace("v3.10.1", "v3.15.0")
+    assert YamlMerger().merge(HOOKS, ours, HOOKS.replace("v4.4.0", "v4.6.0")) is None

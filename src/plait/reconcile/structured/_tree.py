@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from plait.reconcile.structured._moot import Moot, drop_moot, repinned
 from plait.reconcile.structured._pins import newer_pin, requirement
 from plait.reconcile.structured.base import Entity, EntityMerge, merge_entities
 
@@ -14,7 +15,6 @@ __all__ = [
     "END",
     "Notes",
     "blank_or_comment",
-    "drop_moot",
     "item_entities",
     "merge_items",
     "merge_list",
@@ -148,69 +148,6 @@ def merge_tree(
     _ordering(base, ours, theirs, notes)
     text, ours_changed, theirs_changed = merged
     return EntityMerge(text, ours_changed, theirs_changed, tuple(notes.notes), bool(notes.notes))
-
-
-Moot = Callable[[str, str], bool]
-"""Whether a side's change to an entry's body (base, side) is one a removal by the other side overrides."""
-
-
-def drop_moot(
-    base: list[Entity], ours: list[Entity], theirs: list[Entity], moot: Moot, notes: Notes
-) -> tuple[list[Entity], list[Entity]]:
-    """Ours and theirs with an entry one side removed and the other only re-versioned (`moot`) put back as the base's.
-
-    The merge then takes the removal: a new version of what the other side dropped means nothing once it is gone.
-    """
-    b = {e.key: e for e in base}
-    order = [e.key for e in base]
-
-    def replaced(key: tuple[str, ...], remover: list[Entity]) -> bool:
-        """Whether the side that removed `key` put a new entry in its place."""
-        keys = [e.key for e in remover]
-        before = [k for k in order[: order.index(key)] if k in keys]
-        at = keys.index(before[-1]) + 1 if before else 0
-        return at < len(keys) and keys[at] not in b
-
-    def fix(entity: Entity, remover: list[Entity]) -> Entity:
-        old = b.get(entity.key)
-        if old is None or entity.key in {e.key for e in remover} or entity.text == old.text:
-            return entity
-        if entity.lead != old.lead or replaced(entity.key, remover):
-            return entity
-        if entity.children is None and old.children is None and moot(old.body, entity.body):
-            notes.add(f"{entity.name}: removed by one side, only its version changed by the other: removed")
-            return old
-        return entity
-
-    fixed_o, fixed_t = [fix(e, theirs) for e in ours], [fix(e, ours) for e in theirs]
-    t_map = {e.key: i for i, e in enumerate(fixed_t)}
-    for i, entity in enumerate(fixed_o):
-        old, j = b.get(entity.key), t_map.get(entity.key)
-        other = fixed_t[j] if j is not None else None
-        if old is None or other is None or j is None:
-            continue
-        if old.children is not None and entity.children is not None and other.children is not None:
-            kids_o, kids_t = drop_moot(list(old.children), list(entity.children), list(other.children), moot, notes)
-            fixed_o[i] = Entity(entity.key, entity.name, entity.lead, entity.body, tuple(kids_o))
-            fixed_t[j] = Entity(other.key, other.name, other.lead, other.body, tuple(kids_t))
-    return fixed_o, fixed_t
-
-
-def repinned(old: str, new: str) -> bool:
-    """Whether a requirement item changed only its version clauses (its name, extras, markers, comments alike)."""
-    (old_first, *old_rest), (new_first, *new_rest) = (text.splitlines(keepends=True) or [""] for text in (old, new))
-    was, now = requirement(old_first), requirement(new_first)
-    return (
-        was is not None
-        and now is not None
-        and old_rest == new_rest
-        and (was.name, was.extras, was.rest)
-        == (
-            now.name,
-            now.extras,
-            now.rest,
-        )
-    )
 
 
 def item_entities(lines: Sequence[str], key: ItemKey, comment: str = "#") -> list[Entity]:

@@ -9,13 +9,15 @@ indentation it cannot follow) leaves the file alone.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import Counter
 
 from plait.reconcile._mergefile import split_lines
 from plait.reconcile._syntax import syntax_error
+from plait.reconcile.structured._moot import drop_moot
 from plait.reconcile.structured._pins import VersionKey, version_key
-from plait.reconcile.structured._tree import Notes, blank_or_comment, drop_moot, merge_items, merge_tree, with_end
+from plait.reconcile.structured._tree import Notes, blank_or_comment, merge_items, merge_tree, with_end
 from plait.reconcile.structured.base import Entity, EntityMerge
 
 __all__ = ["YamlMerger", "yaml_entities"]
@@ -182,6 +184,18 @@ def _reversioned(old: str, new: str) -> bool:
     return True
 
 
+def _changes(base: list[str], side: list[str]) -> set[tuple[int, int, tuple[str, ...]]]:
+    matcher = difflib.SequenceMatcher(None, base, side, autojunk=False)
+    return {(i1, i2, tuple(side[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"}
+
+
+def contained(base: str, ours: str, theirs: str) -> str | None:
+    """The side whose line changes to an entry include every one of the other side's; else None."""
+    b, o, t = split_lines(base), split_lines(ours), split_lines(theirs)
+    mine, other = _changes(b, o), _changes(b, t)
+    return ours if other <= mine else theirs if mine <= other else None
+
+
 class YamlMerger:
     """Merges block YAML files key by key and sequence item by item; two version bumps of one action take the newer."""
 
@@ -197,7 +211,7 @@ class YamlMerger:
 
         def leaf(key: tuple[str, ...], old: str, mine: str, other: str) -> str | None:
             label = key[2].partition(": ")[2] if key[0] == "item" else key[1]
-            return newer_version_lines(old, mine, other, notes, label)
+            return newer_version_lines(old, mine, other, notes, label) or contained(old, mine, other)
 
         merged = merge_tree(b, o, t, leaf, notes)
         if merged is None or yaml_entities(merged.text) is None or syntax_error("merged.yaml", merged.text):

@@ -12,8 +12,9 @@ import re
 from collections import Counter
 
 from plait.reconcile._mergefile import split_lines
+from plait.reconcile.structured._moot import repinned
 from plait.reconcile.structured._pins import requirement
-from plait.reconcile.structured._tree import Notes, merge_list, pin_leaf, repinned, with_end
+from plait.reconcile.structured._tree import Notes, merge_list, pin_leaf, with_end
 from plait.reconcile.structured.base import Entity, EntityMerge
 
 __all__ = ["RequirementsMerger", "requirement_entities"]
