@@ -261,3 +261,11 @@ def test_elements_are_found_by_newlines_alone_as_python_counts_lines() -> None:
 def test_elements_the_sides_put_in_opposite_orders_are_left_alone() -> None:
     base = "ORDER = [a, b, c, d, e]\n"
     assert _merge(base, "ORDER = [A, b, c, e, d]\n", "ORDER = [d, a, b, c, e]\n") is None
+
+
+def test_an_insertion_the_other_side_made_in_full_is_taken_without_a_note() -> None:
+    base = 'NAMES = ["a", "c"]\nX = 1\n'
+    ours = base.replace('"c"]', '"c", "d", "e"]')
+    theirs = base.replace('"c"]', '"c", "d"]').replace("X = 1", "X = 2")
+    merged = _merge(base, ours, theirs)
+    assert merged is not None and merged.text == ours.replace("X = 1", "X = 2") and merged.notes == ()

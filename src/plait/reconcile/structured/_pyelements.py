@@ -210,14 +210,15 @@ class _Merge:
             return None  # positional arguments: their order is their meaning
         if any(names) and len(set(names)) != len(names):
             return None  # one keyword or key given two values
+        if not theirs_new:
+            return mine
         for sort in _SORTS:
             if all(_ascending(side.cores, sort) for side in (b, o, t)):
                 joined = sorted([*mine, *theirs_new], key=lambda p: sort((o if p.side == "ours" else t).cores[p.index]))  # type: ignore[arg-type, return-value]
                 self.outcome.notes.append("kept the elements sorted")
                 return joined
-        if theirs_new:
-            self.outcome.notes.append("both added elements at one place: ours first (an order was chosen)")
-            self.outcome.chose = True
+        self.outcome.notes.append("both added elements at one place: ours first (an order was chosen)")
+        self.outcome.chose = True
         return [*mine, *theirs_new]
 
 
