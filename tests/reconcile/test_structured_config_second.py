@@ -165,3 +165,21 @@ def test_yaml_item_whose_changes_one_side_made_and_more_takes_that_side() -> Non
 
     assert merged is not None and merged.text == ours.replace("v3.10.1", "v3.15.0")
     assert YamlMerger().merge(HOOKS, ours, HOOKS.replace("v4.4.0", "v4.6.0")) is None
+
+
+MATRIX = """jobs:
+  include:
+  - { python: '2.7', env: TOXENV=py27 }
+  - { python: '3.6', env: TOXENV=py36 }
+  - { python: 'pypy', env: TOXENV=pypy }
+  - { python: '3.6', env: TOXENV=docs }
+"""
+
+
+def test_yaml_item_both_sides_removed_while_one_put_another_in_its_place_takes_the_new_one() -> None:
+    ours = MATRIX.replace("{ python: 'pypy', env: TOXENV=pypy }", "{ python: '3.7', env: TOXENV=py37, dist: xenial }")
+    theirs = MATRIX.replace("  - { python: 'pypy', env: TOXENV=pypy }\n", "")
+
+    merged = YamlMerger().merge(MATRIX, ours, theirs.replace("'2.7'", "'2.7.18'"))
+
+    assert merged is not None and merged.text == ours.replace("'2.7'", "'2.7.18'")

@@ -196,6 +196,25 @@ def contained(base: str, ours: str, theirs: str) -> str | None:
     return ours if other <= mine else theirs if mine <= other else None
 
 
+def _without_dropped(base: list[Entity], ours: list[Entity], theirs: list[Entity]) -> list[Entity]:
+    """The base without the sequence items both sides removed, in every container the three share.
+
+    A new item of one side is then never taken for one of those renamed (a build matrix's `pypy` entry both
+    sides dropped while one put `py37` in its place): both removed it, whatever else either added.
+    """
+    o, t = {e.key: e for e in ours}, {e.key: e for e in theirs}
+    kept: list[Entity] = []
+    for entity in base:
+        mine, other = o.get(entity.key), t.get(entity.key)
+        if entity.key[0] == "item" and mine is None and other is None:
+            continue
+        if entity.children is not None and mine and other and mine.children is not None and other.children is not None:
+            children = _without_dropped(list(entity.children), list(mine.children), list(other.children))
+            entity = Entity(entity.key, entity.name, entity.lead, entity.body, tuple(children))
+        kept.append(entity)
+    return kept
+
+
 class YamlMerger:
     """Merges block YAML files key by key and sequence item by item; two version bumps of one action take the newer."""
 
@@ -208,6 +227,7 @@ class YamlMerger:
             return None
         notes = Notes()
         o, t = drop_moot(b, o, t, _reversioned, notes)
+        b = _without_dropped(b, o, t)
 
         def leaf(key: tuple[str, ...], old: str, mine: str, other: str) -> str | None:
             label = key[2].partition(": ")[2] if key[0] == "item" else key[1]
