@@ -12,6 +12,7 @@ import pytest
 from plait.run._opening import make_worktree, pool_of
 from plait.workspace import GitError, Repo, Worktree
 from plait.workspace._pool import _LEFT, _read_left, give_back
+from plait.workspace._worktrees import SAVED_INDEX
 
 RUN = "r1"
 
@@ -157,3 +158,23 @@ def test_an_edit_in_the_second_of_a_recycling_is_seen_by_the_next(repo: Repo) ->
     reused = _make(repo, "t9", repo.head())
     fresh = repo.add_worktree(repo.plait_dir() / "fresh", f"plait/{RUN}/fresh", repo.head())
     assert _files(reused.path) == _files(fresh.path)
+
+
+def test_a_tree_from_the_saved_index_is_the_tree_from_scratch(repo: Repo) -> None:
+    tree = _make(repo, "t1", repo.head())
+    assert give_back(tree, pool_of(repo, RUN))
+    tree = _make(repo, "t2", repo.head())  # recycled: its saved index was written a moment ago
+    app = tree.path / "src" / "app.py"
+    before = app.stat()
+    app.write_text("print('ho')\n")  # as long as it was, its mtime put back
+    os.utime(app, ns=(before.st_atime_ns, before.st_mtime_ns))
+    (tree.path / "docs" / "guide.md").unlink()
+    (tree.path / "tool.sh").chmod(0o755)
+    (tree.path / "new.txt").write_text("new\n")
+    admin = Path(repo.location(tree.path)["GIT_DIR"])
+    assert (admin / SAVED_INDEX).is_file()
+    fast = tree.tree()
+    (admin / SAVED_INDEX).rename(admin / "aside")
+    assert fast == tree.tree()
+    listed = repo.git("ls-tree", "-r", fast)
+    assert "new.txt" in listed and "docs/guide.md" not in listed

@@ -37,7 +37,7 @@ import shutil
 from pathlib import Path
 
 from plait.workspace._gitcall import GitError, run
-from plait.workspace._worktrees import drop, worktree_lock
+from plait.workspace._worktrees import SAVED_INDEX, drop, worktree_lock
 from plait.workspace.git import Repo, Worktree
 
 __all__ = ["POOLED", "adopt", "empty", "give_back", "take"]
@@ -45,7 +45,7 @@ __all__ = ["POOLED", "adopt", "empty", "give_back", "take"]
 POOLED = ".pool-"
 """The name prefix of a free worktree in a run's directory of worktrees."""
 
-_PRISTINE = "plait-index"
+_PRISTINE = SAVED_INDEX
 """The index saved in a pooled worktree's git directory when its files last matched a commit."""
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

@@ -25,7 +25,10 @@ from pathlib import Path
 
 from plait.workspace._gitcall import run
 
-__all__ = ["clear_ref_lock", "drop", "register", "remove", "worktree_lock"]
+__all__ = ["SAVED_INDEX", "clear_ref_lock", "drop", "register", "remove", "worktree_lock"]
+
+SAVED_INDEX = "plait-index"
+"""The index plait saves in a worktree's git directory when its files last matched a commit (see `_pool`)."""
 
 _THREADS = threading.Lock()
 

@@ -17,7 +17,7 @@ from plait.errors import EnvironmentProblem
 from plait.workspace import _gitstage
 from plait.workspace._gitcall import GitError, first_line, run
 from plait.workspace._gitmsg import stripspace
-from plait.workspace._worktrees import clear_ref_lock, drop, register, worktree_lock
+from plait.workspace._worktrees import SAVED_INDEX, clear_ref_lock, drop, register, worktree_lock
 from plait.workspace._worktrees import remove as remove_worktree
 
 __all__ = ["PLAIT_IDENTITY", "GitError", "Repo", "Worktree", "worktree_lock"]
@@ -168,13 +168,12 @@ class Repo:
                 f"worktree add -b {branch}",
                 f"branch '{branch}' already exists: pick another name or delete it with `git branch -D {branch}`",
             )
-        sha = self.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
-        path = path.absolute()
+        sha, path = self.git("rev-parse", "--verify", f"{base}^{{commit}}").strip(), path.absolute()
         self.git("branch", "--no-track", "--", branch, sha)
         try:
             with worktree_lock(self.common_dir):
                 register(self.common_dir, path, f"ref: refs/heads/{branch}")
-        except OSError as exc:
+        except OSError as exc:  # a path in the way: nothing is left
             self.git("branch", "-D", "--", branch, check=False)
             raise GitError(f"worktree add -b {branch}", str(exc)) from exc
         return self._checked_out(Worktree(path=path, branch=branch, base=sha, repo=self))
@@ -197,10 +196,8 @@ class Repo:
 
     @staticmethod
     def _checked_out(worktree: Worktree) -> Worktree:
-        """The files of a worktree made with `--no-checkout`, checked out as `worktree add` would (its own command).
-
-        Only git's bookkeeping of a new worktree needs `worktree_lock`; the checkout, most of its time, does not.
-        """
+        """The files of a worktree whose records were just made, checked out as `worktree add` would, outside
+        `worktree_lock` (only git's bookkeeping of a new worktree needs it; the checkout is most of its time)."""
         worktree._git("reset", "--hard", "--no-recurse-submodules", "--quiet")
         return worktree
 
@@ -210,8 +207,7 @@ class Repo:
         return [Path(line.removeprefix("worktree ")) for line in out.splitlines() if line.startswith("worktree ")]
 
     def drop_worktree(self, path: Path) -> None:
-        """Delete a worktree's directory and git's record of it, even one a killed `worktree add` left (hold
-        `worktree_lock`); see `_worktrees.drop`."""
+        """Delete a worktree and git's record of it, even one a killed `worktree add` left; see `_worktrees.drop`."""
         drop(self.root, path)
 
     def prune_worktrees(self) -> None:
@@ -297,10 +293,15 @@ class Worktree:
         return sha
 
     def tree(self, start: str = "HEAD") -> str:
-        """The worktree's files as a git tree (tool caches and nested repositories left out), via a temporary index."""
+        """The worktree's files as a git tree (tool caches and nested repositories left out), via a temporary index:
+        plait's saved index (`SAVED_INDEX`, not the agent's) moved to `start`, so files it matches are not hashed."""
         with tempfile.TemporaryDirectory(prefix="plait-tree-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            self._git("read-tree", start, env=env)
+            try:  # with its time, which tells git which entries it cannot trust
+                shutil.copy2(Path(self._location["GIT_DIR"]) / SAVED_INDEX, env["GIT_INDEX_FILE"])
+                self._git("read-tree", "-m", start, env=env)
+            except (OSError, GitError):
+                self._git("read-tree", start, env=env)
             self._stage(env)
             return self._git("write-tree", env=env).strip()
 
