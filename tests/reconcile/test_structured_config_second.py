@@ -183,3 +183,13 @@ def test_yaml_item_both_sides_removed_while_one_put_another_in_its_place_takes_t
     merged = YamlMerger().merge(MATRIX, ours, theirs.replace("'2.7'", "'2.7.18'"))
 
     assert merged is not None and merged.text == ours.replace("'2.7'", "'2.7.18'")
+
+
+def test_yaml_items_one_side_removed_and_the_other_rewrote_in_flow_style_stay_a_conflict() -> None:
+    block = MATRIX.replace("{ python: '2.7', env: TOXENV=py27 }", "python: '2.7'\n    env: TOXENV=py27").replace(
+        "{ python: 'pypy', env: TOXENV=pypy }", "python: 'pypy'\n    env: TOXENV=pypy"
+    )
+    ours = block.replace("  - python: 'pypy'\n    env: TOXENV=pypy\n", "")
+    theirs = MATRIX.replace("'3.6', env: TOXENV=docs", "'3.7', env: TOXENV=docs")
+
+    assert YamlMerger().merge(block, ours, theirs) is None

@@ -10,8 +10,11 @@ indentation it cannot follow) leaves the file alone.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections import Counter
+
+import yaml
 
 from plait.reconcile._mergefile import split_lines
 from plait.reconcile._syntax import syntax_error
@@ -196,18 +199,32 @@ def contained(base: str, ours: str, theirs: str) -> str | None:
     return ours if other <= mine else theirs if mine <= other else None
 
 
+def _value(text: str) -> str | None:
+    """An item's value written one canonical way (its layout aside), or None if it does not load alone."""
+    try:
+        return json.dumps(yaml.safe_load(text), sort_keys=True, default=str)
+    except yaml.YAMLError:
+        return None
+
+
 def _without_dropped(base: list[Entity], ours: list[Entity], theirs: list[Entity]) -> list[Entity]:
     """The base without the sequence items both sides removed, in every container the three share.
 
-    A new item of one side is then never taken for one of those renamed (a build matrix's `pypy` entry both
-    sides dropped while one put `py37` in its place): both removed it, whatever else either added.
+    A new item of one side is then not taken for one of those renamed (a build matrix's `pypy` entry both sides
+    dropped while one put `py37` in its place): both removed it, whatever else either added. An item whose
+    value comes back as a new item (one side rewrote the list in another layout) is kept, so that the entity
+    merge still sees a removal against a rewrite.
     """
     o, t = {e.key: e for e in ours}, {e.key: e for e in theirs}
+    known = {e.key for e in base}
+    added = [_value(e.body) for e in (*ours, *theirs) if e.key not in known and e.key[0] == "item"]
     kept: list[Entity] = []
     for entity in base:
         mine, other = o.get(entity.key), t.get(entity.key)
         if entity.key[0] == "item" and mine is None and other is None:
-            continue
+            value = _value(entity.body)
+            if value is not None and None not in added and value not in added:
+                continue
         if entity.children is not None and mine and other and mine.children is not None and other.children is not None:
             children = _without_dropped(list(entity.children), list(mine.children), list(other.children))
             entity = Entity(entity.key, entity.name, entity.lead, entity.body, tuple(children))
