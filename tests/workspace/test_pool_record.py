@@ -12,7 +12,7 @@ import pytest
 from plait.run._opening import make_worktree, pool_of
 from plait.workspace import GitError, Repo, Worktree
 from plait.workspace._pool import _LEFT, _read_left, give_back
-from plait.workspace._worktrees import SAVED_INDEX
+from plait.workspace._worktrees import REFRESHED, SAVED_INDEX
 
 RUN = "r1"
 
@@ -178,3 +178,16 @@ def test_a_tree_from_the_saved_index_is_the_tree_from_scratch(repo: Repo) -> Non
     assert fast == tree.tree()
     listed = repo.git("ls-tree", "-r", fast)
     assert "new.txt" in listed and "docs/guide.md" not in listed
+
+
+def test_a_refreshed_saved_index_still_sees_what_the_agent_changed(repo: Repo) -> None:
+    tree = _make(repo, "t1", repo.head())
+    admin = Path(repo.location(tree.path)["GIT_DIR"])
+    old = (admin / SAVED_INDEX).stat().st_mtime - 10
+    os.utime(admin / SAVED_INDEX, (old, old))  # saved long enough ago to be refreshed
+    (tree.path / "src" / "app.py").write_text("changed before the refresh\n")
+    first = tree.tree()
+    assert (admin / REFRESHED).exists()
+    assert "changed before the refresh" in repo.git("show", f"{first}:src/app.py")
+    (tree.path / "src" / "app.py").write_text("changed after the refresh\n")
+    assert "changed after the refresh" in repo.git("show", f"{tree.tree()}:src/app.py")

@@ -37,7 +37,7 @@ import shutil
 from pathlib import Path
 
 from plait.workspace._gitcall import GitError, run
-from plait.workspace._worktrees import SAVED_INDEX, drop, worktree_lock
+from plait.workspace._worktrees import REFRESHED, SAVED_INDEX, drop, refresh_saved, worktree_lock
 from plait.workspace.git import Repo, Worktree
 
 __all__ = ["POOLED", "adopt", "empty", "give_back", "take"]
@@ -53,10 +53,7 @@ _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _LEFT = "plait-left"
 """What the last agent left in a pooled worktree: its base commit, then `ls-files -t` of what differs from it."""
 
-_REFRESHED = "plait-refreshed"
-"""Present once the saved index's stat data were brought up to date after a checkout of every file."""
-
-_KEEP = frozenset({"commondir", "gitdir", "HEAD", "index", _PRISTINE, _REFRESHED})
+_KEEP = frozenset({"commondir", "gitdir", "HEAD", "index", _PRISTINE, REFRESHED})
 
 
 def adopt(worktree: Worktree) -> None:
@@ -78,10 +75,8 @@ def give_back(worktree: Worktree, pool: Path) -> bool:
     (admin / "HEAD").write_text(f"{worktree.base}\n")  # detached: the branch can be deleted or checked out
     # files written in the second the saved index was would be hashed again at every hand-back: their stat
     # data is brought up to date where their contents still match (an edited file's entry stays stale)
+    refresh_saved(admin, worktree.path)  # once after a checkout of every file; a recycling writes only a few
     env = {**repo.location(worktree.path), "GIT_INDEX_FILE": str(admin / _PRISTINE)}
-    if not (admin / _REFRESHED).exists():  # once after a checkout of every file; a recycling writes only a few
-        run(("update-index", "-q", "--refresh"), worktree.path, env)
-        (admin / _REFRESHED).touch()
     left = run(("ls-files", "-z", "-t", "--modified", "--deleted", "--others", "--directory"), worktree.path, env)
     (admin / _LEFT).unlink(missing_ok=True)
     if left.returncode == 0:
@@ -160,7 +155,7 @@ def _recycle(repo: Repo, path: Path, branch: str, sha: str, *, force: bool) -> W
     (admin / "HEAD").write_text(f"{sha}\n")
     worktree = Worktree(path=path, branch=branch, base=sha, repo=repo)
     if left is None or not _recycled(worktree, *left):
-        (admin / _REFRESHED).unlink(missing_ok=True)
+        (admin / REFRESHED).unlink(missing_ok=True)
         worktree._git("read-tree", "--reset", "-u", "--no-recurse-submodules", sha)
         worktree._git("clean", "-ffdxq")
     repo.git("branch", *(("--force",) if force else ()), "--no-track", "--", branch, sha)

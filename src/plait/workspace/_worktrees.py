@@ -20,15 +20,19 @@ import fcntl
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from plait.workspace._gitcall import run
 
-__all__ = ["SAVED_INDEX", "clear_ref_lock", "drop", "register", "remove", "worktree_lock"]
+__all__ = ["REFRESHED", "SAVED_INDEX", "clear_ref_lock", "drop", "refresh_saved", "register", "remove", "worktree_lock"]
 
 SAVED_INDEX = "plait-index"
 """The index plait saves in a worktree's git directory when its files last matched a commit (see `_pool`)."""
+
+REFRESHED = "plait-refreshed"
+"""Present once the saved index's stat data were brought up to date after a checkout of every file."""
 
 _THREADS = threading.Lock()
 
@@ -115,3 +119,15 @@ def register(common_dir: Path, path: Path, head: str) -> Path:
     (admin / "HEAD").write_text(f"{head}\n")
     (admin / "locked").unlink()
     return admin
+
+
+def refresh_saved(git_dir: Path, work_tree: Path) -> Path:
+    """A worktree's saved index, its stat data brought up to date where its files still match once after a
+    checkout of every file: files written in the second the index was are otherwise read and hashed at every use.
+    Not in the seconds right after it was saved, when those files would still be too new to trust."""
+    saved = git_dir / SAVED_INDEX
+    if saved.is_file() and not (git_dir / REFRESHED).exists() and time.time() - saved.stat().st_mtime > 2:
+        env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree), "GIT_INDEX_FILE": str(saved)}
+        run(("update-index", "-q", "--refresh"), work_tree, env)
+        (git_dir / REFRESHED).touch()
+    return saved

@@ -17,7 +17,7 @@ from plait.errors import EnvironmentProblem
 from plait.workspace import _gitstage
 from plait.workspace._gitcall import GitError, first_line, run
 from plait.workspace._gitmsg import stripspace
-from plait.workspace._worktrees import SAVED_INDEX, clear_ref_lock, drop, register, worktree_lock
+from plait.workspace._worktrees import clear_ref_lock, drop, refresh_saved, register, worktree_lock
 from plait.workspace._worktrees import remove as remove_worktree
 
 __all__ = ["PLAIT_IDENTITY", "GitError", "Repo", "Worktree", "worktree_lock"]
@@ -294,11 +294,11 @@ class Worktree:
 
     def tree(self, start: str = "HEAD") -> str:
         """The worktree's files as a git tree (tool caches and nested repositories left out), via a temporary index:
-        plait's saved index (`SAVED_INDEX`, not the agent's) moved to `start`, so files it matches are not hashed."""
+        plait's saved index (not the agent's) moved to `start`, so that files it matches are not hashed again."""
         with tempfile.TemporaryDirectory(prefix="plait-tree-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             try:  # with its time, which tells git which entries it cannot trust
-                shutil.copy2(Path(self._location["GIT_DIR"]) / SAVED_INDEX, env["GIT_INDEX_FILE"])
+                shutil.copy2(refresh_saved(Path(self._location["GIT_DIR"]), self.path), env["GIT_INDEX_FILE"])
                 self._git("read-tree", "-m", start, env=env)
             except (OSError, GitError):
                 self._git("read-tree", start, env=env)
