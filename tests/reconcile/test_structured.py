@@ -145,12 +145,30 @@ def test_the_same_import_statement_changed_on_both_sides_unites_its_names() -> N
     assert merged is not None and merged.text.startswith("from os.path import basename, join, split, splitext\n")
 
 
-def test_a_version_assignment_both_sides_bumped_is_left_to_the_next_rung() -> None:
-    base = '__version__ = "2.3.2"\n\n\ndef old():\n    pass\n'
-    ours = '__version__ = "3.0.0.dev"\n'
-    theirs = base.replace("2.3.2", "2.3.3")
+def test_a_version_both_sides_bumped_keeps_the_newer_and_says_it_chose() -> None:
+    """A maintenance line merged forward (2.3.3 into 3.0.0.dev): the developer keeps the mainline's version."""
+    base = '"""Pkg."""\n\n__version__ = "2.3.2"\n\n\ndef old():\n    pass\n'
+    ours = base.replace("2.3.2", "3.0.0.dev0")
+    theirs = base.replace("2.3.2", "2.3.3").replace("pass", "return 1")
 
-    assert _merge(base, ours, theirs) is None  # never guess a version
+    found = StructuredResolver().resolve_now(FileConflict("pkg/__init__.py", base, ours, theirs))
+
+    assert found is not None and found.text == ours.replace("pass", "return 1")
+    assert found.confidence == "low" and "__version__: both sides set it: kept the newer, 3.0.0.dev0 over 2.3.3" in (
+        found.reason
+    )
+    swapped = StructuredResolver().resolve_now(FileConflict("pkg/__init__.py", base, theirs, ours))
+    assert swapped is not None and '__version__ = "3.0.0.dev0"' in (swapped.text or "")
+
+
+def test_a_version_that_is_not_one_plain_newer_string_is_left_to_the_next_rung() -> None:
+    base = '__version__ = "2.3.2"\n'
+    for ours, theirs in (
+        ('__version__ = "2.3.1"\n', '__version__ = "2.3.0"\n'),  # neither moved it forward
+        ("__version__ = get_version()\n", '__version__ = "2.3.3"\n'),  # not a string
+        ('__version__ = "next"\n', '__version__ = "2.3.3"\n'),  # not a version
+    ):
+        assert _merge(base, ours, theirs) is None, ours
 
 
 def test_a_file_that_does_not_parse_is_not_merged() -> None:

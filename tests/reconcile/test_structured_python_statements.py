@@ -66,11 +66,13 @@ def test_one_pin_changed_differently_or_one_keyword_set_twice_is_left_alone() ->
     assert _merge(SETUP, ours, theirs) is None
 
 
-def test_a_version_both_sides_set_differently_is_never_guessed() -> None:
+def test_a_version_both_sides_set_differently_takes_the_newer_only_as_a_module_s_own_assignment() -> None:
     base = '__version__ = "2.3.2"\n\n\ndef old():\n    pass\n'
     ours = base.replace("2.3.2", "3.0.0.dev") + "\n\ndef new():\n    pass\n"
     theirs = base.replace("2.3.2", "2.3.3")
-    assert _merge(base, ours, theirs) is None
+    merged = _merge(base, ours, theirs)
+    assert merged is not None and merged.text == ours and merged.low_confidence  # the newer, a rule's choice
+    # inside a call (setup(version=...)) a version both sides set is still left alone
     assert _merge(SETUP, SETUP.replace('"1.0"', '"1.1"'), SETUP.replace('"1.0"', '"2.0"')) is None
 
 

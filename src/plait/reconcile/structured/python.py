@@ -13,6 +13,7 @@ from plait.reconcile.deterministic import resolve_deterministic
 from plait.reconcile.structured._pybody import merge_block, stale
 from plait.reconcile.structured._pyelements import merge_statement
 from plait.reconcile.structured._pymoves import apply_moves
+from plait.reconcile.structured._pyversion import newer_version
 from plait.reconcile.structured.base import Entity, EntityMerge, merge_entities
 from plait.reconcile.types import FileConflict
 
@@ -135,6 +136,8 @@ class _Leaf:
             united = _merge_imports(ours, base, theirs)
             if united is not None:
                 return united, [], False
+        if key[0] == "=" and (version := newer_version(base, ours, theirs)) is not None:
+            return version[0], [version[1]], True
         if key[0] in ("def", "stmt"):
             block = merge_block(base, ours, theirs)
             if block is not None:
