@@ -13,7 +13,8 @@ versions taking turns. With `--workdir DIR` the killed run is kept in DIR and re
 
 Versions: the working tree's `src` (or the one `--src DIR` names: a copy, when others edit the working tree),
 and with `--baseline REV` that commit's `src` as well (checked out with `git worktree add` into a temporary
-directory); the version's `src` is put first on PYTHONPATH of the resumed process.
+directory); the version's `src` is put first on PYTHONPATH of the resumed process. Every version must ask its
+model what the recording's code asked (the same prompts and tools): one whose replay diverges stops the benchmark.
 
 Run: .venv/bin/python benchmarks/bench_resume.py [--tasks 24] [--calls 2500] [--repeat 3] [--baseline REV]
      [--workdir DIR] [--profile FILE] [--src DIR]
@@ -189,7 +190,20 @@ def resume_once(
             proc.wait(60)
     finally:
         _kill(proc)
+    if _diverged(tmp / "repo"):
+        raise SystemExit(f"{src} asks its model something else than the recorded run: record one with its code")
     return min(server.first.values()) - started, max(server.first.values()) - started
+
+
+def _diverged(repo: Path) -> bool:
+    """Whether an agent stopped because its replay asked something else than the log (the prompts changed): its
+    task's next attempt then starts afresh, and the resume measured no replay."""
+    db = sqlite3.connect(repo / ".git" / "plait" / "events.db")
+    try:
+        rows = db.execute("SELECT payload FROM events WHERE kind = 'task_finished'").fetchall()
+    finally:
+        db.close()
+    return any("asks something else" in payload for (payload,) in rows)
 
 
 def _baseline_src(rev: str, tmp: Path) -> Path:
