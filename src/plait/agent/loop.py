@@ -164,6 +164,7 @@ class Agent:
     @toolbox.setter
     def toolbox(self, tools: ToolSet) -> None:
         self._tools.live = tools
+        self._replayed_specs = None
 
     async def run(self, task: str) -> AgentResult:
         """Work on `task` until the model finishes or a limit stops it."""
