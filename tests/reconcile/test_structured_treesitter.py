@@ -190,6 +190,15 @@ def test_members_theirs_reordered_are_refused_rather_than_put_back() -> None:
     assert merged == 'package p\n\nimport (\n\t"c"\n\t"d"\n\t"a"\n\t"b"\n)\n'  # d after c, as in theirs
 
 
+def test_a_statement_whose_first_line_both_sides_changed_is_refused() -> None:
+    # A minified file: one long line, too long for the entity merge's own likeness check by character.
+    base = "(function(){var a=1;" + "f(a);" * 500 + "return a})();\n"
+    ours, theirs = base.replace("a=1", "a=2"), base.replace("a=1", "a=3")
+
+    assert _merge("JavaScript", base, ours, theirs) is None
+    assert _merge("JavaScript", base, ours, base + "run();\n") == ours + "run();\n"
+
+
 def test_the_same_code_added_under_two_names_is_refused() -> None:
     body = "(a, b) {\n  const total = a + b;\n  log(total);\n  return total;\n}\n"
     ours = JS + "\nexport function sum" + body

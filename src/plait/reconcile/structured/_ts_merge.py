@@ -221,11 +221,19 @@ def _alike(a: str, b: str) -> bool:
     return matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6 and matcher.ratio() >= 0.6
 
 
+def _rewritten_both(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Entity]) -> bool:
+    """Whether a statement (keyed by its first line) left both sides while both sides brought new statements."""
+    keys = [{e.key for e in version} for version in (base, ours, theirs)]
+    gone = any(e.key[0] == "stmt" and e.key not in keys[1] and e.key not in keys[2] for e in base)
+    return gone and all(any(e.key[0] == "stmt" and e.key not in keys[0] for e in side) for side in (ours, theirs))
+
+
 def refusal(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Entity]) -> str | None:
     """Why the two sides' entities must not be merged one by one, if they must not.
 
     What one side deleted, or a function it gave a new signature, that the other side's changes name; members one side
-    put in a new order (the merge keeps ours' order); each side adding the same code under different names.
+    put in a new order (the merge keeps ours' order); a statement both sides rewrote (its key, its first line,
+    changed on both: two new statements would both be kept); each side adding the same code under different names.
     """
     for side, rest in ((ours, theirs), (theirs, ours)):
         broken = _broken(base, side)
@@ -237,6 +245,8 @@ def refusal(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Ent
     order = [_order([e.key for e in version], common) for version in (base, ours, theirs)]
     if order[2] != order[0] and order[1] != order[2]:
         return "theirs reordered entities"
+    if _rewritten_both(base, ours, theirs):
+        return "both sides rewrote the first line of one statement"
     if _twins(base, ours, theirs):
         return "both sides added the same code under different names"
     by_key = [{e.key: e for e in version} for version in (ours, theirs)]
