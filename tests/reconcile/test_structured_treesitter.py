@@ -119,6 +119,16 @@ def test_both_sides_added_different_functions_at_the_same_place() -> None:
         "\nexport function div(a, b) {\n  return a / b;\n}\n"
     )
     assert merged.ours_changed == ("mul",) and merged.theirs_changed == ("div",)
+    assert merged.low_confidence and merged.notes == ("both sides added at one place: ours first, then theirs",)
+
+
+def test_additions_at_different_places_are_high_confidence() -> None:
+    ours = JS + "\nexport function mul(a, b) {\n  return a * b;\n}\n"
+    theirs = JS.replace("// Adds.", "export const ZERO = 0;\n\n// Adds.")
+
+    merged = MERGERS["JavaScript"].merge(JS, ours, theirs)
+
+    assert merged is not None and not merged.low_confidence and merged.notes == ()
 
 
 def test_one_side_edited_a_method_while_the_other_added_one() -> None:
@@ -371,6 +381,7 @@ def test_a_real_conflicting_merge_is_resolved_through_the_ladder(box: Sandbox, p
 
     assert outcome.commit and not outcome.clean and outcome.unresolved == [], outcome.detail
     (resolution,) = outcome.resolutions
-    assert resolution.rung == "structured" and resolution.confidence == "high"
+    assert resolution.rung == "structured" and resolution.confidence == "low"  # ours' addition first: a choice
+    assert resolution.reason.endswith("; both sides added at one place: ours first, then theirs")
     expected = _add(text, where, ours_adds + theirs_adds).replace(*ours_edit).replace(*theirs_edit)
     assert box.show(outcome.commit, path) + "\n" == expected

@@ -11,7 +11,7 @@ from plait.reconcile.deterministic import resolve_deterministic
 from plait.reconcile.structured.base import Entity
 from plait.reconcile.types import FileConflict
 
-__all__ = ["Leaf", "imports_in_order", "refusal", "shift_separators", "sort_imports"]
+__all__ = ["Leaf", "added_at_one_spot", "imports_in_order", "refusal", "shift_separators", "sort_imports"]
 
 
 def shift_separators(base: Sequence[Entity], side: Sequence[Entity]) -> list[Entity]:
@@ -257,3 +257,43 @@ def refusal(base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Ent
             if found:
                 return found
     return None
+
+
+def _anchors(base: Sequence[Entity], side: Sequence[Entity]) -> set[tuple[str, ...] | None]:
+    """The old entities after which `side` added new ones (None: at the start)."""
+    known = {entity.key for entity in base}
+    anchors: set[tuple[str, ...] | None] = set()
+    anchor: tuple[str, ...] | None = None
+    for entity in side:
+        if entity.key in known:
+            anchor = entity.key
+        else:
+            anchors.add(anchor)
+    return anchors
+
+
+def added_at_one_spot(
+    base: Sequence[Entity], ours: Sequence[Entity], theirs: Sequence[Entity], *, imports_sorted: bool = False
+) -> bool:
+    """Whether both sides added different entities right after the same old one (the merge puts ours first).
+
+    With `imports_sorted`, new imports do not count: they were sorted, not put in an order chosen.
+    """
+    old = {e.key for e in base}
+    shared = {e.key for e in ours} & {e.key for e in theirs}
+
+    def counted(entity: Entity) -> bool:
+        return entity.key in old or (entity.key not in shared and not (imports_sorted and entity.key[0] == "import"))
+
+    if _anchors(base, [e for e in ours if counted(e)]) & _anchors(base, [e for e in theirs if counted(e)]):
+        return True
+    by_key = [{e.key: e for e in version} for version in (ours, theirs)]
+    for entity in base:
+        pair = by_key[0].get(entity.key), by_key[1].get(entity.key)
+        if entity.children is not None and pair[0] is not None and pair[1] is not None:
+            if pair[0].children is not None and pair[1].children is not None:
+                if added_at_one_spot(
+                    entity.children, pair[0].children, pair[1].children, imports_sorted=imports_sorted
+                ):
+                    return True
+    return False

@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from tree_sitter import Language, Node, Parser
 
 from plait.reconcile.structured._ts_keys import ATTACHED, LANGUAGES, TsLanguage, container_body, entity_key
-from plait.reconcile.structured._ts_merge import Leaf, imports_in_order, refusal, shift_separators, sort_imports
+from plait.reconcile.structured._ts_merge import (
+    Leaf,
+    added_at_one_spot,
+    imports_in_order,
+    refusal,
+    shift_separators,
+    sort_imports,
+)
 from plait.reconcile.structured.base import Entity, EntityMerge, merge_entities
 
 __all__ = ["TREE_SITTER_MERGERS", "TreeSitterMerger"]
@@ -149,16 +156,18 @@ class TreeSitterMerger:
         merged = merge_entities(b, shift_separators(b, o), shift_separators(b, t), leaf=leaf)
         if merged is None:
             return None
-        text = self._in_order(merged[0], o, t, leaf.notes)
+        (ours_ordered, ours_seen), (theirs_ordered, theirs_seen) = imports_in_order(o), imports_in_order(t)
+        imports_sorted = ours_ordered and theirs_ordered and (ours_seen or theirs_seen)
+        text = self._in_order(merged[0], leaf.notes) if imports_sorted else merged[0]
         if text is None or not self.parses(text):
             return None
+        if added_at_one_spot(b, o, t, imports_sorted=imports_sorted):
+            leaf.notes.append("both sides added at one place: ours first, then theirs")
+            leaf.low_confidence = True
         return EntityMerge(text, merged[1], merged[2], notes=tuple(leaf.notes), low_confidence=leaf.low_confidence)
 
-    def _in_order(self, text: str, ours: list[Entity], theirs: list[Entity], notes: list[str]) -> str | None:
-        """The merged text with its imports sorted where both sides kept theirs sorted."""
-        (ours_ordered, ours_seen), (theirs_ordered, theirs_seen) = imports_in_order(ours), imports_in_order(theirs)
-        if not (ours_ordered and theirs_ordered and (ours_seen or theirs_seen)):
-            return text
+    def _in_order(self, text: str, notes: list[str]) -> str | None:
+        """The merged text with its imports sorted (both sides kept theirs sorted)."""
         entities = self.entities(text)
         if entities is None:
             return None
