@@ -190,3 +190,20 @@ def test_added_statements_or_lines_outside_a_collection_are_not_taken_for_items(
     ours = "x = g(\n    1,\n)\nprint(x)\nfoo(1),\n"
     theirs = "x = g(\n    1,\n)\nprint(x)\nbar(2),\n"
     assert _resolve("m.py", base, ours, theirs) is None  # not just after an opening bracket or another item
+
+
+def test_two_additions_that_would_hold_one_release_twice_are_left_to_the_changelog_merger() -> None:
+    """Both sides added the same release's section at one place, each with its own entry: the lines of both
+    additions side by side would make two `Version 1.2` headings; the section-aware merge holds it once."""
+    from plait.reconcile.structured import StructuredResolver
+
+    base = "Changes\n=======\n\nVersion 1.1\n-----------\n\n- Fix a.\n"
+    ours = base.replace("Version 1.1", "Version 1.2\n-----------\n\n- Fix b.\n\nVersion 1.1", 1)
+    new = "Version 2.0\n-----------\n\n- Add c.\n\nVersion 1.2\n-----------\n\n- Fix d.\n\nVersion 1.1"
+    theirs = base.replace("Version 1.1", new, 1)
+    conflict = FileConflict("CHANGES.rst", base, ours, theirs)
+
+    assert resolve_deterministic(conflict) is None
+    merged = StructuredResolver().resolve_now(conflict)
+    assert merged is not None and merged.text is not None and merged.text.count("Version 1.2\n") == 1
+    assert "- Fix b." in merged.text and "- Fix d." in merged.text and "- Add c." in merged.text

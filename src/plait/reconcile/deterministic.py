@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import fnmatch
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -224,12 +225,26 @@ def _by_hunks(conflict: FileConflict, ours: str, theirs: str) -> Resolution | No
     text = _final_newline(assemble(regions, chosen), conflict)
     if file.language == "python" and _python_shape(text) is None:
         return None
+    if _repeats_a_heading(conflict.path, text, ours, theirs):
+        return None  # both sides brought one release or section, each at its own place: not two additions
     summary = "; ".join(f"{rule} ×{n}" if n > 1 else rule for rule, n in rules.items())
     hunks = len(file.hunks)
     reason = f"{hunks} hunk{'s' if hunks != 1 else ''}: {summary}" if hunks else "git merge-file merged it cleanly"
     if file.low:
         return Resolution(conflict.path, text, "deterministic", f"{LOW} (an order was chosen): {reason}", "low")
     return Resolution(path=conflict.path, text=text, rung="deterministic", reason=reason)
+
+
+def _repeats_a_heading(path: str, text: str, ours: str, theirs: str) -> bool:
+    """Whether a document or changelog merged line by line holds a heading twice that neither side did."""
+    from plait.reconcile.structured._docmerge import headings_repeated  # the structured rung builds on this one
+    from plait.reconcile.structured.changelog import ChangelogMerger
+
+    name = PurePosixPath(path).name.lower()
+    changelog = any(fnmatch.fnmatchcase(name, pattern.lower()) for pattern in ChangelogMerger.file_names)
+    if not changelog and PurePosixPath(name).suffix not in (".rst", ".md"):
+        return False
+    return headings_repeated(text) > max(headings_repeated(ours), headings_repeated(theirs))
 
 
 class DeterministicResolver:

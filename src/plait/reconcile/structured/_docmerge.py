@@ -337,6 +337,13 @@ class _Merge:
         return ours_new + run
 
 
+def headings_repeated(text: str) -> int:
+    """How many sections of a document repeat an earlier one's heading path (an entry may rightly be listed twice,
+    under two releases; a release is not)."""
+    found = sections(text)
+    return sum(1 for node in found if _first(node.key) != node.key)
+
+
 def _repeats(found: Sequence[Node]) -> int:
     """How many sections, and blocks within a section, repeat an earlier one's heading path or text."""
     keys = [found, *(section.children for section in found)]
