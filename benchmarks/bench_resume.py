@@ -15,6 +15,8 @@ Versions: the working tree's `src` (or the one `--src DIR` names: a copy, when o
 and with `--baseline REV` that commit's `src` as well (checked out with `git worktree add` into a temporary
 directory); the version's `src` is put first on PYTHONPATH of the resumed process. Every version must ask its
 model what the recording's code asked (the same prompts and tools): one whose replay diverges stops the benchmark.
+The run is recorded with the baseline's code when there is one (else the measured `src`'s), so that a commit
+which changed the prompts since an older recording can still be compared with the code it is measured against.
 
 Run: .venv/bin/python benchmarks/bench_resume.py [--tasks 24] [--calls 2500] [--repeat 3] [--baseline REV]
      [--workdir DIR] [--profile FILE] [--src DIR]
@@ -145,9 +147,9 @@ def _events(repo: Path) -> int:
         db.close()
 
 
-def record(tmp: Path, server: Server, url: str, tasks: int, calls: int) -> None:
-    """Run until `calls` model calls were answered, kill it, and save the repository next to `tmp`."""
-    env = _env(tmp, tasks)
+def record(tmp: Path, server: Server, url: str, tasks: int, calls: int, src: Path) -> None:
+    """Run `src`'s code until `calls` model calls were answered, kill it, and save the repository next to `tmp`."""
+    env = {**_env(tmp, tasks), "PYTHONPATH": str(src)}
     repo = _project(tmp / "repo", env, tasks)
     server.reset(calls)
     proc = _plait(["run", "bench", "--plan", str(tmp / "plan.json"), "--model", url, "--yes"], repo, env)
@@ -235,7 +237,7 @@ def main() -> None:
         try:
             if not saved.exists():
                 tmp.mkdir(parents=True, exist_ok=True)
-                record(tmp, server, url, args.tasks, args.calls)
+                record(tmp, server, url, args.tasks, args.calls, next(iter(versions.values())))
             events = _events(saved / "repo")
             print(f"run: {args.tasks} agents, {events:,} events, killed mid-run; {args.repeat} resumes per version")
             print(f"{'code':<28} {'first new call (median)':>24} {'every agent live (median)':>26}")
