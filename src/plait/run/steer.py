@@ -28,6 +28,7 @@ SAID = "The user says"
 """How a user's message starts among the notes an agent is given."""
 
 _POLL_S = 0.5
+_KINDS = ("steer", "task_started", "decision")
 
 Action = Literal["say", "pause", "resume", "stop"]
 
@@ -63,38 +64,47 @@ def notes_from(*sources: Callable[[], Sequence[str]] | None) -> Callable[[], Seq
 
 
 class Steering:
-    """What the user asked of one task's agent, as the log has it."""
+    """What the user asked of one task's agent, as the log has it.
+
+    The task's events of the kinds it looks at are read once, then only what was appended since (a cursor on
+    the log's sequence): a live call of a long run's agent reads a few new events, not the run's log again.
+    """
 
     def __init__(self, store: EventStore, run_id: str, task_id: str, *, poll_s: float = _POLL_S) -> None:
         self.store, self.run_id, self.task_id, self.poll_s = store, run_id, task_id, poll_s
         self.stopped: UserSteered | None = None
         """The stop of the attempt in flight, as `hold` last saw it."""
+        self._last = 0
+        self._steers: list[UserSteered] = []
+        self._started = 0
+        self._delivered: Counter[str] = Counter()
 
     @property
     def retry(self) -> bool:
         """Whether the user, stopping the attempt, asked for the task to be tried again."""
         return self.stopped is not None and self.stopped.retry
 
-    def _steers(self) -> tuple[list[UserSteered], int]:
-        """The user's events for this task, and where its attempt in flight started in the log."""
-        steers: list[UserSteered] = []
-        started = 0
-        for event in self.store.events(self.run_id, agent=self.task_id, kinds=["steer", "task_started"]):
+    def _read(self) -> None:
+        """Take in the task's events appended since the last read."""
+        fresh = self.store.events(self.run_id, agent=self.task_id, kinds=_KINDS, after=self._last)
+        if fresh and not fresh[0].seq > self._last:  # a store that does not number its events: all there is
+            self._steers, self._started, self._delivered = [], 0, Counter()
+        for event in fresh:
             if isinstance(event, UserSteered):
-                steers.append(event)
+                self._steers.append(event)
             elif isinstance(event, TaskStarted):
-                started = event.seq
-        return steers, started
+                self._started = event.seq
+            elif isinstance(event, Decision) and event.topic == "notes":
+                self._delivered.update(str(n) for n in event.data.get("notes", []))
+        self._last = fresh[-1].seq if fresh else self._last
 
     def notes(self) -> list[str]:
         """The user's messages not yet delivered to an attempt of this task, oldest first."""
-        messages = [said(e.text) for e in self._steers()[0] if e.action == "say"]
+        self._read()
+        messages = [said(e.text) for e in self._steers if e.action == "say"]
         if not messages:
             return []
-        delivered: Counter[str] = Counter()
-        for event in self.store.events(self.run_id, agent=self.task_id, kinds=["decision"]):
-            if isinstance(event, Decision) and event.topic == "notes":
-                delivered.update(str(n) for n in event.data.get("notes", []))
+        delivered = Counter(self._delivered)
         fresh = []
         for message in messages:
             if delivered[message] > 0:
@@ -107,7 +117,8 @@ class Steering:
         """Wait while the task is paused; the reason to stop, when the user stopped its attempt in flight."""
         told = False
         while True:
-            steers, started = self._steers()
+            self._read()
+            steers, started = self._steers, self._started
             self.stopped = next((e for e in steers if e.action == "stop" and e.seq > started), None)
             if self.stopped is not None:
                 return "stopped by the user, to be tried again from its work" if self.retry else "dropped by the user"
