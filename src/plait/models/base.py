@@ -280,7 +280,9 @@ class ModelRequest(_Frozen):
         the earlier messages of this conversation, only the new ones are hashed.
         """
         chain = chain or MessageChain()
-        return hashlib.sha256(chain.head(self) + chain.digest(self.messages).encode()).hexdigest()
+        hashed = chain.head(self).copy()
+        hashed.update(chain.digest(self.messages).encode())
+        return hashed.hexdigest()
 
     def head_blob(self) -> bytes:
         """What the fingerprint hashes of the request besides its messages."""
@@ -294,33 +296,38 @@ class ModelRequest(_Frozen):
         return json.dumps(head, sort_keys=True, separators=(",", ":")).encode()
 
 
+_FIRST_LINK = hashlib.sha256(b"plait-messages").hexdigest()
+"""Where the chain of a conversation's messages starts."""
+
+
 class MessageChain:
     """Hashes a growing conversation in time proportional to what is new since the last call.
 
     The rest of the request (system prompt, tools, limits) is the same from call to call of one agent: it is
-    serialised again only when it changed.
+    serialised and hashed again only when it changed (the hash of the head is kept, and each call's
+    fingerprint goes on from a copy of it).
     """
 
     def __init__(self) -> None:
         self._count = 0
         self._first: object = None
         self._last: object = None
-        self._digest = hashlib.sha256(b"plait-messages").hexdigest()
+        self._digest = _FIRST_LINK
         self._head: tuple[str, tuple[ToolSpec, ...], int, str | None] | None = None
-        self._head_blob = b""
+        self._head_hash = hashlib.sha256()
 
-    def head(self, request: ModelRequest) -> bytes:
-        """`request.head_blob()`, serialised again only when the system prompt, tools or limits changed."""
+    def head(self, request: ModelRequest) -> hashlib._Hash:
+        """The hash of `request.head_blob()`, made again only when the system prompt, tools or limits changed."""
         key = (request.system, request.tools, request.max_output_tokens, request.tool_choice)
         if self._head is None or not _same_head(self._head, key):
-            self._head, self._head_blob = key, request.head_blob()
-        return self._head_blob
+            self._head, self._head_hash = key, hashlib.sha256(request.head_blob())
+        return self._head_hash
 
     def digest(self, messages: tuple[Message, ...]) -> str:
         same = 0 < self._count <= len(messages) and messages[0] is self._first
         if not (same and messages[self._count - 1] is self._last):
             self._count, self._last = 0, None
-            self._digest = hashlib.sha256(b"plait-messages").hexdigest()
+            self._digest = _FIRST_LINK
         for message in messages[self._count :]:
             blob = message.model_dump_json()
             self._digest = hashlib.sha256(self._digest.encode() + blob.encode()).hexdigest()
