@@ -125,6 +125,22 @@ def test_reply_text_over_the_cap_is_cut_and_says_so(server: WireServer, make: Ma
     assert response.text == "x" * (1 << 20) + "\n[reply text cut at 1,048,576 characters of 1,048,586]"
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_reply_longer_than_the_body_cap_is_retried_then_a_one_line_error(
+    server: WireServer, make: Make, hello: ModelRequest, retries: Retries, streamed: bool
+) -> None:
+    """A server that sends more than any reply holds (or an endless stream) is not read into memory to the end."""
+    model = make()
+    model.max_body = 4096  # the real cap is 256 MiB; the rule is the same
+    long = {"text": "y" * 10_000, "stream": streamed}
+    server.push(long, {"text": "ok"})
+
+    assert asyncio.run(model.complete(hello, on_retry=retries)).text == "ok"
+    assert [reason for _, _, reason in retries.calls] == ["unreadable reply body: the reply is longer than 4,096 bytes"]
+    server.push({"text": "z" * 1000})
+    assert asyncio.run(model.complete(hello)).text == "z" * 1000, "a reply within the cap reads as before"
+
+
 @pytest.mark.parametrize(
     ("data", "kind", "said"),
     [

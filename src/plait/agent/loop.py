@@ -33,7 +33,7 @@ from plait.agent._replaying import (
 )
 from plait.agent.budget import BudgetExceeded
 from plait.agent.context import NOTES_HEADER, Compactor, ContextBudget
-from plait.agent.prompts import REFUSED, cut_reply, cut_text, task_prompt
+from plait.agent.prompts import REFUSED, cut_reply, cut_text, task_prompt, too_many_calls
 from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
 from plait.events.journal import Journal, valid_text
@@ -72,6 +72,8 @@ class AgentLimits(BaseModel):
     max_tokens: int = Field(3_000_000, ge=1)
     max_format_errors: int = Field(3, ge=1)
     max_output_tokens: int = Field(8192, ge=1)
+    max_tool_calls: int = Field(64, ge=1)
+    """Tool calls of one reply that are run; the conversation keeps those, and the model is told of the rest."""
 
 
 @dataclass(frozen=True)
@@ -247,16 +249,23 @@ class Agent:
             self._refused(response.text)
             return
         self._refusals = 0
-        self.messages.append(response.as_message())
+        message, calls = response.as_message(), response.tool_calls
+        if len(calls) > self.limits.max_tool_calls:  # a hostile or runaway reply: its first calls only
+            calls = calls[: self.limits.max_tool_calls]
+            message = message.model_copy(update={"tool_calls": calls})
+        self.messages.append(message)
         cut = response.stop_reason == "length"
-        if not response.tool_calls:
+        if not calls:
             self.messages.append(UserMessage(text=cut_text(self.limits.max_output_tokens) if cut else _NO_TOOL))
             self._count_format_error(True)
             return
-        for call in response.tool_calls:
+        for call in calls:
             outcome = await self._execute(call, cut=cut)
             if outcome.finished:
                 raise _Stop("finished", outcome.summary)
+        if len(calls) < len(response.tool_calls):
+            self.messages.append(UserMessage(text=too_many_calls(len(response.tool_calls), len(calls))))
+            self._count_format_error(True)
 
     def _specs(self) -> tuple[ToolSpec, ...]:
         """The tools offered at this step; a replay asks the tool set once, not at every step it reads back."""

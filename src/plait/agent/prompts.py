@@ -61,6 +61,14 @@ def task_prompt(task: str) -> str:
     return f"{task.strip()}\n" if _HEADED.match(task.lstrip()) else f"{_HEAD}:\n\n{task.strip()}\n"
 
 
+def too_many_calls(made: int, run: int) -> str:
+    """Tells the model that only the first `run` of the `made` tool calls of its reply were run."""
+    return (
+        f"Your reply made {made:,} tool calls: only the first {run} were run, and the others are not part of the "
+        f"conversation. A reply may make at most {run}; make any that are still needed in your next reply."
+    )
+
+
 def cut_reply(limit: int) -> str:
     """Tells the model its reply was cut at its output limit (its last tool call, if any, was not run)."""
     return (

@@ -36,7 +36,7 @@ from plait.errors import ModelError
 from plait.models._reply import read_json
 from plait.models._retry import RETRY_BUDGET, Sleep, Transient, with_retries
 from plait.models._stream import Stream, assemble
-from plait.models.base import RetryHook
+from plait.models.base import BadReplyBody, RetryHook
 
 T = TypeVar("T")
 
@@ -119,6 +119,17 @@ class _Streamed:
         return self._response.aiter_bytes()
 
 
+async def _capped(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes]:
+    """`chunks`, until more than `limit` bytes came: then `BadReplyBody`."""
+    read = 0
+    async for chunk in chunks:
+        read += len(chunk)
+        if read > limit:
+            size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit:,} bytes"
+            raise BadReplyBody(f"the reply is longer than {size}")
+        yield chunk
+
+
 def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
     """The first exception of type `kind` in the chain of causes and contexts of `exc`."""
     seen: set[int] = set()
@@ -135,6 +146,9 @@ class ProviderBase:
     """A model behind an HTTP API: a fresh SDK client per call, so no connection outlives its event loop."""
 
     streams_text = True
+    max_body = 256 << 20
+    """Bytes of one reply read at most (a streamed one's events included): a server that sends more is
+    answering something else, and an endless stream would hold the agent forever."""
 
     def __init__(
         self,
@@ -236,9 +250,10 @@ class ProviderBase:
     async def _body(self, raw: RawResponse, stream: Stream, end: str) -> dict[str, Any]:
         """The reply body: assembled from its events, or read whole from a server that did not stream."""
         kind = raw.headers.get("content-type", "")
+        chunks = _capped(raw.iter_bytes(), self.max_body)
         if "text/event-stream" not in kind.lower():
-            return read_json(await raw.read(), kind)
-        return await assemble(raw.iter_bytes(), stream, end)
+            return read_json(b"".join([chunk async for chunk in chunks]), kind)
+        return await assemble(chunks, stream, end)
 
     async def _retrying(self, once: Callable[[], Awaitable[T]], on_retry: RetryHook | None) -> T:
         """`once()`, retried on what `_transport` calls transient, as the settings allow."""
