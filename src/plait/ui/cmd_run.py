@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,7 +19,6 @@ from plait.events.store import EventStore, ObservedStore
 from plait.models.registry import make_model
 from plait.plan.model import Plan
 from plait.plan.overlap import OverlapDecision
-from plait.plan.render import render_plan
 from plait.redact import scrub_strings
 from plait.run.maintenance import ended_note
 from plait.run.orchestrate import Orchestration, orchestrate
@@ -29,12 +28,16 @@ from plait.run.single import Base, choose_base, new_run_id
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store
-from plait.ui._detach import detach as detach_run
-from plait.ui._run_report import Outcome, report_outcome
 from plait.ui._safe import escaped, visible
 from plait.ui.progress import ProgressPrinter
 from plait.workspace import CommandRunner, Repo
 from plait.workspace.sandbox import make_runner, probe
+
+if TYPE_CHECKING:
+    from plait.ui._run_report import Outcome
+
+# Imported where used, so that a resumed run reaches its first model call without them: the plan's rendering
+# (`--review`), the detached start, the report at the end (and the tables of both).
 
 __all__ = ["register"]
 
@@ -101,6 +104,8 @@ def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
     # the planner wrote the plan: none of its text may drive the terminal while the user judges it
     shown = Plan.model_validate(scrub_strings(plan.model_dump(mode="json"), visible))
     said = [dataclasses.replace(d, what=visible(d.what), why=visible(d.why)) for d in decisions]
+    from plait.plan.render import render_plan
+
     err.print(render_plan(shown, said))
     if err.is_terminal:  # the run waits for the user's word: the bell calls them back to this window
         err.bell()
@@ -164,6 +169,12 @@ def _start(
         **options,
     )
     return _drive(orchestrate(work), store, run_id, tui=tui), store
+
+
+def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
+    from plait.ui._run_report import report_outcome
+
+    return report_outcome(outcome, store, as_json)
 
 
 def register(app: typer.Typer) -> None:
@@ -244,6 +255,8 @@ def register(app: typer.Typer) -> None:
         llm = make_model(settings.model, settings)
         _confirm_base(repo, include_uncommitted=settings.include_uncommitted, yes=yes)
         if detach:
+            from plait.ui._detach import detach as detach_run
+
             raise typer.Exit(detach_run(repo, task, as_json=as_json, review=review))
         # policy questions go to the user only in a plain terminal session (the live view owns the screen)
         ask = (no_tui or review) and sys.stdin.isatty() and sys.stderr.isatty() and not yes
@@ -262,7 +275,7 @@ def register(app: typer.Typer) -> None:
             review=_review if review else None,
             tui=not no_tui and not review,  # the review asks on the terminal before the view would start
         )
-        code = report_outcome(outcome, store, as_json)
+        code = _report(outcome, store, as_json)
         store.close()
         raise typer.Exit(code)
 
@@ -307,7 +320,7 @@ def register(app: typer.Typer) -> None:
             run_id=run_id,
             state=state,
         )
-        code = report_outcome(outcome, store, as_json)
+        code = _report(outcome, store, as_json)
         store.close()
         raise typer.Exit(code)
 
@@ -345,7 +358,7 @@ def register(app: typer.Typer) -> None:
             use_llm_resolver=False,
             tui=not no_tui,
         )
-        code = report_outcome(outcome, store, as_json)
+        code = _report(outcome, store, as_json)
         store.close()
         llm.assert_complete()
         if not as_json and outcome is not None:
