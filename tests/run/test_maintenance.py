@@ -43,6 +43,19 @@ def test_leftovers_of_an_ended_run_are_collected_with_the_disk_they_held(repo: R
     assert diagnose(repo) == []
 
 
+def test_the_worktree_plait_integrate_keeps_for_its_gate_is_not_called_a_leftover(repo: Repo) -> None:
+    SQLiteEventStore(repo.plait_dir() / "events.db").close()
+    kept = repo.plait_dir() / "worktrees" / "_gate" / "integration"
+    git(repo.root, "worktree", "add", "--detach", str(kept), repo.head())
+
+    (finding,) = diagnose(repo)
+
+    assert finding.severity == "info" and "kept by plait integrate's gate for its next run" in finding.message
+    assert "leftover" not in finding.message and finding.repair is not None
+    finding.repair()  # plait gc may still take the space back: the next integrate makes it again
+    assert not kept.exists()
+
+
 def test_a_deleted_branch_of_an_unfinished_run_is_restored_from_the_log(repo: Repo) -> None:
     wt = repo.add_worktree(repo.plait_dir() / "worktrees" / "r1" / "a", "plait/r1/a", repo.head())
     (wt.path / "alpha.py").write_text("def alpha():\n    return 1\n")

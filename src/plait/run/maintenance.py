@@ -168,6 +168,10 @@ def ended_note(repo: Repo, state: RunState) -> str:
     return f"{said}; finished its clean-up, removed {', '.join(tidied)}" if tidied else said
 
 
+GATE_DIR = "_gate"
+"""Under plait's worktrees: the one `plait integrate` keeps for its gate (see `reconcile.gate`)."""
+
+
 def _worktree_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]:
     findings: list[Finding] = []
     root = repo.plait_dir() / "worktrees"
@@ -183,14 +187,10 @@ def _worktree_findings(repo: Repo, states: dict[str, RunState]) -> list[Finding]
                 return f"removed {tree.relative_to(root)}"
 
             why = "registered with git" if tree.absolute() in registered else "not known to git"
-            findings.append(
-                Finding(
-                    "worktree",
-                    f"leftover worktree {tree.relative_to(root)} of an ended run ({why})",
-                    repair=remove,
-                    freed=size,
-                )
-            )
+            said = f"leftover worktree {tree.relative_to(root)} of an ended run ({why})"
+            if run_dir.name == GATE_DIR:  # plait integrate's: kept on purpose, and remade when it is gone
+                said = f"worktree {tree.relative_to(root)} kept by plait integrate's gate for its next run ({why})"
+            findings.append(Finding("worktree", said, "info" if run_dir.name == GATE_DIR else "warning", remove, size))
     missing = [p for p in registered if not p.exists()]
     if missing:
 
