@@ -42,12 +42,16 @@ def test_a_live_call_reads_only_what_was_appended_since(tmp_path: Path) -> None:
     steering = Steering(store, "r", "t")
     assert steering.notes() == []
     assert asyncio.run(steering.hold()) is None
-    store.read = 0
     steer(store, "r", "t", "say", text="look at b.py")
-    for _ in range(5):  # five more live calls
+    assert steering.notes() == [said("look at b.py")]
+    store.read = 0
+    for _ in range(5):  # five more live calls, the message not yet delivered
         assert steering.notes() == [said("look at b.py")]
         assert asyncio.run(steering.hold()) is None
-    assert store.read == 1  # the message, read once; before, each call read the task's 201 events three times
+    assert store.read == 0  # before, each call read the task's 201 events and its steering again
+    _delivered(store, said("look at b.py"))
+    assert steering.notes() == []
+    assert store.read == 1
 
 
 def test_what_the_cursor_sees_is_what_a_fresh_read_sees(tmp_path: Path) -> None:

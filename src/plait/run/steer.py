@@ -28,7 +28,7 @@ SAID = "The user says"
 """How a user's message starts among the notes an agent is given."""
 
 _POLL_S = 0.5
-_KINDS = ("steer", "task_started", "decision")
+_KINDS = ("steer", "task_started")
 
 Action = Literal["say", "pause", "resume", "stop"]
 
@@ -67,7 +67,8 @@ class Steering:
     """What the user asked of one task's agent, as the log has it.
 
     The task's events of the kinds it looks at are read once, then only what was appended since (a cursor on
-    the log's sequence): a live call of a long run's agent reads a few new events, not the run's log again.
+    the log's sequence): a live call of a long run's agent reads a few new events, not the run's log again. The
+    notes delivered (the agent's decisions, many) are read only once the user has said something.
     """
 
     def __init__(self, store: EventStore, run_id: str, task_id: str, *, poll_s: float = _POLL_S) -> None:
@@ -78,6 +79,7 @@ class Steering:
         self._steers: list[UserSteered] = []
         self._started = 0
         self._delivered: Counter[str] = Counter()
+        self._delivered_last = 0
 
     @property
     def retry(self) -> bool:
@@ -85,18 +87,27 @@ class Steering:
         return self.stopped is not None and self.stopped.retry
 
     def _read(self) -> None:
-        """Take in the task's events appended since the last read."""
+        """Take in the task's steering and attempt starts appended since the last read."""
         fresh = self.store.events(self.run_id, agent=self.task_id, kinds=_KINDS, after=self._last)
         if fresh and not fresh[0].seq > self._last:  # a store that does not number its events: all there is
-            self._steers, self._started, self._delivered = [], 0, Counter()
+            self._steers, self._started = [], 0
         for event in fresh:
             if isinstance(event, UserSteered):
                 self._steers.append(event)
             elif isinstance(event, TaskStarted):
                 self._started = event.seq
-            elif isinstance(event, Decision) and event.topic == "notes":
-                self._delivered.update(str(n) for n in event.data.get("notes", []))
         self._last = fresh[-1].seq if fresh else self._last
+
+    def _read_delivered(self) -> None:
+        """Take in the notes delivered to the task's agents since the last read (once the user said something:
+        an agent's decisions are many)."""
+        fresh = self.store.events(self.run_id, agent=self.task_id, kinds=["decision"], after=self._delivered_last)
+        if fresh and not fresh[0].seq > self._delivered_last:
+            self._delivered = Counter()
+        for event in fresh:
+            if isinstance(event, Decision) and event.topic == "notes":
+                self._delivered.update(str(n) for n in event.data.get("notes", []))
+        self._delivered_last = fresh[-1].seq if fresh else self._delivered_last
 
     def notes(self) -> list[str]:
         """The user's messages not yet delivered to an attempt of this task, oldest first."""
@@ -104,6 +115,7 @@ class Steering:
         messages = [said(e.text) for e in self._steers if e.action == "say"]
         if not messages:
             return []
+        self._read_delivered()
         delivered = Counter(self._delivered)
         fresh = []
         for message in messages:
