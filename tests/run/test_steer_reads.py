@@ -15,12 +15,14 @@ class Counting(SQLiteEventStore):
     """A real store that counts the events its reads hand back."""
 
     read = 0
+    afters: list[int]
 
     def events(
         self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
     ) -> list[Event]:
         found = super().events(run_id, agent=agent, kinds=kinds, after=after)
         self.read += len(found)
+        self.afters = [*getattr(self, "afters", []), after]
         return found
 
 
@@ -43,12 +45,16 @@ def test_a_live_call_reads_only_what_was_appended_since(tmp_path: Path) -> None:
     assert steering.notes() == []
     assert asyncio.run(steering.hold()) is None
     steer(store, "r", "t", "say", text="look at b.py")
+    for i in range(50):  # the other agents go on
+        store.append(Decision(run_id="r", agent="u", topic="notes", decision="told", data={"notes": [f"{i}"]}))
+    end = store.events("r", agent="u")[-1].seq
     assert steering.notes() == [said("look at b.py")]
-    store.read = 0
+    store.read, store.afters = 0, []
     for _ in range(5):  # five more live calls, the message not yet delivered
         assert steering.notes() == [said("look at b.py")]
         assert asyncio.run(steering.hold()) is None
     assert store.read == 0  # before, each call read the task's 201 events and its steering again
+    assert min(store.afters) >= end  # a read starts at the end of the last one, not where the task last acted
     _delivered(store, said("look at b.py"))
     assert steering.notes() == []
     assert store.read == 1

@@ -44,8 +44,18 @@ _UNPAIRED = re.compile("[\ud800-\udfff]")
 _SCALARS = (str, int, float, bool, type(None))
 
 
-REPLAYED = ("task_started", "prompt", "tool_call", "tool_result", "decision", "agent_stopped", "model_response")
-"""The kinds of an agent's events that a resumed agent is rebuilt from (see `agent_events`)."""
+REPLAYED = (
+    "task_started",
+    "prompt",
+    "tool_call",
+    "tool_result",
+    "decision",
+    "agent_stopped",
+    "model_response",
+    "steer",
+)
+"""The kinds of an agent's events that a resumed agent is rebuilt from (see `agent_events`), and the user's
+steering of it, which its live calls look at."""
 
 
 @dataclass

@@ -15,12 +15,14 @@ Paused time still counts against the task's wall-time limit.
 from __future__ import annotations
 
 import asyncio
+import bisect
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from plait.events.journal import agent_events
 from plait.events.store import EventStore
-from plait.events.types import Decision, TaskStarted, UserSteered
+from plait.events.types import Decision, Event, TaskStarted, UserSteered
 
 __all__ = ["SAID", "Action", "Steering", "notes_from", "said", "steer", "told"]
 
@@ -28,7 +30,6 @@ SAID = "The user says"
 """How a user's message starts among the notes an agent is given."""
 
 _POLL_S = 0.5
-_KINDS = ("steer", "task_started")
 
 Action = Literal["say", "pause", "resume", "stop"]
 
@@ -66,9 +67,10 @@ def notes_from(*sources: Callable[[], Sequence[str]] | None) -> Callable[[], Seq
 class Steering:
     """What the user asked of one task's agent, as the log has it.
 
-    The task's events of the kinds it looks at are read once, then only what was appended since (a cursor on
-    the log's sequence): a live call of a long run's agent reads a few new events, not the run's log again. The
-    notes delivered (the agent's decisions, many) are read only once the user has said something.
+    The task's events come from the run's read of its agents' past (`plait.events.journal.agent_events`: the log
+    read and decoded once, then only what was appended since), and are looked at from where the last look
+    stopped: a live call of a long run's agent reads a few new events, not the run's log again. The notes
+    delivered (the agent's decisions, many) are looked at only once the user has said something.
     """
 
     def __init__(self, store: EventStore, run_id: str, task_id: str, *, poll_s: float = _POLL_S) -> None:
@@ -86,10 +88,18 @@ class Steering:
         """Whether the user, stopping the attempt, asked for the task to be tried again."""
         return self.stopped is not None and self.stopped.retry
 
+    def _fresh(self, after: int) -> tuple[list[Event], bool]:
+        """The task's events after sequence number `after`, and whether they are all there is (a store that does not
+        number its events is read in full)."""
+        events = agent_events(self.store, self.run_id, self.task_id)
+        if events and not events[-1].seq > 0:
+            return events, True
+        return events[bisect.bisect_right(events, after, key=lambda e: e.seq) :], False
+
     def _read(self) -> None:
-        """Take in the task's steering and attempt starts appended since the last read."""
-        fresh = self.store.events(self.run_id, agent=self.task_id, kinds=_KINDS, after=self._last)
-        if fresh and not fresh[0].seq > self._last:  # a store that does not number its events: all there is
+        """Take in the task's steering and attempt starts logged since the last read."""
+        fresh, everything = self._fresh(self._last)
+        if everything:
             self._steers, self._started = [], 0
         for event in fresh:
             if isinstance(event, UserSteered):
@@ -99,10 +109,10 @@ class Steering:
         self._last = fresh[-1].seq if fresh else self._last
 
     def _read_delivered(self) -> None:
-        """Take in the notes delivered to the task's agents since the last read (once the user said something:
-        an agent's decisions are many)."""
-        fresh = self.store.events(self.run_id, agent=self.task_id, kinds=["decision"], after=self._delivered_last)
-        if fresh and not fresh[0].seq > self._delivered_last:
+        """Take in the notes delivered to the task's agents since the last read (only once the user has said
+        something: an agent's decisions are many)."""
+        fresh, everything = self._fresh(self._delivered_last)
+        if everything:
             self._delivered = Counter()
         for event in fresh:
             if isinstance(event, Decision) and event.topic == "notes":
