@@ -88,6 +88,21 @@ def test_track_a_scores_each_kind_of_merge_and_never_writes_the_studied_repo(box
     assert _fingerprint(box) == before
 
 
+def test_a_merge_git_itself_cannot_make_is_skipped_and_counted_not_a_crash(box: Sandbox) -> None:
+    """A history that once merged an unrelated one (a project imported whole): git's merge-tree refuses it."""
+    main = box.start({"a.txt": "a\n"})
+    other = box.commit({"b.txt": "b\n"}, "an unrelated root")
+    tree = git(box.root, "rev-parse", box.commit({"a.txt": "a\n", "b.txt": "b\n"}, "tree", parent=main) + "^{tree}")
+    joined = git(box.root, "commit-tree", tree, "-p", main, "-p", other, "-m", "merge unrelated")
+    git(box.root, "update-ref", "refs/heads/main", joined)
+
+    with scratch_clone(box.root) as clone:
+        track = run_track_a(clone, name="toy", resolvers=default_resolvers())
+
+    assert track.cases == [] and track.skipped == [joined]
+    assert track.summary()["skipped_git_cannot_merge"] == [joined]
+
+
 def test_track_b_replays_commits_as_parallel_branches_and_counts_new_breakage(box: Sandbox) -> None:
     base = box.start({"calc.py": CALC, "util.py": "X = 1\n", "app.py": "import util\n"})
     c1 = box.commit({"calc.py": CALC.replace("a + b", "b + a")}, "one", parent=base)

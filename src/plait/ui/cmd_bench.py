@@ -52,6 +52,8 @@ def _table_a(a: TrackA, gated: bool = False) -> Table:
         table.add_row("  of which git merged cleanly", "", str(s["clean_refused_by_gate"]))
     rungs = ", ".join(f"{rung} {n}" for rung, n in sorted(a.rung_files().items())) or "none"
     table.caption = f"no-regression set: {len(a.regressions)} changed; conflicted files resolved by rung: {rungs}"
+    if a.skipped:
+        table.caption += f"; {len(a.skipped)} merge(s) git itself cannot re-merge (unrelated histories?) skipped"
     return table
 
 

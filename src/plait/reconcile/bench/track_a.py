@@ -12,9 +12,9 @@ from plait.reconcile._gitio import decode, git_bytes, read_blobs
 from plait.reconcile.bench._gated import gate_refusal, merge_base
 from plait.reconcile.deterministic import same_content
 from plait.reconcile.ladder import merge_commits
-from plait.reconcile.textmerge import merge_tree
+from plait.reconcile.textmerge import TreeMerge, merge_tree
 from plait.reconcile.types import Resolver
-from plait.workspace import Repo
+from plait.workspace import GitError, Repo
 
 __all__ = ["MergeCase", "TrackA", "historical_merges", "run_track_a"]
 
@@ -45,6 +45,8 @@ class TrackA:
 
     repo: str
     cases: list[MergeCase] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Merges git itself cannot re-merge (unrelated histories, objects missing from the clone): not counted."""
 
     def count(self, git: GitResult | None = None, plait: PlaitResult | None = None) -> int:
         """Cases with that git result and that plait result (None: any)."""
@@ -65,6 +67,7 @@ class TrackA:
         return {
             "repo": self.repo,
             "merges": len(self.cases),
+            "skipped_git_cannot_merge": self.skipped,
             "git_clean_same": self.count(git="clean_same"),
             "git_clean_differs": self.count(git="clean_differs"),
             "git_conflicts": conflicts,
@@ -97,17 +100,29 @@ def historical_merges(repo: Repo, limit: int | None = None) -> list[tuple[str, s
 
 async def _case(
     repo: Repo, row: tuple[str, str, str, str], resolvers: Sequence[Resolver], gate: asyncio.Semaphore, gated: bool
-) -> MergeCase:
+) -> MergeCase | str:
+    """The merge's case, or its id when git's own merge of its parents fails."""
     merge, committed, ours, theirs = row
     async with gate:
-        plain = await asyncio.to_thread(merge_tree, repo, ours, theirs)
-        outcome = await merge_commits(repo, ours, theirs, resolvers=resolvers, message="bench\n")
-        tree, refused = "", ""
-        if outcome.commit and gated:
-            base = await asyncio.to_thread(merge_base, repo, ours, theirs)
-            refused = await gate_refusal(repo, base, outcome.commit)
-        if outcome.commit:
-            tree = (await asyncio.to_thread(git_bytes, repo, "rev-parse", f"{outcome.commit}^{{tree}}"))[1].decode()
+        try:
+            plain = await asyncio.to_thread(merge_tree, repo, ours, theirs)
+        except GitError:
+            return merge  # git's own merge fails: nothing to compare plait with
+        return await _compared(repo, row, plain, resolvers, gated)
+
+
+async def _compared(
+    repo: Repo, row: tuple[str, str, str, str], plain: TreeMerge, resolvers: Sequence[Resolver], gated: bool
+) -> MergeCase:
+    """What plait made of a merge git could make, against git's merge and the committed tree."""
+    merge, committed, ours, theirs = row
+    outcome = await merge_commits(repo, ours, theirs, resolvers=resolvers, message="bench\n")
+    tree, refused = "", ""
+    if outcome.commit and gated:
+        base = await asyncio.to_thread(merge_base, repo, ours, theirs)
+        refused = await gate_refusal(repo, base, outcome.commit)
+    if outcome.commit:
+        tree = (await asyncio.to_thread(git_bytes, repo, "rev-parse", f"{outcome.commit}^{{tree}}"))[1].decode()
     git: GitResult = "conflict" if not plain.clean else "clean_same" if plain.tree == committed else "clean_differs"
     plait: PlaitResult = "unresolved" if not outcome.commit else "same" if tree.strip() == committed else "differs"
     plait = "refused" if refused else plait
@@ -140,7 +155,7 @@ def _format_only(repo: Repo, committed: str, tree: str) -> bool:
 
 async def _run(
     repo: Repo, rows: list[tuple[str, str, str, str]], resolvers: Sequence[Resolver], jobs: int, gated: bool
-) -> list[MergeCase]:
+) -> list[MergeCase | str]:
     gate = asyncio.Semaphore(jobs)
     async with asyncio.TaskGroup() as group:
         tasks = [group.create_task(_case(repo, row, resolvers, gate, gated)) for row in rows]
@@ -161,4 +176,6 @@ def run_track_a(
     `gated`: plait's merge must also pass the gate's parse and semantic stages (against the merge base).
     """
     rows = historical_merges(repo, limit)
-    return TrackA(name, asyncio.run(_run(repo, rows, resolvers, jobs, gated)))
+    found = asyncio.run(_run(repo, rows, resolvers, jobs, gated))
+    cases = [case for case in found if isinstance(case, MergeCase)]
+    return TrackA(name, cases, [case for case in found if isinstance(case, str)])
