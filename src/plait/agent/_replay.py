@@ -23,7 +23,7 @@ from plait.events.types import (
 )
 from plait.models.base import ToolCall
 
-__all__ = ["FINISHING", "Called", "Recorded", "Results", "replayed"]
+__all__ = ["FINISHING", "Called", "Recorded", "Results", "last_checkpoint", "replayed"]
 
 Key = tuple[int, str]
 """(step, call id) of a tool call."""
@@ -121,6 +121,20 @@ class Recorded:
     def last_checkpoint(self) -> str:
         saved = [r.checkpoint for r in sorted(self.results.values(), key=lambda r: r.seq) if r.checkpoint]
         return saved[-1] if saved else ""
+
+
+def last_checkpoint(store: EventStore, run_id: str, agent: str, attempt: int) -> str:
+    """`Recorded(...).last_checkpoint` without building the rest of the record: the commit of the attempt's last
+    logged tool result that saved one, "" when none did."""
+    events = agent_events(store, run_id, agent)
+    return next(
+        (
+            e.checkpoint
+            for e in reversed(events)
+            if isinstance(e, ToolReturned) and e.attempt == attempt and e.checkpoint
+        ),
+        "",
+    )
 
 
 def replayed(recorded: ToolReturned, call: ToolCall) -> ToolOutcome:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from plait.agent._replay import Recorded
+from plait.agent._replay import last_checkpoint
 from plait.agent._replaying import ReplayTurns
 from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
@@ -181,7 +181,7 @@ class _TaskRunner:
         last = opening.last if opening is not None else last  # the failure the brief tells of, as the log has it
         if state is not None and key in state.bases:
             opened: Opening | None = None
-            base, saved = state.bases[key], Recorded(ctx.store, ctx.run_id, task_id, number).last_checkpoint
+            base, saved = state.bases[key], last_checkpoint(ctx.store, ctx.run_id, task_id, number)
         else:
             if opening is None:  # logged before the worktree is made: a resumed process makes the same one
                 # a retry (after a failure or an ejection) starts on the integration head, where it must fit, with
@@ -283,7 +283,7 @@ class _TaskRunner:
     def _agent(self, task: PlanTask, runner: CommandRunner, worktree: Worktree, attempt: int) -> Worker:
         s, path = self.ctx.settings, worktree.path
         ref = f"refs/plait/checkpoints/{self.ctx.run_id}/{task.id}.{attempt}"
-        last = {"sha": Recorded(self.ctx.store, self.ctx.run_id, task.id, attempt).last_checkpoint or worktree.base}
+        last = {"sha": last_checkpoint(self.ctx.store, self.ctx.run_id, task.id, attempt) or worktree.base}
 
         async def checkpoint() -> str | None:
             sha = await self.git.run(worktree.checkpoint, ref, last["sha"])
