@@ -42,7 +42,7 @@ def test_a_dispatched_change_comes_back_with_its_files_diff_and_test_count(repo:
     model = ScriptedModel(
         conversations=[
             {"name": "lead", "match": LEAD, "turns": lead},
-            {"name": "alpha", "match": "Your task is `\\w+`", "turns": alpha},
+            {"name": "alpha", "match": "\nYour task", "turns": alpha},
         ]
     )
     check = "python3 -c 'import alpha; assert alpha.alpha() == 1; print(\"3 passed in 0.01s\")'"
