@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from plait.errors import EnvironmentProblem
@@ -61,22 +61,35 @@ def _spawn(argv: list[str], cwd: Path, env: dict[str, str], input: bytes | None)
     raise AssertionError("unreachable")
 
 
+def read_objects(repo: Repo, specs: Sequence[str]) -> list[tuple[bytes, bytes] | None]:
+    """(type, contents) of each object named (an id, or `commit:path`) in one `cat-file --batch` call; None for
+    one that does not exist."""
+    if not specs:
+        return []
+    _, out = git_bytes(repo, "cat-file", "--batch", input="".join(f"{spec}\n" for spec in specs).encode())
+    found: list[tuple[bytes, bytes] | None] = []
+    pos = 0
+    for _ in specs:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or header[1] == b"missing":
+            found.append(None)
+            continue
+        size = int(header[2])
+        found.append((header[1], out[pos : pos + size]))
+        pos += size + 1
+    return found
+
+
 def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:
     """The contents of many blobs in one `cat-file --batch` call."""
     wanted = list(dict.fromkeys(oids))
-    if not wanted:
-        return {}
-    _, out = git_bytes(repo, "cat-file", "--batch", input="".join(f"{oid}\n" for oid in wanted).encode())
     found: dict[str, bytes] = {}
-    pos = 0
-    for oid in wanted:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        if len(header) < 3 or header[1] == b"missing":
+    for oid, read in zip(wanted, read_objects(repo, wanted), strict=True):
+        if read is None:
             raise GitError("cat-file --batch", f"object {oid} is missing")
-        size = int(header[2])
-        found[oid] = out[end + 1 : end + 1 + size]
-        pos = end + 1 + size + 1
+        found[oid] = read[1]
     return found
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable
 
-from plait.workspace import GitError, Repo
-from plait.workspace._gitcall import argv, environment
+from plait.reconcile._gitio import read_objects
+from plait.workspace import Repo
 
 __all__ = ["changed_paths", "grep_files", "read_blobs", "tree_paths"]
 
@@ -27,35 +26,11 @@ def tree_paths(repo: Repo, commit: str) -> list[str]:
 def read_blobs(repo: Repo, commit: str, paths: Iterable[str]) -> dict[str, str | None]:
     """The text of each path at `commit` (undecodable bytes replaced), None where the path does not exist."""
     wanted = list(dict.fromkeys(paths))
-    if not wanted:
-        return {}
-    request = "".join(f"{commit}:{p}\n" for p in wanted).encode()
-    try:
-        done = subprocess.run(
-            argv(("cat-file", "--batch")),
-            cwd=repo.root,
-            env=environment(),
-            input=request,
-            capture_output=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise GitError("cat-file --batch", str(exc)) from exc
-    if done.returncode != 0:
-        raise GitError("cat-file --batch", done.stderr.decode(errors="replace").strip() or "failed")
-    result: dict[str, str | None] = {}
-    data, pos = done.stdout, 0
-    for path in wanted:
-        end = data.index(b"\n", pos)
-        header = data[pos:end].split()
-        pos = end + 1
-        if len(header) != 3 or header[1] != b"blob":
-            result[path] = None
-            continue
-        size = int(header[2])
-        result[path] = data[pos : pos + size].decode("utf-8", errors="replace")
-        pos += size + 1
-    return result
+    read = read_objects(repo, [f"{commit}:{path}" for path in wanted])
+    return {
+        path: found[1].decode("utf-8", errors="replace") if found is not None and found[0] == b"blob" else None
+        for path, found in zip(wanted, read, strict=True)
+    }
 
 
 def grep_files(repo: Repo, commit: str, words: Iterable[str], pathspec: str = "*.py") -> list[str]:
