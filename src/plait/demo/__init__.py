@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -12,6 +10,7 @@ from pathlib import Path
 from plait.errors import UsageError
 from plait.models.scripted import ScriptedModel
 from plait.workspace import Repo
+from plait.workspace import _gitcall as gitcall
 
 __all__ = ["prepare_demo"]
 
@@ -33,13 +32,14 @@ def prepare_demo(directory: Path | None, *, fast: bool, parallel: bool = False) 
         shutil.copytree(
             source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache")
         )
-    env = {**os.environ, **_IDENTITY}
     for args in (
-        ["init", "-q", "-b", "main"],
-        ["add", "-A"],
-        ["-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "tally: initial version"],
+        ("init", "-q", "-b", "main"),
+        ("add", "-A"),
+        ("commit", "-q", "--no-verify", "-m", "tally: initial version"),
     ):
-        subprocess.run(["git", *args], cwd=target, env=env, check=True, capture_output=True)
+        done = gitcall.run(args, target, _IDENTITY)  # plait's own git: no hooks, no signing, whatever is configured
+        if done.returncode != 0:
+            raise gitcall.GitError(" ".join(args[:2]), gitcall.first_line(done.stderr, f"exit {done.returncode}"))
     task = (bundle / ("parallel_task.txt" if parallel else "task.txt")).read_text().strip()
     with resources.as_file(bundle / ("parallel.yaml" if parallel else "script.yaml")) as script:
         model = ScriptedModel.from_file(script)
