@@ -14,7 +14,6 @@ setting wins.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -64,9 +63,9 @@ def _from_mcp_json(text: str) -> tuple[dict[str, McpServer], str]:
 
 def mcp_json_servers(root: Path, commit: str) -> tuple[dict[str, McpServer], str]:
     """The stdio servers of `.mcp.json` at `commit`, and what was wrong with the file ('' when nothing)."""
-    done = subprocess.run(
-        ["git", "-C", str(root), "show", f"{commit}:{MCP_JSON}"], capture_output=True, text=True, check=False
-    )
+    from plait.workspace import _gitcall  # the workspace's settings import this module
+
+    done = _gitcall.run(("show", f"{commit}:{MCP_JSON}"), root)  # plait's own git, whatever the environment says
     if done.returncode != 0:
         return {}, ""
     return _from_mcp_json(done.stdout)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from plait._mcp_config import McpServer, run_servers
+from plait._mcp_config import McpServer, mcp_json_servers, run_servers
 from plait.agent.mcp_servers import McpTools
 from plait.agent.tools import ToolOutcome
 from plait.events import SQLiteEventStore
@@ -79,6 +79,20 @@ def test_mcp_json_servers_start_only_in_a_trusted_repository(tmp_path: Path) -> 
     assert "plait trust" in untrusted.why
     assert trusted.servers["js"] == McpServer(command=["node", "server.js"], env={"A": "1"})
     assert "web" not in trusted.servers  # a url server is not started for agents
+
+
+def test_mcp_json_is_read_from_the_repository_whatever_git_s_environment_points_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GIT_DIR left in the environment (a hook, a wrapper) names another repository; plait reads its own."""
+    root, head = _repo_with_mcp_json(tmp_path)
+    other = tmp_path / "other"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+
+    found = mcp_json_servers(root, head)
+
+    assert set(found[0]) == {"js"} and found[1] == ""
 
 
 class _Inner:
