@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -52,6 +52,9 @@ from plait.models.base import (
 )
 from plait.models.pricing import PriceTable
 
+if TYPE_CHECKING:
+    from plait.settings import Settings
+
 __all__ = ["Agent", "AgentLimits", "AgentResult", "Arriving", "Checkpoint", "Hold", "NoteSource", "ToolSet"]
 
 _NO_TOOL = "Your reply called no tool. Call a tool to continue, or call finish with a summary when you are done."
@@ -74,6 +77,17 @@ class AgentLimits(BaseModel):
     max_output_tokens: int = Field(8192, ge=1)
     max_tool_calls: int = Field(64, ge=1)
     """Tool calls of one reply that are run; the conversation keeps those, and the model is told of the rest."""
+
+    @classmethod
+    def from_settings(cls, s: Settings, *, most_steps: int | None = None) -> AgentLimits:
+        """The limits the settings give every agent; `most_steps` caps the model calls further (an expert's answer)."""
+        steps = s.max_steps if most_steps is None else min(s.max_steps, most_steps)
+        return cls(
+            max_steps=steps,
+            max_tokens=s.max_tokens,
+            max_format_errors=s.max_format_errors,
+            max_output_tokens=s.max_output_tokens,
+        )
 
 
 @dataclass(frozen=True)

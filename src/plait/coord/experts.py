@@ -36,6 +36,7 @@ from plait.plan.model import ExpertSpec
 from plait.workspace import LocalRunner
 
 __all__ = [
+    "EXPERT_STEPS",
     "EXPERT_PREFIX",
     "Answer",
     "AnswerTools",
@@ -48,6 +49,9 @@ __all__ = [
     "expert_system",
     "roster",
 ]
+
+EXPERT_STEPS = 30
+"""Model calls an expert may make for one answer (fewer when the settings allow fewer)."""
 
 READING_TOOLS = frozenset({"read_file", "search", "list_files"})
 
@@ -175,7 +179,7 @@ class Expert:
             store=store,
             prices=prices,
             system=expert_system(spec, repo_map, origin),
-            limits=limits or AgentLimits(max_steps=30),
+            limits=limits or AgentLimits(max_steps=EXPERT_STEPS),
             budget=budget,
             context=context or context_budget(model.name),
         )

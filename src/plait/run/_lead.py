@@ -100,12 +100,7 @@ def close_checkout(repo: Repo, path: Path) -> None:
 
 
 def lead_limits(s: Settings) -> AgentLimits:
-    return AgentLimits(
-        max_steps=s.max_steps,
-        max_tokens=s.max_tokens,
-        max_format_errors=s.max_format_errors,
-        max_output_tokens=s.max_output_tokens,
-    )
+    return AgentLimits.from_settings(s)
 
 
 def lead_agent(maker: ExpertMaker, tools: ToolSet, prompt: str, files: list[str]) -> Agent:

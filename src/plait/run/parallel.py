@@ -19,6 +19,7 @@ from plait.agent.prompts import task_brief
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
 from plait.coord.asking import ExpertTools
+from plait.coord.experts import EXPERT_STEPS
 from plait.errors import PlaitError
 from plait.events.store import EventStore
 from plait.events.types import Decision, RunFinished, TaskFinished
@@ -119,12 +120,7 @@ class _TaskRunner:
             budget=ctx.budget,
             repo_map=ctx.repo_map,
             context=context_budget(ctx.model.name, s.context_tokens),
-            limits=AgentLimits(
-                max_steps=min(s.max_steps, 30),  # per question
-                max_tokens=s.max_tokens,
-                max_format_errors=s.max_format_errors,
-                max_output_tokens=s.max_output_tokens,
-            ),
+            limits=AgentLimits.from_settings(s, most_steps=EXPERT_STEPS),
             backend=ctx.backend,
         )
         if ctx.state is not None and ctx.budget is not None:
@@ -308,12 +304,7 @@ class _TaskRunner:
             store=self.ctx.store,
             prices=self.ctx.prices,
             system=self.systems[task.id],
-            limits=AgentLimits(
-                max_steps=s.max_steps,
-                max_tokens=s.max_tokens,
-                max_format_errors=s.max_format_errors,
-                max_output_tokens=s.max_output_tokens,
-            ),
+            limits=AgentLimits.from_settings(s),
             budget=self.budgets.get(task.id),
             attempt=attempt,
             checkpoint=checkpoint,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plait.coord.experts import Answer, Experts, ExpertSpec, expert_id, roster
+from plait.coord.experts import EXPERT_STEPS, Answer, Experts, ExpertSpec, expert_id, roster
 
 __all__ = ["ActorExperts", "ExpertActor", "ExpertJob", "NAMESPACE", "actor_name"]
 
@@ -79,12 +79,7 @@ class ExpertActor:
             commit=job.commit,
             origin=job.origin,  # type: ignore[arg-type]
             repo_map=job.repo_map,
-            limits=AgentLimits(
-                max_steps=min(s.max_steps, 30),
-                max_tokens=s.max_tokens,
-                max_format_errors=s.max_format_errors,
-                max_output_tokens=s.max_output_tokens,
-            ),
+            limits=AgentLimits.from_settings(s, most_steps=EXPERT_STEPS),
             context=context_budget(model.name, s.context_tokens),
         )
 

@@ -284,12 +284,7 @@ async def _attempt(
         store=store,
         prices=prices,
         system=job.system,
-        limits=AgentLimits(
-            max_steps=s.max_steps,
-            max_tokens=s.max_tokens,
-            max_format_errors=s.max_format_errors,
-            max_output_tokens=s.max_output_tokens,
-        ),
+        limits=AgentLimits.from_settings(s),
         budget=budget,
         attempt=job.attempt,
         checkpoint=checkpoint,
