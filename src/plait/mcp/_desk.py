@@ -139,9 +139,14 @@ class Desk:
         deadline = time.monotonic() + wait_s
         while True:
             data = self._status(ref)
-            if not data["live"] or time.monotonic() >= deadline:
+            if (not data["live"] and not self._ending(data)) or time.monotonic() >= deadline:
                 return data
             time.sleep(0.2)
+
+    def _ending(self, data: dict[str, Any]) -> bool:
+        """Whether a run that ended in its log is still having its last words (its --json) written by its process,
+        which lets go of the run a moment before it prints them."""
+        return data["status"] != "running" and "result" not in data and self.launcher.printing(data["run_id"])
 
     def _status(self, ref: str) -> dict[str, Any]:
         run_id, events, live = self._read(ref)

@@ -161,6 +161,14 @@ class Launcher:
             data["error"] = error
         return data
 
+    def printing(self, run_id: str) -> bool:
+        """Whether the command of `run_id`, started by this server or an earlier one, may still be writing its
+        --json: the file is there, holds no result yet, and no process started here has ended without one."""
+        if not run_id or run_id.startswith(".") or "/" in run_id or not (self.folder / f"{run_id}.json").exists():
+            return False
+        proc = self.launched.get(run_id)
+        return (proc is None or proc.process.poll() is None) and not _json(self.folder / f"{run_id}.json")
+
     def running(self, run_id: str) -> bool:
         proc = self.launched.get(run_id)
         return proc is not None and proc.process.poll() is None
