@@ -41,7 +41,6 @@ __all__ = [
     "Transcript",
     "close_checkout",
     "lead_agent",
-    "lead_limits",
     "logged_system",
     "mark_kind",
     "open_checkout",
@@ -99,10 +98,6 @@ def close_checkout(repo: Repo, path: Path) -> None:
         path.parent.rmdir()
 
 
-def lead_limits(s: Settings) -> AgentLimits:
-    return AgentLimits.from_settings(s)
-
-
 def lead_agent(maker: ExpertMaker, tools: ToolSet, prompt: str, files: list[str]) -> Agent:
     """The lead of run `maker.run_id`, with the system prompt it was first given (from the log); a new lead's is
     `prompt` and the map of the repository (of tracked `files`) it reads."""
@@ -120,7 +115,7 @@ def lead_agent(maker: ExpertMaker, tools: ToolSet, prompt: str, files: list[str]
         store=maker.store,
         prices=maker.prices,
         system=system,
-        limits=lead_limits(s),
+        limits=AgentLimits.from_settings(s),
         budget=maker.budget,
         context=context_budget(maker.model.name, s.context_tokens),
     )
@@ -155,7 +150,7 @@ class ExpertMaker:
             commit=self.commit,
             origin=origin,
             budget=self.budget,
-            limits=lead_limits(self.settings),
+            limits=AgentLimits.from_settings(self.settings),
             context=context_budget(self.model.name, self.settings.context_tokens),
         )
         system = logged_system(self.store, self.run_id, expert.id)
