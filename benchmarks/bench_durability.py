@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from plait.events import Event, EventStore, SQLiteEventStore
-from plait.models import FunctionModel, ModelRequest, ModelResponse, ToolCall
-from plait.models.base import AssistantMessage, UserMessage
+from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.models import FunctionModel
 from plait.plan.model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from plait.events import Decision, SQLiteEventStore
 from plait.events.journal import Journal
-from plait.models import ModelRequest, PriceTable, ScriptedModel, UserMessage
+from plait.messages import ModelRequest, UserMessage
+from plait.models import PriceTable, ScriptedModel
 
 
 def appends_per_second(path: Path, n: int, synchronous: str) -> float:

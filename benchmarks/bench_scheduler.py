@@ -28,8 +28,8 @@ import tracemalloc
 from pathlib import Path
 
 from plait.events import SQLiteEventStore, TaskFinished, TaskStarted
-from plait.models import FunctionModel, ModelRequest, ModelResponse, ToolCall
-from plait.models.base import AssistantMessage
+from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
+from plait.models import FunctionModel
 from plait.plan.model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator

@@ -52,7 +52,7 @@ from plait.events import (
     open_event_store,
 )
 from plait.events.store import RedactingStore
-from plait.models import ModelResponse, ToolCall, Usage
+from plait.messages import ModelResponse, ToolCall, Usage
 from plait.redact import Redactor
 
 WRITERS = 16

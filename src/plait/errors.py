@@ -8,7 +8,7 @@
     │   ├── MissingApiKey
     │   ├── BadApiKey
     │   ├── UnknownModel
-    │   ├── BadReplyBody            a reply that is not one (`plait.models.base`); retried, then this
+    │   ├── BadReplyBody            a reply that is not one (`plait.messages`); retried, then this
     │   └── ScriptError             a scripted model was driven off its script
     ├── StateError                  5   a corrupt log, a run held by another process
     └── AgentFailed                 1   the agent stopped without finishing its task

@@ -9,7 +9,8 @@ from plait.agent.budget import Budget, BudgetExceeded, Limits
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.events import Decision, SQLiteEventStore
-from plait.models import PriceTable, ScriptedModel, Usage
+from plait.messages import Usage
+from plait.models import PriceTable, ScriptedModel
 from plait.models.pricing import Price
 from plait.workspace import LocalRunner, Repo
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plait.agent.context import Compactor, ContextBudget
-from plait.models.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from plait.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 
 BRIEF = UserMessage(text="Your task:\n\nread every module and fix the bug.")
 

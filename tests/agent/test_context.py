@@ -24,8 +24,7 @@ from plait.agent.prompts import task_prompt
 from plait.agent.tools import Toolbox
 from plait.coord.experts import Expert, ExpertSpec
 from plait.events import Decision, ModelCallStarted, QuestionAnswered, SQLiteEventStore
-from plait.models import PriceTable, ScriptedModel
-from plait.models.base import (
+from plait.messages import (
     AssistantMessage,
     Message,
     ModelRequest,
@@ -35,6 +34,7 @@ from plait.models.base import (
     ToolResultMessage,
     UserMessage,
 )
+from plait.models import PriceTable, ScriptedModel
 from plait.settings import Settings, load_settings
 from plait.workspace import LocalRunner, Repo
 

@@ -9,7 +9,7 @@ import pytest
 
 from plait.agent import context
 from plait.agent.context import Compactor, ContextBudget
-from plait.models.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from plait.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 
 
 def _step(n: int) -> list[Message]:

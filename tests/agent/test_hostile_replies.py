@@ -12,8 +12,8 @@ from typing import Any
 from plait.agent.loop import Agent, AgentLimits, AgentResult
 from plait.agent.tools import Toolbox
 from plait.events import AgentStopped, SQLiteEventStore, ToolReturned
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ToolCall
-from plait.models.base import AssistantMessage, ToolResultMessage, UserMessage
+from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolResultMessage, UserMessage
+from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalRunner, Repo
 
 Reply = Callable[[int, ModelRequest], ModelResponse]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from plait.agent.instructions import ProjectInstructions, directories
-from plait.models.base import SYSTEM_BREAK
+from plait.messages import SYSTEM_BREAK
 
 
 def _git(root: Path, *args: str) -> str:

@@ -10,8 +10,8 @@ import pytest
 from plait.agent.loop import Agent, AgentLimits, AgentResult
 from plait.agent.tools import Toolbox
 from plait.events import AgentStopped, Decision, SQLiteEventStore, ToolReturned
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ScriptedModel, ToolCall, UserMessage
-from plait.models.base import Model
+from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.workspace import LocalRunner, Repo
 
 

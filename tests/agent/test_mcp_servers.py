@@ -13,7 +13,7 @@ from plait._mcp_config import McpServer, mcp_json_servers, run_servers
 from plait.agent.mcp_servers import McpTools
 from plait.agent.tools import ToolOutcome
 from plait.events import SQLiteEventStore
-from plait.models.base import ToolCall, ToolSpec
+from plait.messages import ToolCall, ToolSpec
 from plait.settings import load_settings
 from plait.workspace import LocalRunner
 from plait.workspace.policy import McpRule, Policy, SandboxSettings

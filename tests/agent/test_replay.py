@@ -12,8 +12,8 @@ from plait.agent._replay import Recorded
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ToolCall
-from plait.models.base import AssistantMessage
+from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
+from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalRunner, Repo, Worktree
 
 STEPS = [

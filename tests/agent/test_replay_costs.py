@@ -13,8 +13,8 @@ from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox, ToolOutcome
 from plait.events import SQLiteEventStore
 from plait.events.journal import Journal
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ToolCall, ToolSpec, Usage, UserMessage
-from plait.models.base import AssistantMessage
+from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage, UserMessage
+from plait.models import FunctionModel, PriceTable
 from plait.redact import REDACTED, Redactor
 from plait.workspace import LocalRunner, Repo
 

@@ -10,8 +10,8 @@ import pytest
 from plait.agent.loop import Agent, AgentLimits
 from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ToolCall
-from plait.models.base import AssistantMessage
+from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
+from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalRunner, Repo
 
 

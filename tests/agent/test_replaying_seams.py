@@ -19,8 +19,16 @@ from plait.events import SQLiteEventStore
 from plait.events.journal import Journal
 from plait.events.store import redaction
 from plait.events.types import ModelCallFinished, ToolCalled, ToolReturned
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ToolCall
-from plait.models.base import AssistantMessage, Message, ToolResultMessage, UserMessage
+from plait.messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalRunner, Repo
 
 COMMANDS = ["echo one >> log.txt", "echo two >> log.txt", "echo three >> log.txt"]

@@ -9,8 +9,8 @@ from pathlib import Path
 from plait.agent.loop import Agent, AgentLimits
 from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ToolCall
-from plait.models.base import AssistantMessage, ToolResultMessage, UserMessage
+from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolResultMessage, UserMessage
+from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalRunner, Repo
 
 MADE = 1000

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from plait.agent.tools import Toolbox, ToolOutcome
-from plait.models.base import ToolCall
+from plait.messages import ToolCall
 from plait.workspace import LocalRunner
 
 

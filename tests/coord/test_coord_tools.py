@@ -11,8 +11,8 @@ from plait.agent.loop import Agent, AgentResult
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
 from plait.events import NotePosted, SQLiteEventStore, ToolReturned
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ScriptedModel, ToolCall, UserMessage
-from plait.models.base import Model
+from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.plan.model import Plan
 from plait.workspace import LocalRunner, Repo, Worktree
 

@@ -11,7 +11,7 @@ from plait.agent.tools import ToolOutcome
 from plait.coord.asking import ExpertTools
 from plait.coord.experts import Expert, Experts, ExpertSpec, expert_id
 from plait.events import ModelCallStarted, QuestionAnswered, SQLiteEventStore, ToolCalled
-from plait.models.base import ToolCall, ToolResultMessage, ToolSpec, UserMessage
+from plait.messages import ToolCall, ToolResultMessage, ToolSpec, UserMessage
 from plait.models.pricing import PriceTable
 from plait.models.scripted import ScriptedModel
 

@@ -13,7 +13,7 @@ from plait.agent.tools import ToolOutcome, parse_arguments
 from plait.coord.asking import _AskArgs
 from plait.coord.experts import _AnswerArgs
 from plait.coord.tools import ClaimArgs, PostNoteArgs
-from plait.models.base import ToolCall
+from plait.messages import ToolCall
 from plait.run._lead import _AskArgs as _LeadAskArgs
 from plait.run.investigate import _AnswerArgs as _LeadAnswerArgs
 from plait.run.investigate import _InvestigateArgs

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from plait.events import ModelCallFinished, RunStarted, SQLiteEventStore, ToolCalled
-from plait.models import ModelResponse, ToolCall
+from plait.messages import ModelResponse, ToolCall
 from plait.run.maintenance import diagnose
 from plait.workspace import Repo
 from plait.workspace.git import PLAIT_IDENTITY
@@ -47,7 +47,7 @@ def _tool(call: int) -> ToolCalled:
 
 _SYNCS = """
 from plait.events import ModelCallFinished, SQLiteEventStore, ToolCalled
-from plait.models import ModelResponse, ToolCall
+from plait.messages import ModelResponse, ToolCall
 store = SQLiteEventStore({db!r})
 def _answer(call):
     response = ModelResponse(text="I will look first.", tool_calls=(ToolCall.parse(f"c{{call}}", "finish", {{}}),))

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from plait.events import ModelCallFinished, SQLiteEventStore
-from plait.models import ModelResponse, ToolCall
+from plait.messages import ModelResponse, ToolCall
 from plait.run.maintenance import salvage_log
 
 EVENTS = 80

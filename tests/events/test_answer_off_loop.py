@@ -11,7 +11,8 @@ from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.events import Event, SQLiteEventStore
 from plait.events.journal import Journal
-from plait.models import ModelRequest, PriceTable, ScriptedModel, UserMessage
+from plait.messages import ModelRequest, UserMessage
+from plait.models import PriceTable, ScriptedModel
 from plait.workspace import LocalRunner
 
 

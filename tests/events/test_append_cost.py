@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from plait.events import SQLiteEventStore, ToolCalled
-from plait.models import ToolCall
+from plait.messages import ToolCall
 
 FRAME = 24 + 4096
 

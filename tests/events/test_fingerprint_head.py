@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plait.models.base import MessageChain, ModelRequest, ToolSpec, UserMessage
+from plait.messages import MessageChain, ModelRequest, ToolSpec, UserMessage
 
 
 class CountedSpec(ToolSpec):

@@ -8,7 +8,8 @@ import pytest
 from plait.errors import ModelError, ScriptError, StateError
 from plait.events import ModelCallFailed, ModelCallFinished, ModelCallStarted, SQLiteEventStore
 from plait.events.journal import Journal
-from plait.models import ModelRequest, PriceTable, ScriptedModel, Usage, UserMessage
+from plait.messages import ModelRequest, Usage, UserMessage
+from plait.models import PriceTable, ScriptedModel
 from plait.models.pricing import Price
 
 
@@ -68,8 +69,7 @@ def test_a_failed_call_is_logged(tmp_path: Path) -> None:
 
 
 def test_the_chained_fingerprint_equals_a_fresh_one_and_sees_any_change() -> None:
-    from plait.models import AssistantMessage
-    from plait.models.base import MessageChain
+    from plait.messages import AssistantMessage, MessageChain
 
     chain = MessageChain()
     messages: list[UserMessage | AssistantMessage] = [UserMessage(text="q")]

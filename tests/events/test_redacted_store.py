@@ -19,7 +19,7 @@ from plait.events.types import (
     RunStarted,
     ToolCalled,
 )
-from plait.models.base import ModelResponse, ToolCall
+from plait.messages import ModelResponse, ToolCall
 from plait.redact import Redactor, looks_secret
 
 KEY = "sk-proj-Abc123def456ghi789jkl012"

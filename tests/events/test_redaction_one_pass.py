@@ -7,7 +7,7 @@ from pathlib import Path
 
 from plait.events import SQLiteEventStore, ToolCalled, ToolReturned
 from plait.events.store import RedactingStore
-from plait.models import ToolCall
+from plait.messages import ToolCall
 from plait.redact import Redactor
 
 SECRET = "Zq8VfT3kLm2Xp9Rw4Yb7Nc1"

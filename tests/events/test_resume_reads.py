@@ -24,7 +24,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
-from plait.models.base import ModelResponse, ToolCall, Usage
+from plait.messages import ModelResponse, ToolCall, Usage
 from plait.models.pricing import PriceTable
 from plait.run.state import load_state, recharge
 

@@ -17,7 +17,7 @@ from plait.events import (
     SQLiteEventStore,
     ToolCalled,
 )
-from plait.models import ModelResponse, ToolCall, Usage
+from plait.messages import ModelResponse, ToolCall, Usage
 
 
 def _started(run_id: str) -> RunStarted:

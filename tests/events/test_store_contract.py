@@ -18,7 +18,7 @@ from plait.errors import StateError
 from plait.events import SCHEMA_VERSION, Decision, Event, ModelCallFinished, RunStarted, ToolCalled
 from plait.events.lease import lease_for
 from plait.events.store import RedactingStore
-from plait.models import ModelResponse, ToolCall, Usage
+from plait.messages import ModelResponse, ToolCall, Usage
 from plait.redact import REDACTED, Redactor
 
 T = TypeVar("T")

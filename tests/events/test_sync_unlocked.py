@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from plait.events import ModelCallFinished, SQLiteEventStore, ToolCalled
-from plait.models import ModelResponse, ToolCall
+from plait.messages import ModelResponse, ToolCall
 
 
 def _answer() -> ModelCallFinished:

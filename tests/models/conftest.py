@@ -8,16 +8,8 @@ from typing import Any
 
 import pytest
 
-from plait.models import (
-    AnthropicModel,
-    AssistantMessage,
-    ModelRequest,
-    OpenAIModel,
-    ToolCall,
-    ToolResultMessage,
-    ToolSpec,
-    UserMessage,
-)
+from plait.messages import AssistantMessage, ModelRequest, ToolCall, ToolResultMessage, ToolSpec, UserMessage
+from plait.models import AnthropicModel, OpenAIModel
 from wire_server import WireServer
 
 

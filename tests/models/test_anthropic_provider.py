@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
-from plait.models import AnthropicModel, AssistantMessage, Model, ModelRequest, ToolCall, Usage, UserMessage
+from plait.messages import AssistantMessage, Model, ModelRequest, ToolCall, Usage, UserMessage
+from plait.models import AnthropicModel
 from wire_server import WireServer
 
 if TYPE_CHECKING:

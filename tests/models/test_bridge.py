@@ -19,15 +19,8 @@ from typing import Any
 import pytest
 
 from plait.errors import ModelError
-from plait.models import (
-    AnthropicModel,
-    ModelRequest,
-    OpenAIModel,
-    OpenAIResponsesModel,
-    ToolResultMessage,
-    UserMessage,
-)
-from plait.models.base import TextStreaming
+from plait.messages import ModelRequest, TextStreaming, ToolResultMessage, UserMessage
+from plait.models import AnthropicModel, OpenAIModel, OpenAIResponsesModel
 
 
 def _bridge() -> Path | None:

@@ -11,12 +11,13 @@ from collections.abc import Callable
 
 import pytest
 
-from plait.models import ModelRequest, OpenAIModel
+from plait.messages import ModelRequest
+from plait.models import OpenAIModel
 from wire_server import WireServer
 
 _CALL = """
 import asyncio, json, sys
-from plait.models import ModelRequest, UserMessage
+from plait.messages import ModelRequest, UserMessage
 from plait.models.registry import make_model
 from plait.settings import Settings
 

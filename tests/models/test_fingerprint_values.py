@@ -8,7 +8,7 @@ from types import FrameType
 
 import pytest
 
-from plait.models.base import (
+from plait.messages import (
     AssistantMessage,
     MessageChain,
     ModelRequest,

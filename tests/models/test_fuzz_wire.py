@@ -19,15 +19,8 @@ from typing import Any
 import pytest
 
 from plait.errors import ModelError
-from plait.models import (
-    AnthropicModel,
-    Model,
-    ModelRequest,
-    ModelResponse,
-    OpenAIModel,
-    OpenAIResponsesModel,
-    UserMessage,
-)
+from plait.messages import Model, ModelRequest, ModelResponse, UserMessage
+from plait.models import AnthropicModel, OpenAIModel, OpenAIResponsesModel
 from wire_server import Reply, WireServer
 
 SEED = 20261201

@@ -10,8 +10,17 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from plait.errors import ModelError
-from plait.models import AnthropicModel, ModelRequest, ModelResponse, OpenAIModel, ToolCall, Usage
-from plait.models.base import MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH, STOP_LENGTH, STOP_REFUSAL
+from plait.messages import (
+    MAX_ARGUMENT_BYTES,
+    MAX_ARGUMENT_DEPTH,
+    STOP_LENGTH,
+    STOP_REFUSAL,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    Usage,
+)
+from plait.models import AnthropicModel, OpenAIModel
 from wire_server import WireServer
 
 if TYPE_CHECKING:

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
-from plait.models import Model, ModelRequest, OpenAIModel, ToolCall, Usage
+from plait.messages import Model, ModelRequest, ToolCall, Usage
+from plait.models import OpenAIModel
 from wire_server import WireServer
 
 if TYPE_CHECKING:

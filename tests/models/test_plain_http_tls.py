@@ -9,7 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from plait.models import ModelRequest, OpenAIModel
+from plait.messages import ModelRequest
+from plait.models import OpenAIModel
 from wire_server import WireServer
 
 MakeModel = Callable[..., OpenAIModel]

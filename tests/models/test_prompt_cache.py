@@ -12,19 +12,18 @@ from typing import Any
 
 import pytest
 
-from plait.models import (
-    AnthropicModel,
+from plait.messages import (
+    SYSTEM_BREAK,
     AssistantMessage,
     Message,
     ModelRequest,
-    OpenAIModel,
     ToolCall,
     ToolResultMessage,
     ToolSpec,
     Usage,
     UserMessage,
 )
-from plait.models.base import SYSTEM_BREAK
+from plait.models import AnthropicModel, OpenAIModel
 from plait.models.pricing import DEFAULT_PRICES, PriceTable
 from wire_cache import PromptCache, prompt_tokens
 from wire_server import WireServer

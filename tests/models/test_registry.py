@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from plait.errors import MissingApiKey, ModelError, UsageError
-from plait.models import AnthropicModel, ModelRequest, OpenAIModel, ScriptedModel, make_model
+from plait.messages import ModelRequest
+from plait.models import AnthropicModel, OpenAIModel, ScriptedModel, make_model
 from plait.models.registry import OnFirstCall
 from plait.settings import Settings
 from wire_server import WireServer

@@ -14,21 +14,20 @@ from plait.errors import BadApiKey, ModelError
 from plait.events import SQLiteEventStore
 from plait.events.journal import Journal
 from plait.mcp._checks import model_spec
-from plait.models import (
+from plait.messages import (
+    STOP_LENGTH,
+    STOP_REFUSAL,
+    SYSTEM_BREAK,
     AssistantMessage,
     ModelRequest,
     ModelResponse,
-    OpenAIModel,
-    OpenAIResponsesModel,
-    PriceTable,
     Reasoning,
     ToolCall,
     ToolResultMessage,
     Usage,
     UserMessage,
-    make_model,
 )
-from plait.models.base import STOP_LENGTH, STOP_REFUSAL, SYSTEM_BREAK
+from plait.models import OpenAIModel, OpenAIResponsesModel, PriceTable, make_model
 from plait.settings import Settings
 from wire_server import WireServer
 from wire_stream import sse

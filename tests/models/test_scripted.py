@@ -8,16 +8,8 @@ from pathlib import Path
 import pytest
 
 from plait.errors import ScriptError
-from plait.models import (
-    FunctionModel,
-    Model,
-    ModelRequest,
-    ModelResponse,
-    ScriptedModel,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
+from plait.messages import Model, ModelRequest, ModelResponse, ToolResultMessage, Usage, UserMessage
+from plait.models import FunctionModel, ScriptedModel
 
 
 def _request(result: str | None = None) -> ModelRequest:
@@ -127,7 +119,7 @@ def test_function_model_async_keeps_given_usage() -> None:
 
 
 def test_conversations_answer_each_agent_by_its_own_history() -> None:
-    from plait.models import AssistantMessage, ModelRequest, UserMessage
+    from plait.messages import AssistantMessage, ModelRequest, UserMessage
     from plait.models.scripted import ScriptedModel as Scripted
 
     model = Scripted(
@@ -159,7 +151,7 @@ def test_conversations_answer_each_agent_by_its_own_history() -> None:
 
 def test_a_conversation_counts_the_turns_a_compaction_summarised() -> None:
     from plait.agent.context import SUMMARY_HEADER
-    from plait.models.base import AssistantMessage, ToolCall
+    from plait.messages import AssistantMessage, ToolCall
 
     turns = [{"text": f"turn {i}"} for i in range(1, 8)]
     model = ScriptedModel(conversations=[{"match": "brief", "turns": turns}])

@@ -17,7 +17,8 @@ from wire_server import WireServer
 
 _PROBE = """
 import asyncio, json, sys
-from plait.models import ModelRequest, make_model
+from plait.messages import ModelRequest
+from plait.models import make_model
 from plait.settings import Settings
 
 spec, url = sys.argv[1], sys.argv[2]

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from plait.errors import ModelError
+from plait.messages import BadReplyBody
 from plait.models import _sse
 from plait.models._sse import Event, events
-from plait.models.base import BadReplyBody
 
 
 async def _chunks(data: bytes, size: int) -> AsyncIterator[bytes]:

@@ -14,17 +14,8 @@ import pytest
 from plait.errors import ModelError
 from plait.events import SQLiteEventStore
 from plait.events.journal import Journal
-from plait.models import (
-    AnthropicModel,
-    ModelRequest,
-    OpenAIModel,
-    OpenAIResponsesModel,
-    PriceTable,
-    ScriptedModel,
-    ToolCall,
-    Usage,
-)
-from plait.models.base import TextStreaming
+from plait.messages import ModelRequest, TextStreaming, ToolCall, Usage
+from plait.models import AnthropicModel, OpenAIModel, OpenAIResponsesModel, PriceTable, ScriptedModel
 from wire_server import Reply, WireServer
 
 if TYPE_CHECKING:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from plait.errors import ModelError
-from plait.models import AnthropicModel, ModelRequest, OpenAIModel, make_model
+from plait.messages import ModelRequest
+from plait.models import AnthropicModel, OpenAIModel, make_model
 from plait.models._provider import local_url
 from plait.settings import Settings
 from wire_server import WireServer

@@ -9,8 +9,8 @@ import pytest
 
 from plait.errors import ModelError, ScriptError
 from plait.events import AgentStopped, Decision, PlanMade, PlanRejected, SQLiteEventStore, ToolReturned
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ScriptedModel
-from plait.models.base import Model
+from plait.messages import Model, ModelRequest, ModelResponse
+from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.plan import Plan, PlanError, make_plan, plan_tool_spec
 from plait.workspace import LocalRunner
 

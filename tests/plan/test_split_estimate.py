@@ -9,7 +9,8 @@ import pytest
 from plan_helpers import make_repo
 
 from plait.events import SQLiteEventStore
-from plait.models import FunctionModel, ModelRequest, ModelResponse, PriceTable, ScriptedModel, ToolCall
+from plait.messages import ModelRequest, ModelResponse, ToolCall
+from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.plan import make_plan
 from plait.plan._areamap import RepoIndex
 from plait.plan._decision import choose_mode, estimate_split

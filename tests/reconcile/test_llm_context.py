@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from gitrepo import Sandbox, sandbox
 
-from plait.models import FunctionModel, ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.models import FunctionModel
 from plait.reconcile.ladder import default_resolvers, merge_commits
 from plait.reconcile.llm_resolver import LLMResolver
 from plait.reconcile.types import MergeOutcome

@@ -9,7 +9,8 @@ import pytest
 
 from plait.errors import ModelError
 from plait.events import ModelCallFinished, SQLiteEventStore
-from plait.models import FunctionModel, ModelRequest, ModelResponse, ScriptedModel, ToolResultMessage, UserMessage
+from plait.messages import ModelRequest, ModelResponse, ToolResultMessage, UserMessage
+from plait.models import FunctionModel, ScriptedModel
 from plait.reconcile.llm_resolver import LLMResolver
 from plait.reconcile.types import FileConflict, MergeContext, Resolution
 

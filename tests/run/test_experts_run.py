@@ -26,8 +26,8 @@ from plait.events import (
     ToolReturned,
 )
 from plait.events.types import Event
+from plait.messages import AssistantMessage, ModelRequest, ModelResponse
 from plait.models import ScriptedModel
-from plait.models.base import AssistantMessage, ModelRequest, ModelResponse
 from plait.models.scripted import FunctionModel
 from plait.plan.model import ExpertSpec, Plan, PlanTask
 from plait.run.orchestrate import Orchestration, orchestrate

@@ -10,8 +10,8 @@ from integrators import MergeTreeIntegrator
 
 from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore
+from plait.messages import AssistantMessage, ModelRequest, ToolResultMessage, UserMessage
 from plait.models import ScriptedModel
-from plait.models.base import AssistantMessage, ModelRequest, ToolResultMessage, UserMessage
 from plait.plan.model import Contract, Plan, PlanTask
 from plait.run.parallel import RunContext, run_plan
 from plait.run.single import Base

@@ -17,7 +17,7 @@ from integrators import git
 from plait.coord.experts import expert_id
 from plait.events import SQLiteEventStore
 from plait.events.types import PromptGiven
-from plait.models.base import SYSTEM_BREAK, ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.messages import SYSTEM_BREAK, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models.scripted import FunctionModel, ScriptedModel
 from plait.reconcile.ladder import default_resolvers, merge_commits
 from plait.reconcile.llm_resolver import LLMResolver

@@ -27,8 +27,8 @@ from plait.events import (
     RunStarted,
     SQLiteEventStore,
 )
+from plait.messages import ToolResultMessage, UserMessage
 from plait.models import ScriptedModel
-from plait.models.base import ToolResultMessage, UserMessage
 from plait.run._areas import locate
 from plait.run.base import Base
 from plait.run.investigate import AskOutcome, Inquiry, ask, split_areas

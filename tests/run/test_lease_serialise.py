@@ -14,7 +14,8 @@ from integrators import git
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
 from plait.events import Committed, Decision, MergeStep, SQLiteEventStore, ToolReturned
-from plait.models import FunctionModel, ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.models import FunctionModel
 from plait.plan.model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers

@@ -9,7 +9,7 @@ import pytest
 
 from plait.errors import ModelError, ScriptError
 from plait.events import RunFinished, SQLiteEventStore
-from plait.models.base import ModelRequest, ModelResponse
+from plait.messages import ModelRequest, ModelResponse
 from plait.models.scripted import FunctionModel
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.single import Base

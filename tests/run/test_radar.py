@@ -8,8 +8,8 @@ from pathlib import Path
 from integrators import MergeTreeIntegrator
 
 from plait.events import NotePosted, SQLiteEventStore
-from plait.models import FunctionModel, ModelRequest, ModelResponse, ToolCall, UserMessage
-from plait.models.base import AssistantMessage
+from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.models import FunctionModel
 from plait.plan.model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.parallel import RunContext, run_plan

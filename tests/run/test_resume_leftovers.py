@@ -12,8 +12,8 @@ from integrators import MergeTreeIntegrator, git
 
 from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore, TaskFinished, TaskStarted
+from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolResultMessage, UserMessage
 from plait.models import FunctionModel, ScriptedModel
-from plait.models.base import AssistantMessage, ModelRequest, ModelResponse, ToolResultMessage, UserMessage
 from plait.plan.model import Plan, PlanTask
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base

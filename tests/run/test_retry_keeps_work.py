@@ -15,7 +15,8 @@ import pytest
 from integrators import git
 
 from plait.events import Integrated, PromptGiven, SQLiteEventStore, ToolReturned
-from plait.models import FunctionModel, ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
+from plait.models import FunctionModel
 from plait.plan.model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers

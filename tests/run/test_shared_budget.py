@@ -9,7 +9,7 @@ import pytest
 from plait.agent.budget import BudgetExceeded, Limits
 from plait.events.store import SQLiteEventStore
 from plait.events.types import ModelCallFinished
-from plait.models.base import ModelResponse, Usage
+from plait.messages import ModelResponse, Usage
 from plait.run.backends._remote import SharedRunBudget
 
 RUN = "r1"

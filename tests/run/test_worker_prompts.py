@@ -18,8 +18,8 @@ from integrators import MergeTreeIntegrator, git
 
 from plait.agent.prompts import shared_prefix
 from plait.events import ModelCallFinished, SQLiteEventStore
+from plait.messages import SYSTEM_BREAK
 from plait.models import AnthropicModel, PriceTable
-from plait.models.base import SYSTEM_BREAK
 from plait.plan import repo_map
 from plait.plan.model import Contract, Plan, PlanTask
 from plait.run._brief import plan_overview, worker_systems

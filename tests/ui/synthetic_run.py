@@ -32,7 +32,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
-from plait.models.base import ModelResponse, ToolCall, Usage
+from plait.messages import ModelResponse, ToolCall, Usage
 from plait.models.pricing import PriceTable
 
 RUN_ID = "20260101-000000-beef"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from plait.events.types import Event, ModelCallFinished, ModelCallStarted, RunFinished, RunStarted
-from plait.models.base import ModelResponse, Usage
+from plait.messages import ModelResponse, Usage
 from plait.models.pricing import PriceTable
 from plait.ui.cost import cost_breakdown
 from plait.ui.summary import summarize

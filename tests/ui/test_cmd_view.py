@@ -13,7 +13,7 @@ from synthetic_run import ENV_SECRET, FAKE_KEY, RUN_ID, append_run, parallel_run
 
 from plait.events.store import SQLiteEventStore
 from plait.events.types import Event, EventAdapter, ModelCallFinished, RunFinished, ToolCalled
-from plait.models.base import Usage
+from plait.messages import Usage
 
 SECRET_ENV = dict([ENV_SECRET])
 

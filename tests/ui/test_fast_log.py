@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 from synthetic_run import RUN_ID, append_run, parallel_run
 
+from plait import messages as model_types
 from plait.errors import StateError
 from plait.events import types as event_types
 from plait.events.store import SQLiteEventStore
@@ -40,8 +41,7 @@ from plait.events.types import (
     ToolReturned,
     UserSteered,
 )
-from plait.models import base as model_types
-from plait.models.base import ModelResponse, ToolCall, Usage
+from plait.messages import ModelResponse, ToolCall, Usage
 from plait.ui import _fast_events, _view
 from plait.ui._fast_events import FIELDS, MODELS, REQUIRED
 from plait.ui._fast_log import read_log

@@ -19,7 +19,7 @@ from plait.events.types import (
     RunFinished,
     RunStarted,
 )
-from plait.models.base import ModelResponse, Usage
+from plait.messages import ModelResponse, Usage
 from plait.models.pricing import DEFAULT_PRICES, PriceTable
 from plait.ui import _fast_runs
 from plait.ui._fast_runs import DEFAULT_PRICED, is_priced, run_rows

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, RichLog
 
 from plait.events.store import SQLiteEventStore
 from plait.events.types import Event, RunFinished, RunStarted, TaskStarted, ToolCalled
-from plait.models.base import ToolCall
+from plait.messages import ToolCall
 from plait.ui.feed import EventFeed
 from plait.ui.live import Dashboard, run_with_dashboard
 

@@ -12,7 +12,7 @@ import pytest
 from synthetic_run import ENV_SECRET, FAKE_KEY, parallel_run
 
 from plait.events.types import Event, MergeStep, ModelCallFinished, ToolCalled
-from plait.models.base import Usage
+from plait.messages import Usage
 from plait.models.pricing import PriceTable
 from plait.ui.report import render_html, write_report
 

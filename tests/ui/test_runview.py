@@ -17,7 +17,7 @@ from plait.events.types import (
     TaskFinished,
     TaskStarted,
 )
-from plait.models.base import ModelResponse, Usage
+from plait.messages import ModelResponse, Usage
 from plait.models.pricing import Price, PriceTable
 from plait.ui.cost import cost_breakdown
 from plait.ui.runview import RunView, phase_of

@@ -40,7 +40,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
-from plait.models.base import ModelResponse, ToolCall
+from plait.messages import ModelResponse, ToolCall
 from plait.run.session import Reply
 from plait.ui._safe import visible
 from plait.ui._session_output import show_reply

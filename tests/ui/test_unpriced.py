@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from plait.events.types import Event, ModelCallFinished, ModelCallStarted, RunFinished, RunStarted
-from plait.models.base import ModelResponse, Usage
+from plait.messages import ModelResponse, Usage
 from plait.ui import _fmt
 from plait.ui._report_parts import cost_section
 from plait.ui.cost import cost_breakdown

@@ -21,7 +21,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
-from plait.models.base import ToolCall
+from plait.messages import ToolCall
 
 __all__ = ["FINISHING", "Called", "Recorded", "Results", "last_checkpoint", "replayed"]
 

@@ -26,7 +26,7 @@ from plait.agent.tools import ToolOutcome
 from plait.events.journal import Journal, valid_text
 from plait.events.store import EventStore, redaction
 from plait.events.types import AgentStopped, Decision, PromptGiven, ToolCalled, ToolReturned
-from plait.models.base import Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage
+from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage
 from plait.redact import Redactor, scrub_strings, strings_in
 
 __all__ = [

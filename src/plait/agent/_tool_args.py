@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from plait.models.base import ToolSpec
+from plait.messages import ToolSpec
 
 __all__ = [
     "PATH_LIMIT",

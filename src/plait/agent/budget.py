@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from plait.events.store import EventStore
 from plait.events.types import Decision
-from plait.models.base import Usage
+from plait.messages import Usage
 
 __all__ = ["Budget", "BudgetExceeded", "Limits"]
 

@@ -27,7 +27,7 @@ from fnmatch import fnmatchcase
 from itertools import islice
 from typing import Any
 
-from plait.models.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from plait.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 
 __all__ = [
     "BUILTIN_CONTEXT",

@@ -39,7 +39,7 @@ from plait.errors import ModelError
 from plait.events.journal import Journal, valid_text
 from plait.events.store import EventStore, redaction
 from plait.events.types import AgentStopped, Decision, PromptGiven, StopReason
-from plait.models.base import (
+from plait.messages import (
     AssistantMessage,
     Message,
     Model,

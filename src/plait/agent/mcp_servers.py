@@ -28,7 +28,7 @@ from plait.agent.loop import Agent, AgentResult, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
 from plait.events.store import EventStore
 from plait.events.types import Decision
-from plait.models.base import ToolCall, ToolSpec
+from plait.messages import ToolCall, ToolSpec
 from plait.redact import Redactor
 from plait.trust import trust_state
 from plait.workspace.command import CommandRunner

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from plait.models.base import SYSTEM_BREAK
+from plait.messages import SYSTEM_BREAK
 
 __all__ = ["REFUSED", "cut_reply", "cut_text", "external_system", "system_prompt", "task_prompt"]
 

@@ -27,7 +27,7 @@ from plait.agent._tool_args import (
     tool_spec,
 )
 from plait.events.journal import ARGUMENT_DEPTH
-from plait.models.base import ToolCall, ToolSpec
+from plait.messages import ToolCall, ToolSpec
 from plait.redact import Redactor
 from plait.workspace.command import CommandRunner
 from plait.workspace.paths import PathEscape, confine

@@ -10,7 +10,7 @@ from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
 from plait.agent.loop import ToolSet
 from plait.agent.tools import ToolOutcome, parse_arguments
 from plait.coord.experts import Experts
-from plait.models.base import ToolCall, ToolSpec
+from plait.messages import ToolCall, ToolSpec
 
 __all__ = ["ExpertTools"]
 

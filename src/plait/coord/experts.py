@@ -30,7 +30,7 @@ from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
 from plait.coord._prompts import Origin, expert_system
 from plait.events.store import EventStore
 from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
-from plait.models.base import Model, ToolCall, ToolResultMessage, ToolSpec
+from plait.messages import Model, ToolCall, ToolResultMessage, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.model import ExpertSpec
 from plait.workspace import LocalRunner

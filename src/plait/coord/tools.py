@@ -21,7 +21,7 @@ from plait.agent.loop import ToolSet
 from plait.agent.tools import ToolOutcome, parse_arguments
 from plait.coord.board import EVERYONE, Board
 from plait.coord.leases import Claim, Leases, Refusal
-from plait.models.base import ToolCall, ToolSpec
+from plait.messages import ToolCall, ToolSpec
 from plait.workspace import GitError, Worktree
 
 __all__ = ["CoordTools"]

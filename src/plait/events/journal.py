@@ -28,7 +28,7 @@ from typing import Any
 from plait.errors import ModelError, StateError
 from plait.events.store import EventStore
 from plait.events.types import Event, ModelCallFailed, ModelCallFinished, ModelCallRetried, ModelCallStarted
-from plait.models.base import MessageChain, Model, ModelRequest, ModelResponse, TextHook, TextStreaming, ToolCall
+from plait.messages import MessageChain, Model, ModelRequest, ModelResponse, TextHook, TextStreaming, ToolCall
 from plait.models.pricing import PriceTable
 
 __all__ = ["ARGUMENT_DEPTH", "REPLAYED", "Journal", "agent_events", "answered_calls", "loggable", "valid_text"]

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from plait.models.base import ModelResponse, ToolCall, Usage
+from plait.messages import ModelResponse, ToolCall, Usage
 
 __all__ = [
     "EXPERT_PREFIX",

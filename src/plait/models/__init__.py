@@ -1,22 +1,7 @@
-"""Language models: the neutral protocol, providers, scripted models and prices."""
+"""Language models: providers, scripted models and prices (the neutral conversation is `plait.messages`)."""
 
 from typing import TYPE_CHECKING
 
-from plait.models.base import (
-    AssistantMessage,
-    Message,
-    Model,
-    ModelRequest,
-    ModelResponse,
-    Reasoning,
-    RetryHook,
-    TextHook,
-    ToolCall,
-    ToolResultMessage,
-    ToolSpec,
-    Usage,
-    UserMessage,
-)
 from plait.models.pricing import DEFAULT_PRICES, Price, PriceTable
 
 if TYPE_CHECKING:
@@ -29,26 +14,13 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PRICES",
     "AnthropicModel",
-    "AssistantMessage",
     "FunctionModel",
-    "Message",
-    "Model",
-    "ModelRequest",
-    "ModelResponse",
     "OpenAIModel",
     "OpenAIResponsesModel",
     "Price",
     "PriceTable",
-    "Reasoning",
-    "RetryHook",
     "ScriptTurn",
     "ScriptedModel",
-    "TextHook",
-    "ToolCall",
-    "ToolResultMessage",
-    "ToolSpec",
-    "Usage",
-    "UserMessage",
     "make_model",
 ]
 

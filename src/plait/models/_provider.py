@@ -33,10 +33,10 @@ from urllib.parse import urlsplit
 import httpx2
 
 from plait.errors import ModelError
+from plait.messages import BadReplyBody, RetryHook
 from plait.models._reply import read_json
 from plait.models._retry import RETRY_BUDGET, Sleep, Transient, with_retries
 from plait.models._stream import Stream, assemble
-from plait.models.base import BadReplyBody, RetryHook
 
 T = TypeVar("T")
 

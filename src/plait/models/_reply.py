@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any
 
-from plait.models.base import BadReplyBody, Usage, clean_text, strict_loads
+from plait.messages import BadReplyBody, Usage, clean_text, strict_loads
 
 __all__ = [
     "MAX_NAME",

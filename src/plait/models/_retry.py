@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from plait.errors import ModelError
-from plait.models.base import RetryHook
+from plait.messages import RetryHook
 
 __all__ = [
     "ABORT_STATUSES",

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
+from plait.messages import BadReplyBody, TextHook
 from plait.models._reply import field, one_line
 from plait.models._sse import Event, events
-from plait.models.base import BadReplyBody, TextHook
 
 __all__ = ["AnthropicStream", "ChatStream", "ResponsesStream", "Stream", "assemble"]
 

@@ -24,11 +24,7 @@ import anthropic
 from anthropic.types import MessageParam, TextBlockParam, ToolUnionParam
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
-from plait.models._provider import ProviderBase
-from plait.models._reply import MAX_STOP, cap_text, count, field, reply_error, string, usage
-from plait.models._retry import RETRY_BUDGET, Sleep, Transient, status_transient
-from plait.models._stream import AnthropicStream
-from plait.models.base import (
+from plait.messages import (
     STOP_LENGTH,
     STOP_REFUSAL,
     SYSTEM_BREAK,
@@ -42,6 +38,10 @@ from plait.models.base import (
     ToolResultMessage,
     UserMessage,
 )
+from plait.models._provider import ProviderBase
+from plait.models._reply import MAX_STOP, cap_text, count, field, reply_error, string, usage
+from plait.models._retry import RETRY_BUDGET, Sleep, Transient, status_transient
+from plait.models._stream import AnthropicStream
 
 __all__ = ["AnthropicModel"]
 

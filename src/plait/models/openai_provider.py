@@ -21,11 +21,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from plait.errors import BadApiKey, ModelError, UnknownModel
-from plait.models._provider import NoConnection, NoReply, ProviderBase, Rejected
-from plait.models._reply import MAX_STOP, cap_text, field, reply_error, string, usage
-from plait.models._retry import RETRY_BUDGET, Sleep, Transient, status_transient
-from plait.models._stream import ChatStream
-from plait.models.base import (
+from plait.messages import (
     STOP_REFUSAL,
     SYSTEM_BREAK,
     AssistantMessage,
@@ -38,6 +34,10 @@ from plait.models.base import (
     ToolResultMessage,
     UserMessage,
 )
+from plait.models._provider import NoConnection, NoReply, ProviderBase, Rejected
+from plait.models._reply import MAX_STOP, cap_text, field, reply_error, string, usage
+from plait.models._retry import RETRY_BUDGET, Sleep, Transient, status_transient
+from plait.models._stream import ChatStream
 
 if TYPE_CHECKING:
     import openai

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from plait.models.base import Usage
+from plait.messages import Usage
 
 __all__ = ["CACHE_RATIOS", "DEFAULT_PRICES", "Price", "PriceTable", "logged_prices"]
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SecretStr
 
 from plait.errors import MissingApiKey, UsageError
-from plait.models.base import Model, ModelRequest, ModelResponse, RetryHook, TextHook, TextStreaming
+from plait.messages import Model, ModelRequest, ModelResponse, RetryHook, TextHook, TextStreaming
 
 if TYPE_CHECKING:  # plait.settings imports plait.models for prices
     from plait.settings import Settings

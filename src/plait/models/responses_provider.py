@@ -17,9 +17,7 @@ from typing import Any, cast
 import openai
 from openai.types.responses import ResponseInputParam, ToolParam
 
-from plait.models._reply import MAX_STOP, MAX_TEXT, cap_text, field, reply_error, string, usage
-from plait.models._stream import ResponsesStream
-from plait.models.base import (
+from plait.messages import (
     STOP_LENGTH,
     STOP_REFUSAL,
     SYSTEM_BREAK,
@@ -32,6 +30,8 @@ from plait.models.base import (
     ToolResultMessage,
     UserMessage,
 )
+from plait.models._reply import MAX_STOP, MAX_TEXT, cap_text, field, reply_error, string, usage
+from plait.models._stream import ResponsesStream
 from plait.models.openai_provider import OpenAIModel
 
 __all__ = ["OpenAIResponsesModel", "from_response", "to_input"]

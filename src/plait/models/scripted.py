@@ -40,7 +40,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from plait.errors import ScriptError
-from plait.models.base import (
+from plait.messages import (
     AssistantMessage,
     ModelRequest,
     ModelResponse,

@@ -19,7 +19,7 @@ from plait.agent.tools import Toolbox, ToolOutcome
 from plait.errors import ModelError, PlaitError
 from plait.events.store import EventStore
 from plait.events.types import PlanMade, PlanRejected
-from plait.models.base import Model, ToolCall, ToolSpec
+from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan._decision import settle_mode
 from plait.plan._prompt import offers_experts, planner_system, planner_task

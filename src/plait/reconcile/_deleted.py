@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from plait.models.base import ToolSpec
+from plait.messages import ToolSpec
 from plait.reconcile._intent import clean_message, where_defined
 from plait.reconcile.types import FileConflict, MergeContext, MergeSite
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from plait.models.base import Message, ModelResponse, ToolResultMessage, UserMessage
+from plait.messages import Message, ModelResponse, ToolResultMessage, UserMessage
 from plait.reconcile._locate import Located
 from plait.reconcile._resolver_prompt import RESOLVE_CONFLICTS
 from plait.reconcile._splice import Edit, blocks_from_whole

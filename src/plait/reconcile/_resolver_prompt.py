@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from plait.agent.instructions import ProjectInstructions
-from plait.models.base import ToolSpec
+from plait.messages import ToolSpec
 from plait.reconcile._intent import (
     Commit,
     clean_message,

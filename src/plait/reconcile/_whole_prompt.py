@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from plait.models.base import ToolSpec
+from plait.messages import ToolSpec
 from plait.reconcile.types import FileConflict, MergeContext
 
 __all__ = ["RESOLVE", "WHOLE_SYSTEM", "fence", "whole_file_prompt"]

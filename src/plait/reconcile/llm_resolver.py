@@ -25,7 +25,7 @@ from plait.errors import ModelError
 from plait.events.journal import Journal
 from plait.events.store import EventStore, redaction
 from plait.events.types import NotePosted
-from plait.models.base import Message, Model, ModelRequest, ModelResponse, ToolSpec, UserMessage
+from plait.messages import Message, Model, ModelRequest, ModelResponse, ToolSpec, UserMessage
 from plait.models.pricing import PriceTable
 from plait.reconcile._deleted import RESOLVE_DELETED, deleted_prompt, sides
 from plait.reconcile._intent import board_notes

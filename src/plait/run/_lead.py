@@ -24,7 +24,7 @@ from plait.coord.asking import ExpertTools
 from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, specs_from_log
 from plait.events.store import EventStore, redaction
 from plait.events.types import Decision, PromptGiven, RunStarted
-from plait.models.base import Model, ToolCall, ToolSpec
+from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import repo_map
 from plait.reconcile.verify import IntegrationWorktree

@@ -15,7 +15,7 @@ from plait.agent.context import ContextBudget
 from plait.agent.loop import AgentLimits
 from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, expert_id, specs_from_log
 from plait.events.store import EventStore
-from plait.models.base import Model
+from plait.messages import Model
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan
 from plait.reconcile.verify import IntegrationWorktree

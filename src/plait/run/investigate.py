@@ -30,7 +30,7 @@ from plait.coord.experts import Answer, Expert, Experts, ExpertSpec, answer_argu
 from plait.errors import UsageError
 from plait.events.store import EventStore
 from plait.events.types import ExpertStarted, NotePosted, QuestionAnswered, QuestionAsked, RunFinished
-from plait.models.base import Model, ToolCall, ToolSpec
+from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
 from plait.plan.repomap import tracked_files

@@ -14,7 +14,7 @@ from plait.agent.instructions import ProjectInstructions
 from plait.errors import PlaitError
 from plait.events.store import EventStore
 from plait.events.types import Decision, NotePosted, PlanMade, RunFinished
-from plait.models.base import Model
+from plait.messages import Model
 from plait.models.pricing import PriceTable
 from plait.plan.load import load_plan
 from plait.plan.model import PLANNING_FAILED, Plan

@@ -23,7 +23,7 @@ from plait.coord.experts import EXPERT_STEPS
 from plait.errors import PlaitError
 from plait.events.store import EventStore
 from plait.events.types import Decision, RunFinished, TaskFinished
-from plait.models.base import Model
+from plait.messages import Model
 from plait.models.pricing import PriceTable
 from plait.plan.globs import matches
 from plait.plan.model import Plan, PlanTask

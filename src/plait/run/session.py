@@ -28,7 +28,7 @@ from plait.coord.experts import Experts, ExpertSpec
 from plait.errors import PlaitError, UsageError
 from plait.events.store import EventStore
 from plait.events.types import Decision, GateChecked, ModelCallFinished, RunFinished, TaskFinished
-from plait.models.base import Model, ToolCall, ToolSpec
+from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import tracked_files
 from plait.reconcile.verdict import gate_why

@@ -12,7 +12,7 @@ from plait.agent.instructions import ProjectInstructions
 from plait.agent.prompts import system_prompt, task_brief
 from plait.events.store import EventStore
 from plait.events.types import AgentStopped, Committed, Decision, RunStarted
-from plait.models.base import Model, Usage
+from plait.messages import Model, Usage
 from plait.models.pricing import PriceTable
 from plait.plan.model import Plan, PlanTask
 from plait.reconcile.gate import Gate

@@ -24,7 +24,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
-from plait.models.base import ToolCall, Usage
+from plait.messages import ToolCall, Usage
 from plait.plan.globs import normalize
 from plait.ui import _fmt
 

@@ -48,7 +48,7 @@ MODELS: dict[str, dict[str, tuple[Any, Any]]] = {
         "reasoning": (("tuple", "Reasoning"), ()),
     },
 }
-"""The fields of the models events hold (`plait.models.base`): each name to its type and default; a model's
+"""The fields of the models events hold (`plait.messages`): each name to its type and default; a model's
 default is the JSON it is read from."""
 
 _S, _I, _F, _B, _L, _D = "str", "int", "float", "bool", "list[str]", "dict"

@@ -35,7 +35,7 @@ from plait.events.types import (
     ToolReturned,
     UserSteered,
 )
-from plait.models.base import Usage
+from plait.messages import Usage
 from plait.models.pricing import PriceTable, logged_prices
 from plait.trust import REPO_FILE
 from plait.ui._state import AgentView, CostLine, Span, Wait, dollars, phase_of, saved_usd, short_args

@@ -18,7 +18,7 @@ from plait.events.types import (
     QuestionAsked,
     ToolCalled,
 )
-from plait.models.base import Model
+from plait.messages import Model
 from plait.models.pricing import PriceTable
 from plait.run.investigate import AskOutcome
 from plait.run.session import Reply

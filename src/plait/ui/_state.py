@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plait.events.types import EXPERT_PREFIX
-from plait.models.base import Usage
+from plait.messages import Usage
 from plait.models.pricing import PriceTable
 from plait.ui._describe import short_args
 from plait.ui._usd import dollars

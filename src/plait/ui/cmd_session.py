@@ -21,7 +21,7 @@ from plait.events.store import EventStore, ObservedStore
 from plait.events.types import (
     RunStarted,
 )
-from plait.models.base import Model
+from plait.messages import Model
 from plait.models.registry import make_model
 from plait.run.base import Base, choose_base, new_run_id
 from plait.run.investigate import Inquiry, ask

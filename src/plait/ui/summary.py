@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from plait.events.store import EventStore
 from plait.events.types import Event
-from plait.models.base import Usage
+from plait.messages import Usage
 from plait.trust import REPO_FILE
 from plait.ui._reduce import RunView
 

@@ -28,7 +28,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
-from plait.models.base import Usage
+from plait.messages import Usage
 from plait.redact import Redactor
 from plait.ui.feed import redact_event
 from plait.ui.runview import RunView

@@ -17,7 +17,7 @@ from plait.agent.external._job import Job
 from plait.events.journal import valid_text
 from plait.events.store import redaction
 from plait.events.types import AgentStopped, Decision, ModelCallFinished, StopReason, ToolCalled, ToolReturned
-from plait.models.base import ModelResponse, ToolCall, Usage
+from plait.messages import ModelResponse, ToolCall, Usage
 
 __all__ = ["TOPIC", "Transcript", "logged_session"]
 

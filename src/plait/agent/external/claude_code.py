@@ -19,7 +19,7 @@ from plait.agent.external._job import Job
 from plait.agent.external._process import Files, error_tail, run_watched
 from plait.agent.external.command import brief_text, stop
 from plait.agent.loop import AgentResult
-from plait.models.base import ToolCall, Usage
+from plait.messages import ToolCall, Usage
 
 __all__ = ["ClaudeCodeWorker", "claude_env"]
 

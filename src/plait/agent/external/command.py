@@ -17,7 +17,7 @@ from plait.agent.external._job import Job
 from plait.agent.external._process import Files, error_tail, run_watched
 from plait.agent.loop import AgentResult
 from plait.events.types import StopReason
-from plait.models.base import ToolCall, Usage
+from plait.messages import ToolCall, Usage
 
 __all__ = ["CommandWorker", "brief_text", "stop"]
 

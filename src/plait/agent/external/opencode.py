@@ -25,7 +25,7 @@ from plait.agent.external._process import Files
 from plait.agent.external._resuming import ResumingCli
 from plait.agent.external.command import brief_text
 from plait.agent.loop import AgentResult
-from plait.models.base import ToolCall, Usage
+from plait.messages import ToolCall, Usage
 
 __all__ = ["OpenCodeWorker", "opencode_env"]
 

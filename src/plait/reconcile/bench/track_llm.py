@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from plait.models.base import ModelRequest, ModelResponse
+from plait.messages import ModelRequest, ModelResponse
 from plait.reconcile._gitio import decode, git_bytes
 from plait.reconcile._mergefile import Hunk, diff3_regions, has_conflict_markers
 from plait.reconcile._trees import read_blobs
@@ -111,7 +111,7 @@ def _output_tokens(response: ModelResponse) -> int:
 
 def whole_file_tokens(conflict: FileConflict, context: MergeContext) -> int:
     """Today's prompt for one conflicted file, counted without sending it."""
-    from plait.models.base import UserMessage
+    from plait.messages import UserMessage
 
     request = ModelRequest(
         system=WHOLE_SYSTEM, messages=(UserMessage(text=whole_file_prompt(conflict, context)),), tools=(RESOLVE,)

@@ -1,4 +1,8 @@
-"""The neutral conversation every provider translates to and from, and the `Model` protocol."""
+"""The neutral conversation every provider translates to and from, and the `Model` protocol.
+
+The bottom of plait's layers: it imports nothing of plait but `errors`, so that the log, the providers and the
+agent can all speak it without knowing one another.
+"""
 
 from __future__ import annotations
 
