@@ -1,0 +1,131 @@
+"""plait's packages are layered: each imports only the layers below it, read from the code's own imports.
+
+`LAYERS` is the picture `docs/architecture.md` draws. `KNOWN` lists, module by module, the imports that still go
+the wrong way; it may only shrink: a new upward import fails, and so does an entry that no longer happens (remove
+it, so the list stays the truth).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "src" / "plait"
+
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"__init__", "errors", "redact", "textsafe", "trust", "_setting_shown", "messages"}),
+    frozenset({"events"}),
+    frozenset({"models"}),
+    frozenset({"settings", "_repo_file", "_mcp_config"}),
+    frozenset({"workspace"}),
+    frozenset({"agent"}),
+    frozenset({"plan"}),
+    frozenset({"coord"}),
+    frozenset({"reconcile"}),
+    frozenset({"run", "demo"}),
+    frozenset({"ui"}),
+    frozenset({"mcp"}),
+    frozenset({"cli", "__main__"}),
+)
+"""Bottom to top. Modules in one layer may import one another; a layer imports only the layers below it."""
+
+KNOWN: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("plait._mcp_config", "workspace"),
+        ("plait._repo_file", "workspace"),
+        ("plait.agent.external._seam", "plan"),
+        ("plait.agent.external._seam", "run"),
+        ("plait.agent.mcp_servers", "run"),
+        ("plait.events.backends", "workspace"),
+        ("plait.events.journal", "models"),
+        ("plait.models.registry", "settings"),
+        ("plait.models.scripted", "agent"),
+        ("plait.run.parallel", "ui"),
+        ("plait.settings", "plan"),
+        ("plait.settings", "workspace"),
+        ("plait.ui.cmd_mcp", "mcp"),
+    }
+)
+"""(importing module, imported layer member) pairs that still go upwards: to be removed, never added to."""
+
+
+def _unit(module: str) -> str:
+    """The layer member a module belongs to: its package below `plait`, or its own name at the top."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _rank(unit: str) -> int:
+    for rank, layer in enumerate(LAYERS):
+        if unit in layer:
+            return rank
+    raise AssertionError(f"plait.{unit} is in no layer: add it to LAYERS (and to docs/architecture.md)")
+
+
+def _member(root: Path, name: str) -> str:
+    """A name imported from `plait` itself: a module or package of it, or else something its `__init__` holds."""
+    return name if (root / f"{name}.py").exists() or (root / name).is_dir() else "__init__"
+
+
+def _imports(root: Path, path: Path, module: str) -> set[str]:
+    found: set[str] = set()
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            names = [target] if target != "plait" else [f"plait.{_member(root, a.name)}" for a in node.names]
+            found.update(n for n in names if n.startswith("plait."))
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("plait."))
+    return found
+
+
+def upward_imports(root: Path = ROOT) -> set[tuple[str, str]]:
+    """Every (module, imported layer member) where the member sits in a higher layer than the module."""
+    wrong: set[tuple[str, str]] = set()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).with_suffix("")
+        module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        if module == "plait":
+            continue
+        own = _rank(_unit(module))
+        for target in _imports(root, path, module):
+            unit = _unit(target)
+            if _rank(unit) > own:
+                wrong.add((module, unit))
+    return wrong
+
+
+def test_imports_flow_downwards_only() -> None:
+    wrong = upward_imports()
+    new = sorted(wrong - KNOWN)
+    assert not new, "imports that go up the layers (see LAYERS): " + ", ".join(f"{m} -> plait.{u}" for m, u in new)
+
+
+def test_the_list_of_known_upward_imports_is_current() -> None:
+    gone = sorted(KNOWN - upward_imports())
+    assert not gone, "no longer imported upwards, remove from KNOWN: " + ", ".join(f"{m} -> {u}" for m, u in gone)
+
+
+def test_upward_imports_of_every_form_are_caught(tmp_path: Path) -> None:
+    root = tmp_path / "plait"
+    for package in ("events", "run", "ui"):
+        (root / package).mkdir(parents=True)
+        (root / package / "__init__.py").write_text('"""Package."""\n', encoding="utf-8")
+    (root / "__init__.py").write_text('__version__ = "0"\n', encoding="utf-8")
+    (root / "events" / "a.py").write_text("from plait.run import parallel\n", encoding="utf-8")
+    (root / "events" / "b.py").write_text("def f():\n    from ..ui import live\n", encoding="utf-8")
+    (root / "events" / "c.py").write_text(
+        "import plait.run.state\nfrom plait import __version__, ui\n", encoding="utf-8"
+    )
+    (root / "run" / "d.py").write_text("from plait.events import a\nfrom . import e\n", encoding="utf-8")
+    assert upward_imports(root) == {
+        ("plait.events.a", "run"),
+        ("plait.events.b", "ui"),
+        ("plait.events.c", "run"),
+        ("plait.events.c", "ui"),
+    }
