@@ -54,7 +54,7 @@ from plait.coord import Board, Note
 from plait.coord.board import EVERYONE, _interest, _touches
 from plait.events import Event, SQLiteEventStore
 from plait.models import ScriptedModel
-from plait.plan.model import Contract, Plan, PlanTask
+from plait.plan_model import Contract, Plan, PlanTask
 from plait.run import parallel, scheduler
 from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator

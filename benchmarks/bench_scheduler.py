@@ -30,7 +30,7 @@ from pathlib import Path
 from plait.events import SQLiteEventStore, TaskFinished, TaskStarted
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import RunContext, run_plan

@@ -13,7 +13,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "src" / "plait"
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"__init__", "errors", "redact", "textsafe", "trust", "_setting_shown", "messages"}),
+    frozenset(
+        {"__init__", "errors", "redact", "textsafe", "trust", "_setting_shown", "messages", "plan_model", "globs"}
+    ),
     frozenset({"events"}),
     frozenset({"models"}),
     frozenset({"settings", "_repo_file", "_mcp_config"}),
@@ -33,7 +35,6 @@ KNOWN: frozenset[tuple[str, str]] = frozenset(
     {
         ("plait._mcp_config", "workspace"),
         ("plait._repo_file", "workspace"),
-        ("plait.agent.external._seam", "plan"),
         ("plait.agent.external._seam", "run"),
         ("plait.agent.mcp_servers", "run"),
         ("plait.events.backends", "workspace"),
@@ -41,7 +42,6 @@ KNOWN: frozenset[tuple[str, str]] = frozenset(
         ("plait.models.registry", "settings"),
         ("plait.models.scripted", "agent"),
         ("plait.run.parallel", "ui"),
-        ("plait.settings", "plan"),
         ("plait.settings", "workspace"),
         ("plait.ui.cmd_mcp", "mcp"),
     }

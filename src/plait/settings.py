@@ -18,7 +18,7 @@ from plait._mcp_config import McpServer
 from plait._repo_file import narrow
 from plait._setting_shown import KEY_ENV, BrokenSetting, did_you_mean, dotted, known_keys, mark_sources, shown
 from plait.models.pricing import Price
-from plait.plan.model import ExpertSpec
+from plait.plan_model import ExpertSpec
 from plait.trust import REPO_FILE, TrustState, config_dir, trust_state
 from plait.workspace.policy import SandboxSettings
 

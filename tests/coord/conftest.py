@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from plait.events import SQLiteEventStore, TaskStarted
-from plait.plan.model import Contract, Plan, PlanTask
+from plait.plan_model import Contract, Plan, PlanTask
 
 RUN = "r1"
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from plait.coord import Board
 from plait.events import Decision, NotePosted, SQLiteEventStore
-from plait.plan.model import Plan
+from plait.plan_model import Plan
 
 RUN = "r1"
 

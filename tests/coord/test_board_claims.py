@@ -5,7 +5,7 @@ from __future__ import annotations
 from plait.coord import Board, Leases
 from plait.coord.leases import Claim, Refusal
 from plait.events import SQLiteEventStore
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 
 RUN = "r1"
 

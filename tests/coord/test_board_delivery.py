@@ -8,7 +8,7 @@ import pytest
 
 from plait.coord import Board, Note
 from plait.events import Decision, SQLiteEventStore
-from plait.plan.model import Plan
+from plait.plan_model import Plan
 
 RUN = "r1"
 

@@ -13,7 +13,7 @@ from plait.coord import Board, CoordTools, Leases
 from plait.events import NotePosted, SQLiteEventStore, ToolReturned
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel, PriceTable, ScriptedModel
-from plait.plan.model import Plan
+from plait.plan_model import Plan
 from plait.workspace import LocalRunner, Repo, Worktree
 
 RUN = "r1"

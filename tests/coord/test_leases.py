@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 from plait.coord import Claim, Leases, Refusal
 from plait.events import Decision, SQLiteEventStore, TaskFinished
-from plait.plan.model import Plan
+from plait.plan_model import Plan
 
 RUN = "r1"
 

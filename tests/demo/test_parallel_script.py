@@ -31,7 +31,8 @@ from plait.demo import prepare_demo
 from plait.events import Committed, Decision, MergeStep
 from plait.events.store import SQLiteEventStore
 from plait.models.scripted import ScriptedModel
-from plait.plan import Plan, parse_plan, resolve_overlaps, tracked_files
+from plait.plan import resolve_overlaps, tracked_files
+from plait.plan_model import Plan, parse_plan
 from plait.run._brief import plan_overview
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from plait.plan import Plan, PlanError, parse_plan, slugify, topological_order, validate_plan
+from plait.plan_model import Plan, PlanError, parse_plan, slugify, topological_order, validate_plan
 
 
 def _task(task_id: str, **fields: Any) -> dict[str, Any]:

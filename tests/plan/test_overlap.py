@@ -6,17 +6,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from plait.plan import (
-    OverlapDecision,
-    Plan,
-    describe_plan,
-    expand,
-    matches,
-    render_plan,
-    resolve_overlaps,
-    topological_order,
-    validate_plan,
-)
+from plait.globs import expand, matches
+from plait.plan import OverlapDecision, describe_plan, render_plan, resolve_overlaps
+from plait.plan_model import Plan, topological_order, validate_plan
 
 FILES = [
     "README.md",

@@ -11,8 +11,9 @@ import pytest
 from plait.errors import UsageError
 from plait.events import PlanRejected, SQLiteEventStore
 from plait.models import PriceTable, ScriptedModel
-from plait.plan import PlanError, make_plan
+from plait.plan import make_plan
 from plait.plan.load import load_plan
+from plait.plan_model import PlanError
 from plait.workspace import LocalRunner
 
 

@@ -11,7 +11,8 @@ from plait.errors import ModelError, ScriptError
 from plait.events import AgentStopped, Decision, PlanMade, PlanRejected, SQLiteEventStore, ToolReturned
 from plait.messages import Model, ModelRequest, ModelResponse
 from plait.models import FunctionModel, PriceTable, ScriptedModel
-from plait.plan import Plan, PlanError, make_plan, plan_tool_spec
+from plait.plan import make_plan, plan_tool_spec
+from plait.plan_model import Plan, PlanError
 from plait.workspace import LocalRunner
 
 TASK = "Fix add and document it"

@@ -8,8 +8,9 @@ from typing import Any
 
 from plait.events import PromptGiven, SQLiteEventStore
 from plait.models import PriceTable, ScriptedModel
-from plait.plan import Plan, make_plan, resolve_overlaps, validate_plan
+from plait.plan import make_plan, resolve_overlaps
 from plait.plan._prompt import planner_system, planner_task
+from plait.plan_model import Plan, validate_plan
 from plait.workspace import LocalRunner
 
 FILES = ["shapes/__init__.py", "shapes/registry.py", "shapes/square.py", "tests/test_registry.py"]

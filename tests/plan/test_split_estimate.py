@@ -14,7 +14,7 @@ from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.plan import make_plan
 from plait.plan._areamap import RepoIndex
 from plait.plan._decision import choose_mode, estimate_split
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.workspace import LocalRunner
 
 CLAUDE = (0.1, 1.25)

@@ -17,7 +17,7 @@ from gitrepo import Sandbox, git, sandbox
 
 from plait.errors import EnvironmentProblem
 from plait.events import SQLiteEventStore
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.reconcile.apply import apply_commit
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers, merge_commits

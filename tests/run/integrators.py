@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from plait.plan.model import PlanTask
+from plait.plan_model import PlanTask
 from plait.workspace import Repo
 from plait.workspace.git import PLAIT_IDENTITY
 

@@ -10,7 +10,7 @@ from integrators import MergeTreeIntegrator, git
 
 from plait.events import Event, ObservedStore, SQLiteEventStore, TaskStarted
 from plait.models import ScriptedModel
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.run.parallel import RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings

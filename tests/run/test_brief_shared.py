@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.run._brief import plan_overview
 
 

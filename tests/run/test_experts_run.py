@@ -29,7 +29,7 @@ from plait.events.types import Event
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse
 from plait.models import ScriptedModel
 from plait.models.scripted import FunctionModel
-from plait.plan.model import ExpertSpec, Plan, PlanTask
+from plait.plan_model import ExpertSpec, Plan, PlanTask
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
@@ -315,7 +315,7 @@ def test_experts_are_declared_in_the_repository_config(tmp_path: Path) -> None:
 
 
 def test_a_plan_names_each_expert_once_over_tracked_files() -> None:
-    from plait.plan.model import parse_plan
+    from plait.plan_model import parse_plan
 
     data = _plan().model_dump(mode="json") | {
         "experts": [{"name": "core", "area": ["core.py"]}, {"name": "core", "area": ["../etc/**"]}]

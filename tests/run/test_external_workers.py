@@ -21,7 +21,7 @@ from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore, TaskFinished, ToolCalled, ToolReturned
 from plait.events.types import AgentStopped
 from plait.models import ScriptedModel
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings

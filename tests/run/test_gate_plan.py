@@ -20,7 +20,7 @@ from plait.events import Decision, Integrated, NotePosted, PromptGiven, SQLiteEv
 from plait.events.types import RunFinished
 from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.queue import MergeQueue

@@ -12,7 +12,7 @@ from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ToolResultMessage, UserMessage
 from plait.models import ScriptedModel
-from plait.plan.model import Contract, Plan, PlanTask
+from plait.plan_model import Contract, Plan, PlanTask
 from plait.run.parallel import RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings

@@ -16,7 +16,7 @@ from plait.coord import Board, CoordTools, Leases
 from plait.events import Committed, Decision, MergeStep, SQLiteEventStore, ToolReturned
 from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.queue import MergeQueue

@@ -20,7 +20,7 @@ from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore
 from plait.events.types import Decision, PromptGiven, ToolCalled, ToolReturned
 from plait.models.scripted import ScriptedModel
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan

@@ -11,7 +11,7 @@ from integrators import MergeTreeIntegrator, git
 from plait.agent.budget import Budget, Limits
 from plait.events import ModelCallStarted, SQLiteEventStore, TaskFinished, TaskStarted
 from plait.models import ScriptedModel
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings

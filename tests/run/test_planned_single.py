@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.run.single import one_task_plan, planned_single
 
 TASK = "Add is_sorted to itertoolz and export it"
@@ -45,7 +45,7 @@ def test_a_retry_is_told_why_once() -> None:
 
 
 def test_a_planner_that_says_the_task_says_it_all_adds_no_notes() -> None:
-    from plait.plan.model import validate_plan
+    from plait.plan_model import validate_plan
 
     for said in ("As given.", "as given", ""):
         plan = Plan(mode="single", reason="small", tasks=[PlanTask(id="main", title="t", instructions=said)])

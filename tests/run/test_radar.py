@@ -10,7 +10,7 @@ from integrators import MergeTreeIntegrator
 from plait.events import NotePosted, SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.parallel import RunContext, run_plan
 from plait.settings import Settings

@@ -14,7 +14,7 @@ from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore, TaskFinished, TaskStarted
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolResultMessage, UserMessage
 from plait.models import FunctionModel, ScriptedModel
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.run.state import RunState, load_state

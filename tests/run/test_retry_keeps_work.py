@@ -17,7 +17,7 @@ from integrators import git
 from plait.events import Integrated, PromptGiven, SQLiteEventStore, ToolReturned
 from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.queue import MergeQueue

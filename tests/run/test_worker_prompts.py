@@ -21,7 +21,7 @@ from plait.events import ModelCallFinished, SQLiteEventStore
 from plait.messages import SYSTEM_BREAK
 from plait.models import AnthropicModel, PriceTable
 from plait.plan import repo_map
-from plait.plan.model import Contract, Plan, PlanTask
+from plait.plan_model import Contract, Plan, PlanTask
 from plait.run._brief import plan_overview, worker_systems
 from plait.run.parallel import RunContext, run_plan
 from plait.run.single import Base

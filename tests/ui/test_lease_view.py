@@ -13,7 +13,7 @@ from textual.app import App
 from plait.coord import Leases
 from plait.events.store import SQLiteEventStore
 from plait.events.types import Decision, Event, RunStarted, TaskStarted
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.ui._log_lines import log_line
 from plait.ui.feed import EventFeed
 from plait.ui.live import Dashboard

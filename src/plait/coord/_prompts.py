@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from plait.plan.model import ExpertSpec
+from plait.plan_model import ExpertSpec
 
 __all__ = ["Origin", "expert_system"]
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from plait.events.store import EventStore
 from plait.events.types import Decision, NotePosted
-from plait.plan.globs import _matcher, is_glob, matches, normalize
-from plait.plan.model import Plan, PlanTask
+from plait.globs import _matcher, is_glob, matches, normalize
+from plait.plan_model import Plan, PlanTask
 
 __all__ = ["EVERYONE", "Board", "Note"]
 

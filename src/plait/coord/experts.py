@@ -32,7 +32,7 @@ from plait.events.store import EventStore
 from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
 from plait.messages import Model, ToolCall, ToolResultMessage, ToolSpec
 from plait.models.pricing import PriceTable
-from plait.plan.model import ExpertSpec
+from plait.plan_model import ExpertSpec
 from plait.workspace import LocalRunner
 
 __all__ = [

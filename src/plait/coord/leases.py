@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 
 from plait.events.store import EventStore
 from plait.events.types import Decision, TaskFinished
-from plait.plan.globs import matches, normalize
-from plait.plan.model import Plan
+from plait.globs import matches, normalize
+from plait.plan_model import Plan
 
 __all__ = ["Claim", "Leases", "Refusal"]
 

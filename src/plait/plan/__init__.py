@@ -1,18 +1,10 @@
-"""Planning a run: the `Plan`, the planner agent, plans users write, and overlap analysis."""
+"""Planning a run: the planner agent, plans users write, the repository map and overlap analysis.
+
+The plan itself (`Plan`, its tasks and checks) is `plait.plan_model`, a bottom layer the log and the settings
+read too; the write-set patterns are `plait.globs`.
+"""
 
 from typing import TYPE_CHECKING
-
-from plait.plan.globs import expand, matches
-from plait.plan.model import (
-    Contract,
-    Plan,
-    PlanError,
-    PlanTask,
-    parse_plan,
-    slugify,
-    topological_order,
-    validate_plan,
-)
 
 if TYPE_CHECKING:
     from plait.plan.load import load_plan
@@ -24,30 +16,19 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAP_BUDGET",
     "PLANNER_ID",
-    "Contract",
     "OverlapDecision",
-    "Plan",
-    "PlanError",
-    "PlanTask",
     "PlannerTools",
     "describe_plan",
-    "expand",
     "load_plan",
     "make_plan",
-    "matches",
-    "parse_plan",
     "plan_tool_spec",
     "render_plan",
     "repo_map",
     "resolve_overlaps",
-    "slugify",
-    "topological_order",
     "tracked_files",
-    "validate_plan",
 ]
 
-# The planner, its tools and the repository map are imported on first use: the settings read a plan's model
-# (`plait.plan.model`) on every command, and this package's other modules bring the agent loop with them.
+# The planner, its tools and the repository map are imported on first use: they bring the agent loop with them.
 _LAZY = {
     "load_plan": "load",
     "OverlapDecision": "overlap",

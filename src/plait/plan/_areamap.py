@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from plait.plan.globs import expand, is_glob, new_paths, normalize
+from plait.globs import expand, is_glob, new_paths, normalize
 from plait.plan.repomap import (
     _INDEX_STEMS,
     _SUMMARY_RESERVE,

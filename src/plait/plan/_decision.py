@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Literal
 
 from plait.events.types import Decision
+from plait.globs import expand, new_paths
 from plait.models.pricing import PriceTable
 from plait.plan._areamap import RepoIndex
-from plait.plan.globs import expand, new_paths
-from plait.plan.model import Plan, PlanTask
 from plait.plan.repomap import DEFAULT_MAP_BUDGET
+from plait.plan_model import Plan, PlanTask
 
 __all__ = [
     "Action",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
+from plait.globs import normalize
 from plait.plan._decision import OverlapDecision, add_dependency, ancestors, names
-from plait.plan.globs import normalize
-from plait.plan.model import Plan, PlanTask, slugify
+from plait.plan_model import Plan, PlanTask, slugify
 
 __all__ = ["insert_contract_tasks"]
 

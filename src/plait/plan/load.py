@@ -21,7 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from plait.errors import UsageError
-from plait.plan.model import Plan, describe_validation_error, slugify, validate_plan
+from plait.plan_model import Plan, describe_validation_error, slugify, validate_plan
 
 __all__ = ["load_plan"]
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plait.globs import expand, is_glob, matches, new_paths, normalize
 from plait.plan._decision import OverlapDecision, add_dependency, ancestors
 from plait.plan._stubs import insert_contract_tasks
-from plait.plan.globs import expand, is_glob, matches, new_paths, normalize
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 
 __all__ = ["OverlapDecision", "resolve_overlaps"]
 

@@ -23,9 +23,9 @@ from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan._decision import settle_mode
 from plait.plan._prompt import offers_experts, planner_system, planner_task
-from plait.plan.model import Plan, PlanError, parse_plan
 from plait.plan.repomap import repo_map as build_repo_map
 from plait.plan.repomap import tracked_files
+from plait.plan_model import Plan, PlanError, parse_plan
 from plait.workspace.command import CommandRunner
 
 __all__ = ["PLANNER_ID", "PlannerTools", "make_plan", "plan_tool_spec"]

@@ -9,8 +9,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from plait.plan.model import Plan
 from plait.plan.overlap import OverlapDecision
+from plait.plan_model import Plan
 
 __all__ = ["describe_plan", "render_plan"]
 

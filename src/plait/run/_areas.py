@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pydantic import Field, field_validator
 
 from plait.agent._tool_args import TEXT_LIMIT, ToolArgs
-from plait.plan.globs import matches, normalize
-from plait.plan.model import NAME, slugify
+from plait.globs import matches, normalize
+from plait.plan_model import NAME, slugify
 
 __all__ = ["MOST_AREAS", "Area", "Finding", "Located", "locate", "references", "split_areas"]
 

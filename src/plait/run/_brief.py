@@ -14,10 +14,10 @@ from pathlib import Path
 
 from plait.agent.instructions import ProjectInstructions
 from plait.agent.prompts import shared_prefix
+from plait.globs import expand, new_paths
 from plait.plan._areamap import Area, RepoIndex
 from plait.plan._decision import shared_map
-from plait.plan.globs import expand, new_paths
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 
 __all__ = ["ProjectInstructions", "interfaces", "plan_overview", "task_area", "worker_systems"]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from plait.events.store import EventStore
 from plait.events.types import GateChecked, Integrated
-from plait.plan.model import PlanTask
+from plait.plan_model import PlanTask
 from plait.reconcile.gate import Gate, GateResult
 from plait.reconcile.verdict import gate_why
 

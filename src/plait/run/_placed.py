@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from plait.events.backends import store_scope
-from plait.plan.model import PlanTask
+from plait.plan_model import PlanTask
 from plait.run._opening import Opening, log_opening, log_started
 from plait.run._retry import Carried, last_commit, log_carried, logged_carried, merged_onto
 from plait.run.backends import AttemptBackend

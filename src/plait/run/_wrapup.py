@@ -6,7 +6,7 @@ from __future__ import annotations
 from plait.agent.loop import AgentResult
 from plait.events.store import EventStore
 from plait.events.types import Committed
-from plait.plan.model import PlanTask
+from plait.plan_model import PlanTask
 from plait.run._opening import pool_of
 from plait.workspace import Repo, Worktree
 from plait.workspace._pool import give_back

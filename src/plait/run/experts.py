@@ -17,7 +17,7 @@ from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, expert_id, 
 from plait.events.store import EventStore
 from plait.messages import Model
 from plait.models.pricing import PriceTable
-from plait.plan.model import Plan
+from plait.plan_model import Plan
 from plait.reconcile.verify import IntegrationWorktree
 from plait.run.backends import AttemptBackend
 from plait.settings import Settings

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol, runtime_checkable
 
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.reconcile.queue import Ejection, MergeQueue, TaskBranch
 
 __all__ = ["DirectIntegrator", "Integrator", "PlannedIntegrator", "QueueIntegrator"]

@@ -32,8 +32,8 @@ from plait.events.store import EventStore
 from plait.events.types import ExpertStarted, NotePosted, QuestionAnswered, QuestionAsked, RunFinished
 from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
-from plait.plan.model import Plan, PlanTask
 from plait.plan.repomap import tracked_files
+from plait.plan_model import Plan, PlanTask
 from plait.run._areas import MOST_AREAS, Area, Finding, locate, references, split_areas
 from plait.run._lead import (
     LEAD,

@@ -16,7 +16,7 @@ from plait.errors import PlaitError, StateError
 from plait.events.backends import open_event_store, store_scope
 from plait.events.store import EventStore, SQLiteEventStore, wal_damage
 from plait.events.types import Decision
-from plait.plan.model import PLANNING_FAILED
+from plait.plan_model import PLANNING_FAILED
 from plait.run._branch_gc import BranchVerdict, judge_branches
 from plait.run._salvage import salvage_rows
 from plait.run.state import RunState, load_state

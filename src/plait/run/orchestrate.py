@@ -17,10 +17,10 @@ from plait.events.types import Decision, NotePosted, PlanMade, RunFinished
 from plait.messages import Model
 from plait.models.pricing import PriceTable
 from plait.plan.load import load_plan
-from plait.plan.model import PLANNING_FAILED, Plan
 from plait.plan.overlap import OverlapDecision, resolve_overlaps
 from plait.plan.planner import make_plan
 from plait.plan.repomap import repo_map, tracked_files
+from plait.plan_model import PLANNING_FAILED, Plan
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.llm_resolver import LLMResolver

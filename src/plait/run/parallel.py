@@ -23,10 +23,10 @@ from plait.coord.experts import EXPERT_STEPS
 from plait.errors import PlaitError
 from plait.events.store import EventStore
 from plait.events.types import Decision, RunFinished, TaskFinished
+from plait.globs import matches
 from plait.messages import Model
 from plait.models.pricing import PriceTable
-from plait.plan.globs import matches
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.run._brief import ProjectInstructions, interfaces, worker_systems
 from plait.run._ending import record_end
 from plait.run._opening import GitThreads, Opening, log_opening, log_started, make_worktree

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from plait.events.store import EventStore
 from plait.events.types import NotePosted
-from plait.plan.model import Plan
+from plait.plan_model import Plan
 from plait.workspace import GitError, Repo
 
 __all__ = ["Radar"]

@@ -14,7 +14,7 @@ from plait.events.store import EventStore
 from plait.events.types import AgentStopped, Committed, Decision, RunStarted
 from plait.messages import Model, Usage
 from plait.models.pricing import PriceTable
-from plait.plan.model import Plan, PlanTask
+from plait.plan_model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.run._gated import GatedIntegrator
 from plait.run.base import Base, choose_base, new_run_id

@@ -17,7 +17,7 @@ from plait.events.types import (
     TaskFinished,
     TaskStarted,
 )
-from plait.plan.model import Plan
+from plait.plan_model import Plan
 from plait.run._opening import Opening, logged_openings
 from plait.run.scheduler import Attempt, TaskResult
 

@@ -24,8 +24,8 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
+from plait.globs import normalize
 from plait.messages import ToolCall, Usage
-from plait.plan.globs import normalize
 from plait.ui import _fmt
 
 __all__ = ["COLUMNS_NOTE", "SAVING_NOTE", "ExpertCost", "expert_costs", "saving_note", "trade_line"]

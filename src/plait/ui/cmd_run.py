@@ -17,8 +17,8 @@ from plait.errors import EnvironmentProblem, StateError, UsageError
 from plait.events.lease import RunLease, lease_for
 from plait.events.store import EventStore, ObservedStore
 from plait.models.registry import make_model
-from plait.plan.model import Plan
 from plait.plan.overlap import OverlapDecision
+from plait.plan_model import Plan
 from plait.redact import scrub_strings
 from plait.run.maintenance import ended_note
 from plait.run.orchestrate import Orchestration, orchestrate

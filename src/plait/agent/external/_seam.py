@@ -9,7 +9,7 @@ from plait.agent.loop import Checkpoint
 from plait.workspace import CommandRunner, Worktree
 
 if TYPE_CHECKING:
-    from plait.plan.model import PlanTask
+    from plait.plan_model import PlanTask
     from plait.run.parallel import _TaskRunner
 
 __all__ = ["external_worker"]

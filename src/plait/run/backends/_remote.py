@@ -202,7 +202,7 @@ async def _attempt(
     from plait.agent.tools import Toolbox
     from plait.models.pricing import PriceTable
     from plait.models.registry import make_model
-    from plait.plan.model import PlanTask
+    from plait.plan_model import PlanTask
     from plait.run._wrapup import wrap_up
     from plait.run.state import recharge
     from plait.run.steer import Steering, notes_from
@@ -265,7 +265,7 @@ async def _attempt(
     board = None
     if job.plan is not None:  # the board lives in the log: notes posted anywhere reach the agent at its next turn
         from plait.coord import Board, CoordTools
-        from plait.plan.model import Plan
+        from plait.plan_model import Plan
 
         board = Board.from_log(store, run_id, Plan.model_validate(job.plan))
         tools = CoordTools(tools, task_id, board, None, worktree=worktree)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.json_schema import SkipJsonSchema
 
 from plait.errors import PlaitError
-from plait.plan.globs import expand
+from plait.globs import expand
 
 __all__ = [
     "NAME",
