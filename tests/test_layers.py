@@ -38,7 +38,6 @@ KNOWN: frozenset[tuple[str, str]] = frozenset(
         ("plait.agent.external._seam", "run"),
         ("plait.agent.mcp_servers", "run"),
         ("plait.events.backends", "workspace"),
-        ("plait.events.journal", "models"),
         ("plait.models.registry", "settings"),
         ("plait.models.scripted", "agent"),
         ("plait.run.parallel", "ui"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from plait.agent._replay import Recorded
+from plait.agent._replay import AttemptRecord
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
@@ -76,7 +76,7 @@ def test_a_resumed_attempt_ends_where_an_uninterrupted_one_does(repo: Repo, tmp_
     # a new process: the worktree is rebuilt at its last checkpoint, then the agent replays its log
     worktree.remove()
     worktree = repo.add_worktree(tmp_path / "wt-again", "crash-again", repo.head())
-    last = Recorded(store, "r", "main", 1).last_checkpoint
+    last = AttemptRecord(store, "r", "main", 1).last_checkpoint
     if last:
         worktree.restore(last)
     result = asyncio.run(_agent(worktree, store, _model(calls, None)).run("task"))

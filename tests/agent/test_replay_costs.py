@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from plait.agent._replaying import ReplayingModel
+from plait.agent.journal import ModelCallJournal
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox, ToolOutcome
 from plait.events import SQLiteEventStore
-from plait.events.journal import Journal
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage, UserMessage
 from plait.models import FunctionModel, PriceTable
 from plait.redact import REDACTED, Redactor
@@ -41,7 +41,7 @@ def _reply(text: str) -> ModelResponse:
 
 def _answer(tmp_path: Path, reply: ModelResponse) -> tuple[ModelResponse, int]:
     redact = CountingRedactor()
-    journal = Journal(SQLiteEventStore(tmp_path / "events.db"), "r", "a", PriceTable())
+    journal = ModelCallJournal(SQLiteEventStore(tmp_path / "events.db"), "r", "a", PriceTable())
     model = ReplayingModel(FunctionModel(lambda _: reply), journal, redact=redact)
     request = ModelRequest(system="s", messages=(UserMessage(text="go"),), max_output_tokens=10)
     response, _ = asyncio.run(model.complete(request))

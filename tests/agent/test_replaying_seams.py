@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from plait.agent._replay import Recorded
+from plait.agent._replay import AttemptRecord
 from plait.agent._replaying import ReplayingModel, ReplayingTools
+from plait.agent.journal import ModelCallJournal
 from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
-from plait.events.journal import Journal
 from plait.events.store import redaction
 from plait.events.types import ModelCallFinished, ToolCalled, ToolReturned
 from plait.messages import (
@@ -51,8 +51,8 @@ def _model(asked: list[int], crash_at: int | None) -> FunctionModel:
 
 async def _drive(root: Path, store: SQLiteEventStore, model: FunctionModel) -> list[Message]:
     """A driver of its own: one run command per model call, three calls."""
-    past = Recorded(store, "r", "worker", 1)
-    journal = Journal(store, "r", "worker", PriceTable(), 1, answered=past.answers)
+    past = AttemptRecord(store, "r", "worker", 1)
+    journal = ModelCallJournal(store, "r", "worker", PriceTable(), 1, answered=past.answers)
     asking = ReplayingModel(model, journal, redact=redaction(store))
     tools = ReplayingTools(Toolbox(root, LocalRunner()), past, store, run_id="r", agent="worker", attempt=1)
     messages: list[Message] = [UserMessage(text="go")]

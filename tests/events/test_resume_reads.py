@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from plait.agent._replay import Recorded
+from plait.agent._replay import AttemptRecord
 from plait.agent.budget import Budget, Limits
+from plait.agent.journal import ModelCallJournal
 from plait.events import Event, SQLiteEventStore
-from plait.events.journal import Journal
 from plait.events.types import (
     ModelCallFinished,
     ModelCallStarted,
@@ -93,9 +93,9 @@ def test_the_runs_past_is_decoded_once_by_all_that_read_it(tmp_path: Path) -> No
     for agent in ("a", "b"):  # the attempt's last checkpoint before its worktree, again for its agent, then the
         # agent's journal and its own replay
         for _ in range(2):
-            assert Recorded(store, RUN, agent, 1).last_checkpoint == ""
-        journal = Journal(store, RUN, agent, PriceTable(), 1)
-        recorded = Recorded(store, RUN, agent, 1)
+            assert AttemptRecord(store, RUN, agent, 1).last_checkpoint == ""
+        journal = ModelCallJournal(store, RUN, agent, PriceTable(), 1)
+        recorded = AttemptRecord(store, RUN, agent, 1)
         assert journal.answered(STEPS) and not journal.answered(STEPS + 1)
         assert recorded.results.get((STEPS, f"c{STEPS}")) is not None
     assert tasks["a"].usage.input_tokens == tasks["b"].usage.input_tokens == STEPS
@@ -105,8 +105,8 @@ def test_the_runs_past_is_decoded_once_by_all_that_read_it(tmp_path: Path) -> No
 
 def test_what_is_appended_between_two_reads_is_seen_by_the_second(tmp_path: Path) -> None:
     store = CountingStore(_long_run(tmp_path / "events.db", ["a"]))
-    assert Recorded(store, RUN, "a", 1).last_checkpoint == ""
+    assert AttemptRecord(store, RUN, "a", 1).last_checkpoint == ""
     store.append(ToolReturned(run_id=RUN, agent="a", call_id="late", name="edit_file", output="", checkpoint="abc"))
     store.append(ToolReturned(run_id=RUN, agent="b", call_id="other", name="edit_file", output="", checkpoint="def"))
-    assert Recorded(store, RUN, "a", 1).last_checkpoint == "abc"
-    assert Journal(store, RUN, "a", PriceTable(), 1).answered(STEPS)
+    assert AttemptRecord(store, RUN, "a", 1).last_checkpoint == "abc"
+    assert ModelCallJournal(store, RUN, "a", PriceTable(), 1).answered(STEPS)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from plait.agent.journal import agent_events
 from plait.agent.tools import ToolOutcome
-from plait.events.journal import agent_events
 from plait.events.store import EventStore
 from plait.events.types import (
     AgentStopped,
@@ -23,7 +23,7 @@ from plait.events.types import (
 )
 from plait.messages import ToolCall
 
-__all__ = ["FINISHING", "Called", "Recorded", "Results", "last_checkpoint", "replayed"]
+__all__ = ["FINISHING", "Called", "AttemptRecord", "Results", "last_checkpoint", "replayed"]
 
 Key = tuple[int, str]
 """(step, call id) of a tool call."""
@@ -81,7 +81,7 @@ class Called:
         return index < self._logged[key]
 
 
-class Recorded:
+class AttemptRecord:
     """What an earlier process of this same attempt already logged: replayed, never done again.
 
     Built in one pass over the agent's events: its answered model calls, tool calls and results, notes,
@@ -124,7 +124,7 @@ class Recorded:
 
 
 def last_checkpoint(store: EventStore, run_id: str, agent: str, attempt: int) -> str:
-    """`Recorded(...).last_checkpoint` without building the rest of the record: the commit of the attempt's last
+    """`AttemptRecord(...).last_checkpoint` without building the rest of the record: the commit of the attempt's last
     logged tool result that saved one, "" when none did."""
     events = agent_events(store, run_id, agent)
     return next(

@@ -8,7 +8,7 @@
                                per attempt, the notes read back on a replay
     ReplayTurns             ─► the agents of one event loop replay one at a time, each to its first live call
 
-All three read one index of the attempt's past (`Recorded`, one pass over the log). None of them knows the
+All three read one index of the attempt's past (`AttemptRecord`, one pass over the log). None of them knows the
 loop that drives it: whatever asks a model and runs tools (the built-in agent, a remote worker) can be
 journaled through them, and a resumed driver asks exactly what the first one asked.
 """
@@ -21,9 +21,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
-from plait.agent._replay import Recorded, replayed
+from plait.agent._replay import AttemptRecord, replayed
+from plait.agent.journal import ModelCallJournal, valid_text
 from plait.agent.tools import ToolOutcome
-from plait.events.journal import Journal, valid_text
 from plait.events.store import EventStore, redaction
 from plait.events.types import AgentStopped, Decision, PromptGiven, ToolCalled, ToolReturned
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage
@@ -83,7 +83,7 @@ class ReplayingModel:
     def __init__(
         self,
         live: Model,
-        journal: Journal,
+        journal: ModelCallJournal,
         *,
         redact: Callable[[str], str],
         hold: Hold | None = None,
@@ -137,7 +137,7 @@ class ReplayingTools:
     def __init__(
         self,
         live: ToolSet,
-        log: Recorded,
+        log: AttemptRecord,
         store: EventStore,
         *,
         run_id: str,
@@ -194,7 +194,7 @@ class LoggedOnce:
     before a model call (read back on a replay), a compaction of its conversation, its stop."""
 
     def __init__(
-        self, log: Recorded, store: EventStore, model: ReplayingModel, *, run_id: str, agent: str, attempt: int
+        self, log: AttemptRecord, store: EventStore, model: ReplayingModel, *, run_id: str, agent: str, attempt: int
     ) -> None:
         self._log, self._store, self._model = log, store, model
         self._ids = {"run_id": run_id, "agent": agent}

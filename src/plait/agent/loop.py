@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
 
-from plait.agent._replay import Recorded
+from plait.agent._replay import AttemptRecord
 from plait.agent._replaying import (
     Arriving,
     Checkpoint,
@@ -33,10 +33,10 @@ from plait.agent._replaying import (
 )
 from plait.agent.budget import BudgetExceeded
 from plait.agent.context import NOTES_HEADER, Compactor, ContextBudget
+from plait.agent.journal import ModelCallJournal, valid_text
 from plait.agent.prompts import REFUSED, cut_reply, cut_text, task_prompt, too_many_calls
 from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
-from plait.events.journal import Journal, valid_text
 from plait.events.store import EventStore, redaction
 from plait.events.types import AgentStopped, Decision, PromptGiven, StopReason
 from plait.messages import (
@@ -148,8 +148,8 @@ class Agent:
         self.attempt = attempt
         self.compactor = Compactor(context) if context is not None else None
         """Summarises older steps when a request nears the model's context budget; None keeps every message."""
-        past = Recorded(store, run_id, agent_id, attempt)
-        self.journal = Journal(store, run_id, agent_id, prices, attempt, answered=past.answers)
+        past = AttemptRecord(store, run_id, agent_id, attempt)
+        self.journal = ModelCallJournal(store, run_id, agent_id, prices, attempt, answered=past.answers)
         charge = budget.charge if budget is not None else None
         self._model = ReplayingModel(
             model, self.journal, redact=self._redact, hold=hold, charge=charge, arriving=arriving

@@ -26,7 +26,7 @@ from plait.agent._tool_args import (
     ignored_arguments,
     tool_spec,
 )
-from plait.events.journal import ARGUMENT_DEPTH
+from plait.agent.journal import ARGUMENT_DEPTH
 from plait.messages import ToolCall, ToolSpec
 from plait.redact import Redactor
 from plait.workspace.command import CommandRunner

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from plait.agent.instructions import ProjectInstructions
+from plait.agent.journal import ModelCallJournal
 from plait.errors import ModelError
-from plait.events.journal import Journal
 from plait.events.store import EventStore, redaction
 from plait.events.types import NotePosted
 from plait.messages import Message, Model, ModelRequest, ModelResponse, ToolSpec, UserMessage
@@ -170,7 +170,7 @@ class LLMResolver:
             tool_choice=tool.name,
         )
 
-    async def _call(self, journal: Journal | None, request: ModelRequest) -> ModelResponse:
+    async def _call(self, journal: ModelCallJournal | None, request: ModelRequest) -> ModelResponse:
         """The model's reply as the log keeps it (redacted), so that a resumed integration decides the same."""
         if journal is None:
             return await self.model.complete(request)
@@ -181,10 +181,10 @@ class LLMResolver:
         clean = scrub_strings(data, redaction(self.store))
         return response if clean == data else ModelResponse.model_validate(clean)
 
-    def _journal(self, request: ModelRequest) -> Journal | None:
+    def _journal(self, request: ModelRequest) -> ModelCallJournal | None:
         if self.store is None:
             return None
-        return Journal(self.store, self.run_id, f"resolver-{request.fingerprint()[:12]}", self.prices)
+        return ModelCallJournal(self.store, self.run_id, f"resolver-{request.fingerprint()[:12]}", self.prices)
 
     async def _by_hunks(self, located: list[Located], context: MergeContext) -> dict[str, Resolution | None]:
         facts = await asyncio.to_thread(gather, context.site, located)

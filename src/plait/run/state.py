@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from plait.agent.budget import Budget
-from plait.events.journal import answered_calls
+from plait.agent.journal import answered_calls
 from plait.events.store import EventStore
 from plait.events.types import (
     AgentStopped,

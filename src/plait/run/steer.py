@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from plait.events.journal import agent_events
+from plait.agent.journal import agent_events
 from plait.events.store import EventStore
 from plait.events.types import Decision, Event, TaskStarted, UserSteered
 
@@ -67,7 +67,7 @@ def notes_from(*sources: Callable[[], Sequence[str]] | None) -> Callable[[], Seq
 class Steering:
     """What the user asked of one task's agent, as the log has it.
 
-    The task's events come from the run's read of its agents' past (`plait.events.journal.agent_events`: the log
+    The task's events come from the run's read of its agents' past (`plait.agent.journal.agent_events`: the log
     read and decoded once, then only what was appended since), and are looked at from where the last look
     stopped: a live call of a long run's agent reads a few new events, not the run's log again. The notes
     delivered (the agent's decisions, many) are looked at only once the user has said something.

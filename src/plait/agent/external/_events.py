@@ -14,7 +14,7 @@ import time
 
 from plait.agent.budget import BudgetExceeded
 from plait.agent.external._job import Job
-from plait.events.journal import valid_text
+from plait.agent.journal import valid_text
 from plait.events.store import redaction
 from plait.events.types import AgentStopped, Decision, ModelCallFinished, StopReason, ToolCalled, ToolReturned
 from plait.messages import ModelResponse, ToolCall, Usage

@@ -195,7 +195,7 @@ async def _run(job: RemoteJob, base: bytes, extra: bytes, node: str) -> RemoteOu
 async def _attempt(
     job: RemoteJob, tmp: Path, base: bytes, extra: bytes, store: Any
 ) -> tuple[str, bytes, str, bool, str]:
-    from plait.agent._replay import Recorded
+    from plait.agent._replay import AttemptRecord
     from plait.agent.budget import Limits
     from plait.agent.context import context_budget
     from plait.agent.loop import Agent, AgentLimits, AgentResult
@@ -219,7 +219,7 @@ async def _attempt(
     repo = Repo.discover(root)
     _drop_stale(repo, job.branch)
     worktree = repo.readd_worktree(tmp / "worktree", job.branch, job.base, owned=f"plait/{run_id}/")
-    saved = Recorded(store, run_id, task_id, job.attempt).last_checkpoint
+    saved = AttemptRecord(store, run_id, task_id, job.attempt).last_checkpoint
     if saved:
         kept = store.get_blob(run_id, checkpoint_key(saved))
         if kept is None:

@@ -7,10 +7,10 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from plait.agent.journal import ModelCallJournal
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.events import Event, SQLiteEventStore
-from plait.events.journal import Journal
 from plait.messages import ModelRequest, UserMessage
 from plait.models import PriceTable, ScriptedModel
 from plait.workspace import LocalRunner
@@ -49,8 +49,8 @@ def _request(text: str) -> ModelRequest:
 
 def test_another_agent_is_answered_and_logged_while_an_answer_syncs(tmp_path: Path) -> None:
     store = HeldStore(SQLiteEventStore(tmp_path / "e.db"), held="a")
-    slow = Journal(store, "r", "a", PriceTable())
-    other = Journal(store, "r", "b", PriceTable())
+    slow = ModelCallJournal(store, "r", "a", PriceTable())
+    other = ModelCallJournal(store, "r", "b", PriceTable())
 
     async def both() -> list[str]:
         held = asyncio.ensure_future(slow.complete(ScriptedModel([{"text": "from a"}]), _request("qa")))

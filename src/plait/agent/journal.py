@@ -31,7 +31,7 @@ from plait.events.types import Event, ModelCallFailed, ModelCallFinished, ModelC
 from plait.messages import MessageChain, Model, ModelRequest, ModelResponse, TextHook, TextStreaming, ToolCall
 from plait.models.pricing import PriceTable
 
-__all__ = ["ARGUMENT_DEPTH", "REPLAYED", "Journal", "agent_events", "answered_calls", "loggable", "valid_text"]
+__all__ = ["ARGUMENT_DEPTH", "REPLAYED", "ModelCallJournal", "agent_events", "answered_calls", "loggable", "valid_text"]
 
 ARGUMENT_DEPTH = 64
 """Levels of nesting a tool call's arguments may have: tools take flat arguments, and the log's encoder stops at a
@@ -103,7 +103,7 @@ def answered_calls(store: EventStore, run_id: str) -> list[ModelCallFinished]:
     return sorted(answered, key=lambda e: e.seq)
 
 
-class Journal:
+class ModelCallJournal:
     """The model calls of one agent, numbered from 1 in the order the agent makes them."""
 
     def __init__(
