@@ -63,9 +63,9 @@ def _from_mcp_json(text: str) -> tuple[dict[str, McpServer], str]:
 
 def mcp_json_servers(root: Path, commit: str) -> tuple[dict[str, McpServer], str]:
     """The stdio servers of `.mcp.json` at `commit`, and what was wrong with the file ('' when nothing)."""
-    from plait.workspace import _gitcall  # the workspace's settings import this module
+    from plait.workspace import gitcall  # the workspace's settings import this module
 
-    done = _gitcall.run(("show", f"{commit}:{MCP_JSON}"), root)  # plait's own git, whatever the environment says
+    done = gitcall.run(("show", f"{commit}:{MCP_JSON}"), root)  # plait's own git, whatever the environment says
     if done.returncode != 0:
         return {}, ""
     return _from_mcp_json(done.stdout)

@@ -1,6 +1,6 @@
 """Aimed kills of a real `plait` process: a `git` on PATH that kills at a given subcommand, and a log watcher.
 
-plait runs git by name from PATH (`plait.workspace._gitcall.argv`), so a script named `git`, first on the PATH
+plait runs git by name from PATH (`plait.workspace.gitcall`), so a script named `git`, first on the PATH
 plait gets, sees every git command it runs. The script runs the real git, then, when the command is the one
 aimed at (its words start with `KILL_GIT`, it is the `KILL_NTH`-th such, and the event `KILL_AFTER` is in the
 log, if set), kills its own process group: plait, every process it started in that group, and itself (before

@@ -9,7 +9,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from plait.agent._files import ToolFailure
-from plait.workspace import _gitcall as gitcall
+from plait.errors import EnvironmentProblem
+from plait.workspace import gitcall
 
 __all__ = ["glob_regex", "list_files", "search"]
 
@@ -67,8 +68,10 @@ def _git_files(root: Path, base: Path) -> list[str] | None:
     spec = os.path.relpath(base, root)
     args = ("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name", "--", spec)
     try:
-        done = subprocess.run(gitcall.argv(args), cwd=root, env=gitcall.environment(), capture_output=True, check=True)
-    except (subprocess.CalledProcessError, OSError):
+        done = gitcall.run_bytes(args, root)
+    except (EnvironmentProblem, gitcall.GitError):
+        return None
+    if done.returncode != 0:
         return None
     names = {os.fsdecode(n) for n in done.stdout.split(b"\0") if n}
     return [n for n in names if os.path.lexists(root / n) and not (root / n).is_dir()]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plait.textsafe import visible
-from plait.workspace._gitcall import run
+from plait.workspace.gitcall import run
 
 __all__ = ["DEFAULT_BUDGET", "NAMES", "ProjectInstructions", "directories", "render"]
 

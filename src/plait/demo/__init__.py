@@ -9,8 +9,7 @@ from pathlib import Path
 
 from plait.errors import UsageError
 from plait.models.scripted import ScriptedModel
-from plait.workspace import Repo
-from plait.workspace import _gitcall as gitcall
+from plait.workspace import Repo, gitcall
 
 __all__ = ["prepare_demo"]
 

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import shlex
-import subprocess
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from plait.errors import EnvironmentProblem
 from plait.workspace import GitError, Repo
-from plait.workspace._gitcall import argv, environment
+from plait.workspace.gitcall import first_line, run_bytes
 
 __all__ = ["decode", "encode", "git_bytes", "hash_blob", "read_blobs"]
-
-_SPAWN_TRIES = 6
 
 
 def decode(data: bytes) -> str:
@@ -35,30 +30,12 @@ def git_bytes(
     cwd: Path | None = None,
     ok: Iterable[int] = (0,),
 ) -> tuple[int, bytes]:
-    """Run git (safely: see `plait.workspace._gitcall`) on bytes in `cwd` or the repository; return the status and
+    """Run git (`plait.workspace.gitcall.run_bytes`) on bytes in `cwd` or the repository; return the status and
     stdout, raising outside `ok`."""
-    try:
-        done = _spawn(argv(args), cwd or (repo.root if repo else Path.cwd()), environment(env), input)
-    except FileNotFoundError as exc:
-        raise EnvironmentProblem("git is not installed or not on PATH: install git and try again") from exc
-    except OSError as exc:
-        raise GitError(shlex.join(args), str(exc)) from exc
+    done = run_bytes(args, cwd or (repo.root if repo else Path.cwd()), env, input)
     if done.returncode not in set(ok):
-        first = next((line.strip() for line in decode(done.stderr).splitlines() if line.strip()), "")
-        raise GitError(shlex.join(args[:3]), first or f"exit status {done.returncode}")
+        raise GitError(shlex.join(args[:3]), first_line(decode(done.stderr), f"exit status {done.returncode}"))
     return done.returncode, done.stdout
-
-
-def _spawn(argv: list[str], cwd: Path, env: dict[str, str], input: bytes | None) -> subprocess.CompletedProcess[bytes]:
-    """Run a process; a fork refused for lack of resources (EAGAIN) is transient, so it is tried again."""
-    for attempt in range(_SPAWN_TRIES):
-        try:
-            return subprocess.run(argv, cwd=cwd, env=env, input=input, capture_output=True, check=False)
-        except BlockingIOError:
-            if attempt == _SPAWN_TRIES - 1:
-                raise
-            time.sleep(0.05 * 2**attempt)
-    raise AssertionError("unreachable")
 
 
 def read_objects(repo: Repo, specs: Sequence[str]) -> list[tuple[bytes, bytes] | None]:

@@ -10,7 +10,7 @@ from plait.events.store import EventStore
 from plait.run.results import result_branch
 from plait.ui._landing import parse_ident
 from plait.workspace import Repo
-from plait.workspace._gitcall import first_line, run
+from plait.workspace.gitcall import first_line, run
 
 __all__ = ["PushRejected", "base_branch", "push", "remote_for", "remote_url", "result_of", "squash"]
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from plait.workspace._gitcall import GitError, first_line, run
+from plait.workspace.gitcall import GitError, first_line, run
 
 if TYPE_CHECKING:
     from plait.workspace.git import Repo

@@ -36,9 +36,9 @@ import re
 import shutil
 from pathlib import Path
 
-from plait.workspace._gitcall import GitError, run
 from plait.workspace._worktrees import REFRESHED, SAVED_INDEX, drop, refresh_saved, worktree_lock
 from plait.workspace.git import Repo, Worktree
+from plait.workspace.gitcall import GitError, run
 
 __all__ = ["POOLED", "adopt", "empty", "give_back", "take"]
 

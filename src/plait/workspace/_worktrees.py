@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from plait.workspace._gitcall import run
+from plait.workspace.gitcall import run
 
 __all__ = ["REFRESHED", "SAVED_INDEX", "clear_ref_lock", "drop", "refresh_saved", "register", "remove", "worktree_lock"]
 

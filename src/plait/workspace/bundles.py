@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from plait.errors import EnvironmentProblem, StateError
-from plait.workspace._gitcall import GitError, first_line, run
+from plait.workspace.gitcall import GitError, first_line, run
 
 __all__ = ["REF_PREFIX", "bundle", "clone_from_bundle", "unbundle"]
 

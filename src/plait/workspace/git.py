@@ -1,6 +1,6 @@
 """The git CLI on the user's repository and agents' worktrees, run so that it never runs code a worktree set up.
 
-See `_gitcall` for what every git plait starts is given, and `_gitstage` for staging and merging.
+See `gitcall` for what every git plait starts is given, and `_gitstage` for staging and merging.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 
 from plait.errors import EnvironmentProblem
 from plait.workspace import _gitstage
-from plait.workspace._gitcall import GitError, first_line, run
 from plait.workspace._gitmsg import stripspace
 from plait.workspace._worktrees import clear_ref_lock, drop, refresh_saved, register, worktree_lock
 from plait.workspace._worktrees import remove as remove_worktree
+from plait.workspace.gitcall import GitError, first_line, run
 
 __all__ = ["PLAIT_IDENTITY", "GitError", "Repo", "Worktree", "worktree_lock"]
 

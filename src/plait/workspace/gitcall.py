@@ -1,7 +1,11 @@
-"""How plait starts git: options and environment that keep its git from running code anyone but the user configured.
+"""The one way plait runs git: `run` (text) and `run_bytes` (bytes), each with the same hardened configuration.
+
+No other module of plait starts a git process (a test scans the code for one); asynchronous code calls these
+from a worker thread (`asyncio.to_thread`), as it does every other blocking call.
 
 plait runs git outside the sandbox, on trees agents wrote. The user's own configuration (system, global, the
-repository's `.git/config`) is trusted; nothing found inside a work tree is. So every git plait starts gets:
+repository's `.git/config`) is trusted; nothing found inside a work tree is. So every git plait starts, in either
+mode, gets:
 
 - no hooks, no fsmonitor, no signing, no pager, no editor;
 - no recursion into submodules (`submodule.recurse`, `diff.ignoreSubmodules`, `status.submoduleSummary`), carried to
@@ -23,12 +27,14 @@ import os
 import shlex
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from plait.errors import EnvironmentProblem, PlaitError
 
-__all__ = ["GitError", "argv", "environment", "first_line", "run"]
+__all__ = ["GitError", "first_line", "run", "run_bytes"]
 
 _CONFIG = (
     "--no-pager",
@@ -47,9 +53,10 @@ _CONFIG = (
 )
 _PLAIN_DIFF = ("diff", "show", "log")
 _INHERITED_GIT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+_SPAWN_TRIES = 6
 
 
-def argv(args: tuple[str, ...] | list[str]) -> list[str]:
+def _argv(args: tuple[str, ...] | list[str]) -> list[str]:
     """The command line of `git ARGS` with plait's safety options."""
     args = list(args)
     if args and args[0] in _PLAIN_DIFF:
@@ -57,7 +64,7 @@ def argv(args: tuple[str, ...] | list[str]) -> list[str]:
     return ["git", *_CONFIG, *args]
 
 
-def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def _environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment for git: no inherited repository location, no prompts, no pager or editor."""
     env = {k: v for k, v in os.environ.items() if k not in _INHERITED_GIT_VARS}
     env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat", GIT_EDITOR=":", GIT_OPTIONAL_LOCKS="0")
@@ -85,20 +92,33 @@ def run(
     args: tuple[str, ...], cwd: Path, env: Mapping[str, str] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run `git ARGS` safely in `cwd`; text in and out, bytes that are not UTF-8 kept as surrogates."""
-    try:
-        return subprocess.run(
-            argv(args),
-            cwd=cwd,
-            env=environment(env),
-            input=input,
-            capture_output=True,
-            text=True,
-            errors="surrogateescape",
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        if shutil.which("git") is None:
-            raise EnvironmentProblem("git is not installed or not on PATH: install git and try again") from exc
-        raise EnvironmentProblem(f"{cwd} does not exist: run plait from a git checkout") from exc
-    except OSError as exc:
-        raise GitError(shlex.join(args), str(exc)) from exc
+    done: subprocess.CompletedProcess[str] = _spawn(args, cwd, env, input, text=True, errors="surrogateescape")
+    return done
+
+
+def run_bytes(
+    args: tuple[str, ...], cwd: Path, env: Mapping[str, str] | None = None, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run `git ARGS` safely in `cwd`; bytes in and out (blobs, trees, paths that need not be UTF-8)."""
+    done: subprocess.CompletedProcess[bytes] = _spawn(args, cwd, env, input)
+    return done
+
+
+def _spawn(args: tuple[str, ...], cwd: Path, env: Mapping[str, str] | None, input: Any, **mode: Any) -> Any:
+    """Start git and wait for it; a fork refused for lack of resources (EAGAIN) is transient, so it is tried again."""
+    for attempt in range(_SPAWN_TRIES):
+        try:
+            return subprocess.run(
+                _argv(args), cwd=cwd, env=_environment(env), input=input, capture_output=True, check=False, **mode
+            )
+        except BlockingIOError as exc:
+            if attempt == _SPAWN_TRIES - 1:
+                raise GitError(shlex.join(args), str(exc)) from exc
+            time.sleep(0.05 * 2**attempt)
+        except FileNotFoundError as exc:
+            if shutil.which("git") is None:
+                raise EnvironmentProblem("git is not installed or not on PATH: install git and try again") from exc
+            raise EnvironmentProblem(f"{cwd} does not exist: run plait from a git checkout") from exc
+        except OSError as exc:
+            raise GitError(shlex.join(args), str(exc)) from exc
+    raise AssertionError("unreachable")
