@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from plait.settings import Settings
-from plait.workspace import CommandResult, CommandRunner, LocalRunner
+from plait.workspace import CommandResult, LocalRunner, Shell
 from plait.workspace.policy import Limits, Policy, SandboxSettings
 from plait.workspace.sandbox import SandboxedRunner, make_runner, probe
 
@@ -70,9 +70,9 @@ def workspace(tmp: Path) -> tuple[Path, Path]:
     return worktree, common
 
 
-def runners(worktree: Path, common: Path, cgroup: bool) -> dict[str, CommandRunner]:
+def runners(worktree: Path, common: Path, cgroup: bool) -> dict[str, Shell]:
     found = probe()
-    out: dict[str, CommandRunner] = {"bare": Bare(), "local": LocalRunner()}
+    out: dict[str, Shell] = {"bare": Bare(), "local": LocalRunner()}
     layers = [("limits only", "none")] + [(name, name) for name in ("landlock", "bwrap") if name in found.usable()]
     for label, layer in layers:
         limits = Limits(cgroup=cgroup)
@@ -96,9 +96,7 @@ def runners(worktree: Path, common: Path, cgroup: bool) -> dict[str, CommandRunn
     return out
 
 
-async def measure(
-    chosen: dict[str, CommandRunner], command: str, cwd: Path, runs: int, gap: float
-) -> dict[str, list[float]]:
+async def measure(chosen: dict[str, Shell], command: str, cwd: Path, runs: int, gap: float) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {name: [] for name in chosen}
     for runner in chosen.values():  # one warm-up each
         await runner.run(command, cwd=cwd, timeout=60, output_limit=1000)

@@ -21,7 +21,7 @@ from plait.events.store import SQLiteEventStore
 from plait.events.types import GateChecked
 from plait.reconcile.gate import Gate
 from plait.settings import Settings
-from plait.workspace import CommandRunner
+from plait.workspace import Shell
 from plait.workspace.policy import Limits, SandboxSettings
 from plait.workspace.sandbox import Probe, make_runner, probe
 
@@ -100,7 +100,7 @@ def _runner_for(box: Sandbox, store: SQLiteEventStore, layer: str, **options: An
     assert box.repo is not None
     repo = box.repo
 
-    def make(worktree: Path) -> CommandRunner:
+    def make(worktree: Path) -> Shell:
         return make_runner(
             settings,
             worktree=worktree,

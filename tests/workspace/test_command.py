@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from plait.workspace import CommandResult, CommandRunner, LocalRunner, cap_output, scrub_env
+from plait.workspace import CommandResult, LocalRunner, Shell, cap_output, scrub_env
 
 
 def run(
     command: str, cwd: Path, *, timeout: float = 20, limit: int = 10_000, runner: LocalRunner | None = None
 ) -> CommandResult:
-    chosen: CommandRunner = runner or LocalRunner(grace=0.5)
+    chosen: Shell = runner or LocalRunner(grace=0.5)
     return asyncio.run(chosen.run(command, cwd=cwd, timeout=timeout, output_limit=limit))
 
 
@@ -178,7 +178,7 @@ def test_the_default_environment_is_this_process_scrubbed(tmp_path: Path, monkey
 
 
 def test_local_runner_is_a_command_runner() -> None:
-    runner: CommandRunner = LocalRunner()
+    runner: Shell = LocalRunner()
     assert callable(runner.run)
 
 

@@ -19,7 +19,7 @@ import anyio
 
 from plait._mcp_config import McpServer
 from plait.workspace import CommandResult
-from plait.workspace.command import CommandRunner
+from plait.workspace.command import Shell
 
 if TYPE_CHECKING:  # the SDK is imported when a server starts: a run without MCP servers never pays for it
     import mcp_types
@@ -53,7 +53,7 @@ def _files(worktree: Path, name: str) -> tuple[Path, Path, Path]:
 class ServerProcess:
     """A running server and the session over its pipes; `start` it, `call` its tools, `stop` it (same task)."""
 
-    def __init__(self, name: str, spec: McpServer, runner: CommandRunner, worktree: Path) -> None:
+    def __init__(self, name: str, spec: McpServer, runner: Shell, worktree: Path) -> None:
         self.name, self.spec, self.runner, self.worktree = name, spec, runner, worktree
         self.session: ClientSession | None = None
         self._task: asyncio.Task[None] | None = None

@@ -31,7 +31,7 @@ from plait.events.types import Decision
 from plait.messages import ToolCall, ToolSpec
 from plait.redact import Redactor
 from plait.trust import trust_state
-from plait.workspace.command import CommandRunner
+from plait.workspace.command import Shell
 from plait.workspace.policy import Policy
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class McpTools:
         inner: ToolSet,
         servers: Mapping[str, McpServer],
         *,
-        runner: CommandRunner,
+        runner: Shell,
         worktree: Path,
         policy: Policy,
         store: EventStore,
@@ -207,7 +207,7 @@ class McpTools:
 
 
 def with_mcp(
-    attempts: _TaskRunner, task_id: str, attempt: int, runner: CommandRunner, worktree: Path, inner: ToolSet
+    attempts: _TaskRunner, task_id: str, attempt: int, runner: Shell, worktree: Path, inner: ToolSet
 ) -> ToolSet:
     """`inner` with the run's MCP servers' tools, or `inner` itself when none is configured."""
     ctx = attempts.ctx

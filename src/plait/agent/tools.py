@@ -29,7 +29,7 @@ from plait.agent._tool_args import (
 from plait.agent.journal import ARGUMENT_DEPTH
 from plait.messages import ToolCall, ToolSpec
 from plait.redact import Redactor
-from plait.workspace.command import CommandRunner
+from plait.workspace.command import Shell
 from plait.workspace.paths import PathEscape, confine
 
 __all__ = ["ToolOutcome", "Toolbox", "argument_problems", "parse_arguments"]
@@ -136,7 +136,7 @@ class Toolbox:
     def __init__(
         self,
         root: Path,
-        runner: CommandRunner,
+        runner: Shell,
         *,
         command_timeout: float = 300,
         output_limit: int = 16000,

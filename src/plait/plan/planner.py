@@ -26,7 +26,7 @@ from plait.plan._prompt import offers_experts, planner_system, planner_task
 from plait.plan.repomap import repo_map as build_repo_map
 from plait.plan.repomap import tracked_files
 from plait.plan_model import Plan, PlanError, parse_plan
-from plait.workspace.command import CommandRunner
+from plait.workspace.command import Shell
 
 __all__ = ["PLANNER_ID", "PlannerTools", "make_plan", "plan_tool_spec"]
 
@@ -201,7 +201,7 @@ async def make_plan(
     store: EventStore,
     run_id: str,
     prices: PriceTable,
-    runner: CommandRunner,
+    runner: Shell,
     max_attempts: int = 3,
     max_steps: int = 30,
     repo_map: str | None = None,

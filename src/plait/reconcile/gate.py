@@ -30,7 +30,7 @@ from plait.reconcile._testrun import Report, deselecting, read_report
 from plait.reconcile._trees import changed_paths, read_blobs, tree_paths
 from plait.reconcile.semantic import Breakage, attribute, find_breakage
 from plait.reconcile.verify import DETECTED_FROM, KEEP_ON_CLEAN, IntegrationWorktree, detect_verify_command
-from plait.workspace import CommandRunner, LocalRunner, Repo, cap_output
+from plait.workspace import LocalRunner, Repo, Shell, cap_output
 
 __all__ = ["Allowance", "Gate", "GateResult", "Stage"]
 
@@ -91,8 +91,8 @@ class Gate:
         run_id: str = "",
         verify_command: str | None = None,
         detect: bool = True,
-        runner: CommandRunner | None = None,
-        runner_for: Callable[[Path], CommandRunner] | None = None,
+        runner: Shell | None = None,
+        runner_for: Callable[[Path], Shell] | None = None,
         worktree: Path | None = None,
         python: str | None = None,
         timeout: float = 1800.0,
@@ -110,7 +110,7 @@ class Gate:
         path = worktree or repo.plait_dir() / "worktrees" / (run_id or "gate") / "_integration"
         self.worktree = IntegrationWorktree(repo, path, keep=keep)
         self._runner, self._runner_for = runner, runner_for
-        self._made: CommandRunner | None = None
+        self._made: Shell | None = None
         self.python = python or _default_python(repo)
         self.timeout, self.output_limit = timeout, output_limit
         self.runs = 0
@@ -231,7 +231,7 @@ class Gate:
         return detect_verify_command(files, read, python=self.python)
 
     @property
-    def runner(self) -> CommandRunner:
+    def runner(self) -> Shell:
         """The runner of the verify command (made by `runner_for` on first use)."""
         if self._runner is None:
             if self._runner_for is None:

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from plait.run.parallel import RunnerFactory
-from plait.workspace import CommandResult, CommandRunner, GitError, Repo
+from plait.workspace import CommandResult, GitError, Repo, Shell
 
 __all__ = ["NestedRepoNotice", "noticing"]
 
@@ -22,9 +22,9 @@ def _note(found: list[str]) -> str:
 
 
 class NestedRepoNotice:
-    """A `CommandRunner` that, after each command, names the nested repositories the agent has not been told of."""
+    """A `Shell` that, after each command, names the nested repositories the agent has not been told of."""
 
-    def __init__(self, inner: CommandRunner, repo: Repo, worktree: Path) -> None:
+    def __init__(self, inner: Shell, repo: Repo, worktree: Path) -> None:
         self.inner, self.repo, self.worktree = inner, repo, worktree
         self._told: set[str] = set()
 
@@ -50,7 +50,7 @@ class NestedRepoNotice:
 def noticing(runners: RunnerFactory, repo: Repo) -> RunnerFactory:
     """`runners`, each runner wrapped in a `NestedRepoNotice` for its worktree."""
 
-    def make(worktree: Path, agent: str, env: dict[str, str]) -> CommandRunner:
+    def make(worktree: Path, agent: str, env: dict[str, str]) -> Shell:
         return NestedRepoNotice(runners(worktree, agent, env), repo, worktree)
 
     return make

@@ -43,14 +43,14 @@ from plait.run.state import RunState, recharge
 from plait.run.steer import Steering, notes_from
 from plait.settings import Settings
 from plait.ui._arriving import CHANNEL
-from plait.workspace import CommandRunner, Repo, Worktree
+from plait.workspace import Repo, Shell, Worktree
 from plait.workspace.bootstrap import Bootstrap, port_env
 
 TaskStatus = Literal["done", "failed", "interrupted", "dropped"]
 
 __all__ = ["ParallelOutcome", "RunContext", "run_plan"]
 
-RunnerFactory = Callable[[Path, str, dict[str, str]], CommandRunner]
+RunnerFactory = Callable[[Path, str, dict[str, str]], Shell]
 """(worktree, agent id, extra environment) -> the runner for that agent's commands."""
 
 
@@ -276,7 +276,7 @@ class _TaskRunner:
         self.finished(task.id, "done", summary, commit)
         return Attempt(True)
 
-    def _agent(self, task: PlanTask, runner: CommandRunner, worktree: Worktree, attempt: int) -> Worker:
+    def _agent(self, task: PlanTask, runner: Shell, worktree: Worktree, attempt: int) -> Worker:
         s, path = self.ctx.settings, worktree.path
         ref = f"refs/plait/checkpoints/{self.ctx.run_id}/{task.id}.{attempt}"
         last = {"sha": last_checkpoint(self.ctx.store, self.ctx.run_id, task.id, attempt) or worktree.base}

@@ -22,7 +22,7 @@ from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch, integrati
 from plait.reconcile.types import Resolver
 from plait.run.preflight import preflight
 from plait.settings import Settings
-from plait.workspace import CommandRunner, Repo
+from plait.workspace import Repo, Shell
 
 __all__ = [
     "Reintegrated",
@@ -57,7 +57,7 @@ def resolvers_for(
 def make_gate(repo: Repo, store: EventStore, run_id: str, base: str, settings: Settings) -> Gate:
     """The gate of an integration: the verify command runs confined like an agent's command, never asking."""
 
-    def gate_runner(worktree: Path) -> CommandRunner:
+    def gate_runner(worktree: Path) -> Shell:
         from plait.workspace.sandbox import make_runner  # the sandbox only when a verify command runs
 
         return make_runner(

@@ -23,7 +23,7 @@ from plait.run.parallel import RunContext, RunnerFactory, run_plan
 from plait.run.scheduler import Attempt
 from plait.run.state import RunState, recharge
 from plait.settings import Settings
-from plait.workspace import CommandRunner, LocalRunner, Repo
+from plait.workspace import LocalRunner, Repo, Shell
 
 __all__ = ["TASK_ID", "Base", "RunOutcome", "choose_base", "new_run_id", "one_task_plan", "record_start", "run_single"]
 
@@ -120,7 +120,7 @@ async def run_single(
     store: EventStore,
     base: Base,
     run_id: str | None = None,
-    runner: CommandRunner | None = None,
+    runner: Shell | None = None,
     runners: RunnerFactory | None = None,
     started: bool = False,
     state: RunState | None = None,

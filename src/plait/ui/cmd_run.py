@@ -30,7 +30,7 @@ from plait.settings import Settings, load_settings, run_settings
 from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store
 from plait.ui._safe import escaped, visible
 from plait.ui.progress import ProgressPrinter
-from plait.workspace import CommandRunner, Repo
+from plait.workspace import Repo, Shell
 from plait.workspace.sandbox import make_runner, probe
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def sandboxed_runners(
         base_env["PATH"] = os.pathsep.join([extra_path, base_env.get("PATH", "")])
 
     def bind(store: EventStore, run_id: str) -> RunnerFactory:
-        def make(worktree: Path, agent: str, env: dict[str, str]) -> CommandRunner:
+        def make(worktree: Path, agent: str, env: dict[str, str]) -> Shell:
             return make_runner(
                 settings,
                 worktree=worktree,

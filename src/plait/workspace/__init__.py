@@ -10,23 +10,23 @@ from plait.workspace.git import PLAIT_IDENTITY, GitError, Repo, Worktree
 from plait.workspace.paths import PathEscape, confine
 
 if TYPE_CHECKING:
-    from plait.workspace.command import CommandResult, CommandRunner, LocalRunner, cap_output, scrub_env
+    from plait.workspace.command import CommandResult, LocalRunner, Shell, cap_output, scrub_env
 
 __all__ = [
     "PLAIT_IDENTITY",
     "CommandResult",
-    "CommandRunner",
     "GitError",
     "LocalRunner",
     "PathEscape",
     "Repo",
+    "Shell",
     "Worktree",
     "cap_output",
     "confine",
     "scrub_env",
 ]
 
-_COMMAND = ("CommandResult", "CommandRunner", "LocalRunner", "cap_output", "scrub_env")
+_COMMAND = ("CommandResult", "Shell", "LocalRunner", "cap_output", "scrub_env")
 
 
 def __getattr__(name: str) -> Any:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from plait.errors import EnvironmentProblem
-from plait.workspace.command import CommandRunner
+from plait.workspace.command import Shell
 
 __all__ = ["PORT_FLOOR", "Bootstrap", "escapes", "include_patterns", "port_env"]
 
@@ -76,7 +76,7 @@ class Bootstrap:
                 copied.append(rel.as_posix())
         return copied
 
-    async def run_setup(self, worktree: Path, runner: CommandRunner) -> None:
+    async def run_setup(self, worktree: Path, runner: Shell) -> None:
         """Run the setup command; a failure is an `EnvironmentProblem` naming its last output line."""
         if not self.setup_command:
             return

@@ -24,9 +24,9 @@ from plait.workspace._spawn import Process, spawn
 
 __all__ = [
     "CommandResult",
-    "CommandRunner",
     "Launch",
     "LocalRunner",
+    "Shell",
     "Watch",
     "cap_output",
     "process_tree",
@@ -59,7 +59,7 @@ class CommandResult(BaseModel):
     duration_s: float = 0.0
 
 
-class CommandRunner(Protocol):
+class Shell(Protocol):
     """Runs one shell command in a directory; a sandbox wraps or replaces `LocalRunner` behind this."""
 
     async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109

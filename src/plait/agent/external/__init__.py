@@ -6,7 +6,7 @@
                        ├─ `CommandWorker`: any command template that edits the worktree and exits
                        └─ `ClaudeCodeWorker`: `claude -p --output-format stream-json`
 
-An external worker runs through the task's `CommandRunner` (the sandbox, its environment allow-list and limits),
+An external worker runs through the task's `Shell` (the sandbox, its environment allow-list and limits),
 its output is turned into plait events (`_events.Transcript`), and plait commits the worktree afterwards as it
 does for its own agent. See docs/agents.md for what plait sees of such an agent and what a resume means.
 """

@@ -12,7 +12,7 @@ from plait.agent.loop import AgentResult, Checkpoint, NoteSource, Spending
 from plait.errors import UsageError
 from plait.events.store import EventStore
 from plait.models.pricing import PriceTable
-from plait.workspace import CommandRunner
+from plait.workspace import Shell
 
 if TYPE_CHECKING:
     from plait.settings import Settings
@@ -39,7 +39,7 @@ class Job:
     agent_id: str
     attempt: int
     store: EventStore
-    runner: CommandRunner
+    runner: Shell
     worktree: Path
     system: str
     """plait's part of the system prompt: the run's shared prefix and the task's brief."""

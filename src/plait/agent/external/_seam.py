@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from plait.agent.external._job import BUILT_IN, Job, Worker, check_agent
 from plait.agent.loop import Checkpoint
-from plait.workspace import CommandRunner, Worktree
+from plait.workspace import Shell, Worktree
 
 if TYPE_CHECKING:
     from plait.plan_model import PlanTask
@@ -18,7 +18,7 @@ __all__ = ["external_worker"]
 def external_worker(
     attempts: _TaskRunner,
     task: PlanTask,
-    runner: CommandRunner,
+    runner: Shell,
     worktree: Worktree,
     attempt: int,
     checkpoint: Checkpoint | None = None,

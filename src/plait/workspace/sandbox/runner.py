@@ -40,7 +40,7 @@ def _release(layer: Layer, tmp: Path, cgroups: AgentCgroups | None) -> None:
 
 
 class SandboxedRunner:
-    """A `CommandRunner` for one agent: policy, OS layer, limits and a scrubbed environment; decisions are logged."""
+    """A `Shell` for one agent: policy, OS layer, limits and a scrubbed environment; decisions are logged."""
 
     def __init__(
         self,
