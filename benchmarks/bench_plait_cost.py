@@ -50,7 +50,6 @@ from plait.agent._tool_args import (
     _built_spec,
     tool_spec,
 )
-
 from plait.coord import Board, Note
 from plait.coord.board import EVERYONE, _interest, _touches
 from plait.events import Event, SQLiteEventStore

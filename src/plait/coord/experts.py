@@ -36,8 +36,8 @@ from plait.plan_model import ExpertSpec
 from plait.workspace import LocalShell
 
 __all__ = [
-    "EXPERT_PREFIX",
     "EXPERT_STEPS",
+    "EXPERT_PREFIX",
     "Answer",
     "AnswerTools",
     "Expert",

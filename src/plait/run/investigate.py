@@ -55,7 +55,7 @@ from plait.run.state import recharge
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 
-__all__ = ["Area", "AskOutcome", "Finding", "Inquiry", "InvestigateTools", "Investigation", "ask", "split_areas"]
+__all__ = ["Area", "AskOutcome", "Finding", "Inquiry", "Investigation", "InvestigateTools", "ask", "split_areas"]
 
 
 class _InvestigateArgs(ToolArgs):
