@@ -30,7 +30,7 @@ from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import RunContext, run_plan
 from plait.run.state import load_state
 from plait.settings import Settings
-from plait.workspace import LocalShell, Repo
+from plait.workspace import LocalRunner, Repo
 from plait.workspace.git import PLAIT_IDENTITY
 
 
@@ -100,7 +100,7 @@ def context(repo: Repo, store: EventStore, model: FunctionModel, limit: int) -> 
         store=store,
         run_id="d",
         base=Base(repo.head(), "main"),
-        runners=lambda p, a, e: LocalShell(),
+        runners=lambda p, a, e: LocalRunner(),
     )
 
 

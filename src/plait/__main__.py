@@ -2,6 +2,6 @@
 
 import sys
 
-from plait.cli import main
+from plait.ui.cli import main
 
 sys.exit(main())

@@ -12,7 +12,7 @@ from plait.events import Decision, SQLiteEventStore
 from plait.messages import Usage
 from plait.models import PriceTable, ScriptedModel
 from plait.models.pricing import Price
-from plait.workspace import LocalShell, Repo
+from plait.workspace import LocalRunner, Repo
 
 
 def _decisions(store: SQLiteEventStore) -> list[Decision]:
@@ -56,7 +56,7 @@ def test_an_agent_stops_before_the_call_that_would_overspend(repo: Repo, tmp_pat
         run_id="r",
         agent_id="main",
         model=model,
-        toolbox=Toolbox(repo.root, LocalShell()),
+        toolbox=Toolbox(repo.root, LocalRunner()),
         store=store,
         prices=prices,
         system="s",
@@ -83,7 +83,7 @@ def test_a_resumed_run_is_charged_what_it_paid_once_and_replays_are_not_charged_
             run_id="r",
             agent_id="main",
             model=model,
-            toolbox=Toolbox(repo.root, LocalShell()),
+            toolbox=Toolbox(repo.root, LocalRunner()),
             store=store,
             prices=prices,
             system="s",

@@ -14,11 +14,11 @@ import pytest
 from pg_cluster import PASSWORD
 from plait.errors import StateError
 from plait.events import Decision, PostgresEventStore
-from plait.events.backends import store_scope
 from plait.events.postgres import LAYOUT
 from plait.run.maintenance import diagnose
 from plait.workspace import Repo
 from plait.workspace.git import PLAIT_IDENTITY
+from plait.workspace.scope import store_scope
 
 
 def _decision(run_id: str, what: str = "d") -> Decision:
@@ -113,7 +113,7 @@ def test_an_unreachable_server_is_a_state_error_that_shows_no_password(tmp_path:
 
 def test_plait_with_the_sqlite_log_never_imports_psycopg() -> None:
     script = (
-        "import sys, plait, plait.cli, plait.events\n"
+        "import sys, plait, plait.ui.cli, plait.events\n"
         "from plait.events import SQLiteEventStore, open_event_store\n"
         "assert not [m for m in sys.modules if m.startswith('psycopg')], sorted(sys.modules)\n"
         "from plait.events import PostgresEventStore\n"

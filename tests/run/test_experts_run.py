@@ -39,7 +39,7 @@ from plait.ui.cost import cost_breakdown
 from plait.ui.overview import render_cost
 from plait.ui.report import render_html
 from plait.ui.summary import summarize
-from plait.workspace import LocalShell, Repo
+from plait.workspace import LocalRunner, Repo
 
 RUN = "r1"
 EXPERT = expert_id("core")
@@ -108,7 +108,7 @@ def _context(repo: Repo, store: SQLiteEventStore, model: Any, **state: Any) -> R
         store=store,
         run_id=RUN,
         base=Base(repo.head(), "main"),
-        runners=lambda path, agent, env: LocalShell(),
+        runners=lambda path, agent, env: LocalRunner(),
         budget=budget,
         **state,
     )
@@ -244,7 +244,7 @@ def _orchestration(repo: Repo, store: SQLiteEventStore, model: Any) -> Orchestra
         store=store,
         base=Base(repo.head(), "main"),
         run_id=RUN,
-        runners=lambda path, agent, env: LocalShell(),
+        runners=lambda path, agent, env: LocalRunner(),
         use_llm_resolver=False,
     )
 

@@ -26,7 +26,7 @@ from plait.run.parallel import ParallelOutcome
 from plait.run.session import Session, SessionConfig
 from plait.run.single import Base, run_single
 from plait.settings import Settings
-from plait.workspace import LocalShell, Repo
+from plait.workspace import LocalRunner, Repo
 
 RUN = "r1"
 ROOT_RULE = "ROOT RULE: every function has a docstring."
@@ -96,7 +96,7 @@ def test_the_planner_and_each_worker_get_the_root_file_and_their_own_directories
         store=store,
         base=base,
         run_id=RUN,
-        runners=lambda path, agent, env: LocalShell(),
+        runners=lambda path, agent, env: LocalRunner(),
         use_llm_resolver=False,
     )
     outcome = asyncio.run(orchestrate(o))
@@ -132,7 +132,7 @@ def test_one_agent_gets_the_root_file(layered: Repo, tmp_path: Path) -> None:
             store=store,
             base=Base(layered.head(), "main"),
             run_id=RUN,
-            runner=LocalShell(),
+            runner=LocalRunner(),
         )
     )
     assert outcome.status == "done", outcome
@@ -192,7 +192,7 @@ def test_a_continued_session_keeps_the_prompts_it_was_given(layered: Repo, tmp_p
     first, second = _session_model(), _session_model()
 
     async def talk(model: ScriptedModel, settings: Settings, base: Base | None, text: str) -> str:
-        runners = lambda events, run_id: lambda path, agent, env: LocalShell()  # noqa: E731
+        runners = lambda events, run_id: lambda path, agent, env: LocalRunner()  # noqa: E731
         session = Session(SessionConfig(layered, settings, model, store, RUN, runners, base))
         await session.open()
         reply = await session.say(text)

@@ -25,7 +25,7 @@ from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.settings import Settings
-from plait.workspace import LocalShell, Repo
+from plait.workspace import LocalRunner, Repo
 from plait.workspace.sandbox.factory import make_runner
 from plait.workspace.sandbox.probe import probe
 
@@ -68,7 +68,7 @@ def _run(
 
     def runner(path: Path, agent: str, env: dict[str, str]) -> Any:
         if not sandboxed:
-            return LocalShell()
+            return LocalRunner()
         return make_runner(
             settings,
             worktree=path,

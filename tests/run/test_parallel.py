@@ -15,7 +15,7 @@ from plait.plan_model import Plan, PlanTask
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
-from plait.workspace import LocalShell, Repo
+from plait.workspace import LocalRunner, Repo
 
 
 def _edit(name: str, value: int) -> dict[str, str]:
@@ -76,7 +76,7 @@ def _run(
         store=store,
         run_id="r1",
         base=base,
-        runners=lambda path, agent, env: LocalShell(),
+        runners=lambda path, agent, env: LocalRunner(),
         budget=Budget("run", limits, store, "r1"),
     )
     return asyncio.run(run_plan(ctx, plan, integrator)), store, integrator
@@ -133,7 +133,7 @@ def test_a_run_budget_stops_the_run(repo: Repo, tmp_path: Path) -> None:
         store=store,
         run_id="r1",
         base=base,
-        runners=lambda path, agent, env: LocalShell(),
+        runners=lambda path, agent, env: LocalRunner(),
         prices=__import__("plait.models", fromlist=["PriceTable"]).PriceTable(
             {"scripted:inline": Price(input=10_000.0, output=10_000.0)}
         ),

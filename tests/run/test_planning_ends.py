@@ -15,7 +15,7 @@ from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.single import Base
 from plait.run.state import load_state
 from plait.settings import Settings
-from plait.workspace import LocalShell, Repo
+from plait.workspace import LocalRunner, Repo
 
 
 def _orchestration(repo: Repo, model: FunctionModel, store: SQLiteEventStore) -> Orchestration:
@@ -27,7 +27,7 @@ def _orchestration(repo: Repo, model: FunctionModel, store: SQLiteEventStore) ->
         store=store,
         base=Base(repo.head(), "main"),
         run_id="r1",
-        runners=lambda path, agent, env: LocalShell(),
+        runners=lambda path, agent, env: LocalRunner(),
     )
 
 

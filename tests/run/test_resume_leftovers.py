@@ -19,7 +19,7 @@ from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.run.state import RunState, load_state
 from plait.settings import Settings
-from plait.workspace import LocalShell, Repo
+from plait.workspace import LocalRunner, Repo
 
 RUN = "r1"
 
@@ -53,7 +53,7 @@ def _context(repo: Repo, store: SQLiteEventStore, model: Any, state: RunState | 
         store=store,
         run_id=RUN,
         base=Base(repo.head(), "main"),
-        runners=lambda path, agent, env: LocalShell(),
+        runners=lambda path, agent, env: LocalRunner(),
         budget=Budget("run", Limits(), store, RUN),
         state=state,
     )

@@ -23,7 +23,7 @@ from plait.models import ScriptedModel
 from plait.run.base import Base
 from plait.run.session import Session, SessionConfig
 from plait.settings import Settings
-from plait.workspace import LocalShell, Repo
+from plait.workspace import LocalRunner, Repo
 
 LEAD = "You are the lead of an interactive plait session"
 FIRST = "A storage helper now watches store.py: save() writes JSON (store.py:2)."
@@ -205,7 +205,7 @@ def test_a_session_dispatches_a_change_through_the_pipeline(repo: Repo, tmp_path
     store = SQLiteEventStore(tmp_path / "events.db")
 
     def runners(events: Any, run_id: str) -> Any:
-        return lambda path, agent, env: LocalShell()
+        return lambda path, agent, env: LocalRunner()
 
     session = Session(SessionConfig(repo, settings, model, store, "s1", runners, Base(repo.head(), "main")))
 

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from plait.errors import EnvironmentProblem, UsageError
 from plait.events.store import EventStore, SQLiteEventStore
 
-if TYPE_CHECKING:
-    from plait.workspace import Repo
-
-__all__ = ["SERVER_SCHEMES", "open_event_store", "store_scope", "wait_for_news"]
+__all__ = ["SERVER_SCHEMES", "open_event_store", "wait_for_news"]
 
 SERVER_SCHEMES = ("postgresql://", "postgres://")
 
@@ -24,7 +20,7 @@ SERVER_SCHEMES = ("postgresql://", "postgres://")
 def open_event_store(location: str, default: Path, *, scope: str = "") -> EventStore:
     """The store at `location` (a `store` setting): the SQLite file `default` when empty, else the server it names.
 
-    `scope` limits a server store's `run_ids` to one repository's runs (see `store_scope`).
+    `scope` limits a server store's `run_ids` to one repository's runs (see `plait.workspace.scope`).
     """
     if not location:
         return SQLiteEventStore(default)
@@ -37,12 +33,6 @@ def open_event_store(location: str, default: Path, *, scope: str = "") -> EventS
             f"a PostgreSQL event store needs psycopg ({exc.name} is missing): install plait with its postgres extra"
         ) from exc
     return PostgresEventStore(location, scope=scope)
-
-
-def store_scope(repo: Repo) -> str:
-    """What names `repo` in a shared store: its first commit, the same in every clone on every machine."""
-    roots = repo.git("rev-list", "--max-parents=0", "HEAD", check=False).split()
-    return min(roots) if roots else ""
 
 
 def is_shared(store: EventStore) -> bool:

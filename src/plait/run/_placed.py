@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from plait.events.backends import store_scope
 from plait.plan_model import PlanTask
 from plait.run._opening import Opening, log_opening, log_started
 from plait.run._retry import Carried, last_commit, log_carried, logged_carried, merged_onto
@@ -20,6 +19,7 @@ from plait.run.backends._remote import RemoteJob
 from plait.run.scheduler import Attempt
 from plait.workspace import PLAIT_IDENTITY, GitError, Repo
 from plait.workspace.bootstrap import port_env
+from plait.workspace.scope import store_scope
 
 if TYPE_CHECKING:
     from plait.run.parallel import _TaskRunner

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from plait.errors import PlaitError, StateError
-from plait.events.backends import open_event_store, store_scope
+from plait.events.backends import open_event_store
 from plait.events.store import EventStore, SQLiteEventStore, wal_damage
 from plait.events.types import Decision
 from plait.plan_model import PLANNING_FAILED
@@ -23,6 +23,7 @@ from plait.run.state import RunState, load_state
 from plait.settings import load_settings
 from plait.workspace import Repo
 from plait.workspace.git import worktree_lock
+from plait.workspace.scope import store_scope
 
 __all__ = ["BranchVerdict", "Finding", "collect", "diagnose", "disk_usage", "ended_note", "salvage_log", "tidy_run"]
 

@@ -23,7 +23,7 @@ from plait.run.parallel import RunContext, RunnerFactory, run_plan
 from plait.run.scheduler import Attempt
 from plait.run.state import RunState, recharge
 from plait.settings import Settings
-from plait.workspace import LocalShell, Repo, Shell
+from plait.workspace import LocalRunner, Repo, Shell
 
 __all__ = ["TASK_ID", "Base", "RunOutcome", "choose_base", "new_run_id", "one_task_plan", "record_start", "run_single"]
 
@@ -154,7 +154,7 @@ async def run_single(
         store=store,
         run_id=run_id,
         base=base,
-        runners=runners or (lambda path, agent, env: runner or LocalShell()),
+        runners=runners or (lambda path, agent, env: runner or LocalRunner()),
         prices=PriceTable(s.prices),
         budget=budget,
         system=system_prompt(await asyncio.to_thread(instructions.root_section)),

@@ -117,7 +117,8 @@ def open_store(repo: Repo, *, create: bool) -> EventStore:
 
     The setting is read from the user's configuration, never from a run: `plait resume` finds the run there.
     """
-    from plait.events.backends import open_event_store, store_scope
+    from plait.events.backends import open_event_store
+    from plait.workspace.scope import store_scope
 
     location = _store_location(repo)
     path = repo.common_dir / "plait" / "events.db"

@@ -16,13 +16,13 @@ from typing import Any
 
 from plait.coord.experts import ExpertSpec
 from plait.errors import ConfigError, PlaitError
-from plait.events.backends import store_scope
 from plait.events.store import EventStore
 from plait.run.backends._experts import ActorExperts
 from plait.run.backends._remote import RemoteJob, RemoteOutcome, result_key, run_job
 from plait.settings import Settings
 from plait.workspace import Repo
 from plait.workspace.bundles import bundle, unbundle
+from plait.workspace.scope import store_scope
 
 __all__ = ["RayBackend"]
 
