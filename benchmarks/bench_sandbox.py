@@ -25,7 +25,7 @@ from pathlib import Path
 from plait.settings import Settings
 from plait.workspace import CommandResult, LocalRunner, Shell
 from plait.workspace.policy import Limits, Policy, SandboxSettings
-from plait.workspace.sandbox import SandboxedRunner, make_runner, probe
+from plait.workspace.sandbox import SandboxedShell, make_runner, probe
 
 COMMANDS = {"true": "true", "python -c pass": f"{sys.executable} -c pass"}
 
@@ -44,7 +44,7 @@ class Bare:
 class BareBwrap:
     """The very argv the bwrap layer prepares, started like `Bare`: bubblewrap's own cost, with no plait around it."""
 
-    def __init__(self, sandboxed: SandboxedRunner) -> None:
+    def __init__(self, sandboxed: SandboxedShell) -> None:
         self._layer = sandboxed.layer
 
     async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109
@@ -88,7 +88,7 @@ def runners(worktree: Path, common: Path, cgroup: bool) -> dict[str, Shell]:
             found=found,
         )
     bwrap = out.get("bwrap")
-    if isinstance(bwrap, SandboxedRunner):
+    if isinstance(bwrap, SandboxedShell):
         out = {"bare": out.pop("bare"), "bare bwrap": BareBwrap(bwrap), **out}
     for name in ("landlock", "bwrap"):
         if name not in found.usable():
@@ -150,7 +150,7 @@ def main() -> None:
             label: asyncio.run(measure(chosen, cmd, worktree, args.runs, args.gap)) for label, cmd in COMMANDS.items()
         }
         for runner in chosen.values():
-            if isinstance(runner, SandboxedRunner):
+            if isinstance(runner, SandboxedShell):
                 runner.close()
     print(probe().report(probe().usable()[0], Limits(cgroup=not args.no_cgroup)))
     print(

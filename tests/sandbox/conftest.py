@@ -14,7 +14,7 @@ from plait.events.store import SQLiteEventStore
 from plait.settings import Settings
 from plait.workspace import Repo
 from plait.workspace.policy import Limits, SandboxSettings
-from plait.workspace.sandbox import SandboxedRunner, make_runner
+from plait.workspace.sandbox import SandboxedShell, make_runner
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -54,7 +54,7 @@ def repo(tmp_path: Path, home: Path) -> Repo:
 @pytest.fixture
 def make_box(tmp_path: Path, repo: Repo, home: Path) -> Iterator[MakeBox]:
     """Build a Box for a layer; extra keyword arguments go to SandboxSettings, `limits` to Limits."""
-    made: list[SandboxedRunner] = []
+    made: list[SandboxedShell] = []
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "victim.txt").write_text("original\n")

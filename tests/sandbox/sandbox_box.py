@@ -16,7 +16,7 @@ import pytest
 from plait.events.store import SQLiteEventStore
 from plait.events.types import PolicyDecided
 from plait.workspace import CommandResult, Repo
-from plait.workspace.sandbox import Probe, SandboxedRunner, probe
+from plait.workspace.sandbox import Probe, SandboxedShell, probe
 
 LAYERS = ("bwrap", "landlock", "none")
 FAKE_KEY = "sk-fake-" + "k" * 10 + uuid.uuid4().hex
@@ -54,7 +54,7 @@ class Box:
     outside: Path
     home: Path
     store: SQLiteEventStore
-    runner: SandboxedRunner
+    runner: SandboxedShell
 
     def run(self, command: str, *, timeout: float = 30, limit: int = 8000) -> CommandResult:
         return asyncio.run(self.runner.run(command, cwd=self.worktree, timeout=timeout, output_limit=limit))

@@ -14,7 +14,7 @@ from sandbox_box import MakeBox, found, layer_params
 from plait.errors import EnvironmentProblem
 from plait.settings import Settings
 from plait.workspace.policy import CommandRule, Decision, SandboxSettings
-from plait.workspace.sandbox import Probe, SandboxedRunner, make_runner
+from plait.workspace.sandbox import Probe, SandboxedShell, make_runner
 
 
 @pytest.mark.parametrize("layer", layer_params())
@@ -158,7 +158,7 @@ class BrokenLayer:
 
 def test_a_command_whose_confinement_fails_does_not_run(make_box: MakeBox) -> None:
     box = make_box("none")
-    runner = SandboxedRunner(
+    runner = SandboxedShell(
         policy=box.runner.policy,
         layer=BrokenLayer(),
         confinement=box.runner.confinement,

@@ -10,10 +10,10 @@ import pytest
 from plait.settings import Settings
 from plait.workspace import Repo
 from plait.workspace.policy import Policy
-from plait.workspace.sandbox import Probe, SandboxedRunner, factory, make_runner, probe
+from plait.workspace.sandbox import Probe, SandboxedShell, factory, make_runner, probe
 
 
-def _runners(repo: Repo, settings: Settings, found: Probe, count: int) -> list[SandboxedRunner]:
+def _runners(repo: Repo, settings: Settings, found: Probe, count: int) -> list[SandboxedShell]:
     made = []
     for i in range(count):
         worktree = repo.add_worktree(repo.plait_dir() / "worktrees" / "run1" / f"t{i}", f"t{i}", "HEAD")

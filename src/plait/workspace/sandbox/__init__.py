@@ -3,14 +3,14 @@
 from plait.workspace.sandbox._confinement import Confinement
 from plait.workspace.sandbox.factory import make_runner
 from plait.workspace.sandbox.probe import LayerName, Probe, probe
-from plait.workspace.sandbox.runner import SandboxedRunner
+from plait.workspace.sandbox.runner import SandboxedShell
 from plait.workspace.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
 
 __all__ = [
     "Confinement",
     "LayerName",
     "Probe",
-    "SandboxedRunner",
+    "SandboxedShell",
     "make_runner",
     "probe",
     "seatbelt_argv",

@@ -19,7 +19,7 @@ from plait.workspace.sandbox._confinement import Confinement
 from plait.workspace.sandbox._layers import make_layer
 from plait.workspace.sandbox._regions import machine_visible, regions, visible
 from plait.workspace.sandbox.probe import Probe, probe
-from plait.workspace.sandbox.runner import SandboxedRunner
+from plait.workspace.sandbox.runner import SandboxedShell
 
 __all__ = ["make_runner"]
 
@@ -44,7 +44,7 @@ def make_runner(
     env: Mapping[str, str] | None = None,
     preset: str | None = None,
     grace: float = 2.0,
-) -> SandboxedRunner:
+) -> SandboxedShell:
     """The runner for `agent`'s commands in `worktree`; call `close()` on it when the agent is done.
 
     Args:
@@ -102,7 +102,7 @@ def make_runner(
             f"the {name} sandbox could not be set up ({exc}): choose another sandbox.layer (`plait sandbox` lists them)"
         ) from exc
     keys = [k.get_secret_value() for k in (settings.openai_api_key, settings.anthropic_api_key) if k is not None]
-    return SandboxedRunner(
+    return SandboxedShell(
         policy=policy,
         layer=layer,
         confinement=confinement,

@@ -26,7 +26,7 @@ from plait.workspace.sandbox._guards import GitLink, refusals
 from plait.workspace.sandbox._layers import Layer
 from plait.workspace.sandbox._limits import CapabilityDrop
 
-__all__ = ["SandboxedRunner"]
+__all__ = ["SandboxedShell"]
 
 _MARKER = "PLAIT_SANDBOX_ID"
 _GIT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
@@ -39,7 +39,7 @@ def _release(layer: Layer, tmp: Path, cgroups: AgentCgroups | None) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-class SandboxedRunner:
+class SandboxedShell:
     """A `Shell` for one agent: policy, OS layer, limits and a scrubbed environment; decisions are logged."""
 
     def __init__(
