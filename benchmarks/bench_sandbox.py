@@ -25,7 +25,7 @@ from pathlib import Path
 from plait.settings import Settings
 from plait.workspace import CommandResult, LocalRunner, Shell
 from plait.workspace.policy import Limits, Policy, SandboxSettings
-from plait.workspace.sandbox import SandboxedShell, make_runner, probe
+from plait.workspace.sandbox import SandboxedShell, probe, sandboxed_shell
 
 COMMANDS = {"true": "true", "python -c pass": f"{sys.executable} -c pass"}
 
@@ -77,7 +77,7 @@ def runners(worktree: Path, common: Path, cgroup: bool) -> dict[str, Shell]:
     for label, layer in layers:
         limits = Limits(cgroup=cgroup)
         settings = Settings(sandbox=SandboxSettings(layer=layer, allow_unsandboxed=True, limits=limits))
-        out[label] = make_runner(
+        out[label] = sandboxed_shell(
             settings,
             worktree=worktree,
             common_dir=common,

@@ -23,7 +23,7 @@ from plait.reconcile.gate import Gate
 from plait.settings import Settings
 from plait.workspace import Shell
 from plait.workspace.policy import Limits, SandboxSettings
-from plait.workspace.sandbox import Probe, make_runner, probe
+from plait.workspace.sandbox import Probe, probe, sandboxed_shell
 
 SECRET = "sk-gate-" + uuid.uuid4().hex
 SSH = "ssh-gate-" + uuid.uuid4().hex
@@ -101,7 +101,7 @@ def _runner_for(box: Sandbox, store: SQLiteEventStore, layer: str, **options: An
     repo = box.repo
 
     def make(worktree: Path) -> Shell:
-        return make_runner(
+        return sandboxed_shell(
             settings,
             worktree=worktree,
             common_dir=repo.common_dir,

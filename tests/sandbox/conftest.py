@@ -14,7 +14,7 @@ from plait.events.store import SQLiteEventStore
 from plait.settings import Settings
 from plait.workspace import Repo
 from plait.workspace.policy import Limits, SandboxSettings
-from plait.workspace.sandbox import SandboxedShell, make_runner
+from plait.workspace.sandbox import SandboxedShell, sandboxed_shell
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -65,7 +65,7 @@ def make_box(tmp_path: Path, repo: Repo, home: Path) -> Iterator[MakeBox]:
         settings = Settings(sandbox=SandboxSettings(layer=layer, limits=limits, **options))
         worktree = repo.add_worktree(repo.plait_dir() / "worktrees" / "run1" / f"t{len(made)}", f"t{len(made)}", "HEAD")
         store = SQLiteEventStore(tmp_path / f"events{len(made)}.db")
-        runner = make_runner(
+        runner = sandboxed_shell(
             settings,
             worktree=worktree.path,
             common_dir=repo.common_dir,

@@ -182,10 +182,10 @@ import asyncio, os, sys
 from pathlib import Path
 from plait.settings import Settings
 from plait.workspace.policy import SandboxSettings
-from plait.workspace.sandbox import make_runner
+from plait.workspace.sandbox import sandboxed_shell
 layer, worktree, common = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 settings = Settings(sandbox=SandboxSettings(layer=layer, allow_unsandboxed=True))
-runner = make_runner(
+runner = sandboxed_shell(
     settings, worktree=worktree, common_dir=common, store=None, run_id="r", agent="a", interactive=False
 )
 command = f"cat /proc/{os.getpid()}/environ > parent.txt; cat /proc/$PPID/environ >> parent.txt; cat parent.txt"

@@ -14,7 +14,7 @@ from sandbox_box import MakeBox, found, layer_params
 from plait.errors import EnvironmentProblem
 from plait.settings import Settings
 from plait.workspace.policy import CommandRule, Decision, SandboxSettings
-from plait.workspace.sandbox import Probe, SandboxedShell, make_runner
+from plait.workspace.sandbox import Probe, SandboxedShell, sandboxed_shell
 
 
 @pytest.mark.parametrize("layer", layer_params())
@@ -117,7 +117,7 @@ def test_a_layer_that_cannot_run_here_is_a_plain_error(tmp_path: Path) -> None:
     probe = Probe(platform="linux", root=False, bwrap_problem="bwrap is not installed")
     settings = Settings(sandbox=SandboxSettings(layer="bwrap"))
     with pytest.raises(EnvironmentProblem, match="bwrap cannot run here.*bwrap is not installed"):
-        make_runner(
+        sandboxed_shell(
             settings,
             worktree=tmp_path,
             common_dir=tmp_path,

@@ -10,7 +10,7 @@ import pytest
 from plait.settings import Settings
 from plait.workspace import Repo
 from plait.workspace.policy import Policy
-from plait.workspace.sandbox import Probe, SandboxedShell, factory, make_runner, probe
+from plait.workspace.sandbox import Probe, SandboxedShell, factory, probe, sandboxed_shell
 
 
 def _runners(repo: Repo, settings: Settings, found: Probe, count: int) -> list[SandboxedShell]:
@@ -18,7 +18,7 @@ def _runners(repo: Repo, settings: Settings, found: Probe, count: int) -> list[S
     for i in range(count):
         worktree = repo.add_worktree(repo.plait_dir() / "worktrees" / "run1" / f"t{i}", f"t{i}", "HEAD")
         made.append(
-            make_runner(
+            sandboxed_shell(
                 settings,
                 worktree=worktree.path,
                 common_dir=repo.common_dir,
@@ -58,7 +58,7 @@ def test_each_runner_is_confined_as_if_it_were_made_alone(repo: Repo, home: Path
     settings = Settings()
     shared = _runners(repo, settings, probe(), 2)
     worktree = shared[1].confinement.worktree
-    alone = make_runner(
+    alone = sandboxed_shell(
         settings,
         worktree=worktree,
         common_dir=repo.common_dir,

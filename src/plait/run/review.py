@@ -58,9 +58,9 @@ def make_gate(repo: Repo, store: EventStore, run_id: str, base: str, settings: S
     """The gate of an integration: the verify command runs confined like an agent's command, never asking."""
 
     def gate_runner(worktree: Path) -> Shell:
-        from plait.workspace.sandbox import make_runner  # the sandbox only when a verify command runs
+        from plait.workspace.sandbox import sandboxed_shell  # the sandbox only when a verify command runs
 
-        return make_runner(
+        return sandboxed_shell(
             settings,
             worktree=worktree,
             common_dir=repo.common_dir,

@@ -31,7 +31,7 @@ from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run
 from plait.ui._safe import escaped, visible
 from plait.ui.progress import ProgressPrinter
 from plait.workspace import Repo, Shell
-from plait.workspace.sandbox import make_runner, probe
+from plait.workspace.sandbox import probe, sandboxed_shell
 
 if TYPE_CHECKING:
     from plait.ui._run_report import Outcome
@@ -82,7 +82,7 @@ def sandboxed_runners(
 
     def bind(store: EventStore, run_id: str) -> RunnerFactory:
         def make(worktree: Path, agent: str, env: dict[str, str]) -> Shell:
-            return make_runner(
+            return sandboxed_shell(
                 settings,
                 worktree=worktree,
                 common_dir=repo.common_dir,

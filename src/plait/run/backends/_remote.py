@@ -209,7 +209,7 @@ async def _attempt(
     from plait.settings import Settings
     from plait.workspace import Repo
     from plait.workspace.bundles import bundle, unbundle
-    from plait.workspace.sandbox.factory import make_runner
+    from plait.workspace.sandbox.factory import sandboxed_shell
     from plait.workspace.sandbox.probe import probe
 
     s = Settings.model_validate(job.settings)
@@ -243,7 +243,7 @@ async def _attempt(
             last["sha"] = sha
         return sha
 
-    runner = make_runner(
+    runner = sandboxed_shell(
         s,
         worktree=worktree.path,
         common_dir=repo.common_dir,

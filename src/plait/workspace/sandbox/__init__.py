@@ -1,7 +1,7 @@
 """OS sandboxes for agents' commands: probed at start-up, chosen by strength, always with resource limits."""
 
 from plait.workspace.sandbox._confinement import Confinement
-from plait.workspace.sandbox.factory import make_runner
+from plait.workspace.sandbox.factory import sandboxed_shell
 from plait.workspace.sandbox.probe import LayerName, Probe, probe
 from plait.workspace.sandbox.runner import SandboxedShell
 from plait.workspace.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
@@ -11,7 +11,7 @@ __all__ = [
     "LayerName",
     "Probe",
     "SandboxedShell",
-    "make_runner",
+    "sandboxed_shell",
     "probe",
     "seatbelt_argv",
     "seatbelt_profile",

@@ -21,7 +21,7 @@ from plait.workspace.sandbox._regions import machine_visible, regions, visible
 from plait.workspace.sandbox.probe import Probe, probe
 from plait.workspace.sandbox.runner import SandboxedShell
 
-__all__ = ["make_runner"]
+__all__ = ["sandboxed_shell"]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -29,7 +29,7 @@ def _within(path: Path, regions: tuple[Path, ...]) -> bool:
     return any(path.is_relative_to(region) for region in regions)
 
 
-def make_runner(
+def sandboxed_shell(
     settings: Settings,
     *,
     worktree: Path,
