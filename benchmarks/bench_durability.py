@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from plait.events import Event, EventStore, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
@@ -97,8 +98,7 @@ def context(repo: Repo, store: EventStore, model: FunctionModel, limit: int) -> 
         repo=repo,
         settings=settings,
         model=model,
-        store=store,
-        run_id="d",
+        log=RunLog(store, "d"),
         base=Base(repo.head(), "main"),
         runners=lambda p, a, e: LocalRunner(),
     )
@@ -137,7 +137,7 @@ def resume(latency: float, steps: int) -> dict[str, float]:
         first_run = time.perf_counter() - started
         events = len(store.events("d"))
         t = time.perf_counter()
-        state = load_state(store, "d")
+        state = load_state(RunLog(store, "d"))
         read = time.perf_counter() - t
         t = time.perf_counter()
         ctx = context(repo, store, agent_model(latency, steps, None), 4)

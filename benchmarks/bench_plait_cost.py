@@ -53,6 +53,7 @@ from plait.agent._tool_args import (
 from plait.coord import Board, Note
 from plait.coord.board import EVERYONE, _interest, _touches
 from plait.events import Event, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.plan_model import Contract, Plan, PlanTask
 from plait.run import parallel, scheduler
@@ -280,8 +281,7 @@ def full_run(plan: Plan, latency: float, by: str) -> float:
             repo=repo,
             settings=Settings(concurrency=CONCURRENCY, max_attempts=1, task_wall_time=None),
             model=scripted(plan, latency),
-            store=store,
-            run_id="b",
+            log=RunLog(store, "b"),
             base=Base(repo.head(), "main"),
             runners=lambda p, a, e: LocalRunner(),
         )

@@ -28,6 +28,7 @@ import tracemalloc
 from pathlib import Path
 
 from plait.events import SQLiteEventStore, TaskFinished, TaskStarted
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
@@ -94,8 +95,7 @@ def one_run(n: int, limit: int, latency: float, seed: int) -> dict[str, float]:
             repo=repo,
             settings=settings,
             model=model(latency),
-            store=store,
-            run_id="b",
+            log=RunLog(store, "b"),
             base=Base(repo.head(), "main"),
             runners=lambda p, a, e: LocalRunner(),
         )

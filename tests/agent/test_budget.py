@@ -9,6 +9,7 @@ from plait.agent.budget import Budget, BudgetExceeded, Limits
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.events import Decision, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import Usage
 from plait.models import PriceTable, ScriptedModel
 from plait.models.pricing import Price
@@ -95,9 +96,9 @@ def test_a_resumed_run_is_charged_what_it_paid_once_and_replays_are_not_charged_
     assert first.usd == pytest.approx(0.3)
 
     again = Budget("run", Limits(), store, "r")  # a new process resuming the same run
-    recharge(again, store, "r")
+    recharge(again, RunLog(store, "r"))
     task = again.child("main", Limits())
-    recharge(again, store, "r", {"main": task})
+    recharge(again, RunLog(store, "r"), {"main": task})
     assert again.usd == pytest.approx(0.3) and task.usd == pytest.approx(0.3)
     replay = ScriptedModel([])  # every call is read back: none reaches the model, none is charged again
     assert asyncio.run(agent(replay, task).run("t")).ok

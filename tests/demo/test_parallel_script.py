@@ -29,6 +29,7 @@ import plait
 from plait.agent.prompts import shared_prefix, task_brief, task_prompt
 from plait.demo import prepare_demo
 from plait.events import Committed, Decision, MergeStep
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.models.scripted import ScriptedModel
 from plait.plan import resolve_overlaps, tracked_files
@@ -167,9 +168,8 @@ def _run_demo(where: Path, store: SQLiteEventStore) -> tuple[ParallelOutcome, Sc
         task=task,
         settings=Settings(),
         model=model,
-        store=store,
+        log=RunLog(store, "demo"),
         base=base,
-        run_id="demo",
         runners=lambda path, agent, env: LocalRunner(env={**_env(), **env}),
         use_llm_resolver=False,
     )

@@ -15,6 +15,7 @@ from plait.agent._replay import AttemptRecord
 from plait.agent.budget import Budget, Limits
 from plait.agent.journal import ModelCallJournal
 from plait.events import Event, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.events.types import (
     ModelCallFinished,
     ModelCallStarted,
@@ -78,7 +79,7 @@ def _long_run(path: Path, agents: Sequence[str]) -> SQLiteEventStore:
 
 def test_load_state_decodes_where_the_run_stands_not_its_model_and_tool_calls(tmp_path: Path) -> None:
     store = CountingStore(_long_run(tmp_path / "events.db", ["a", "b"]))
-    state = load_state(store, RUN)
+    state = load_state(RunLog(store, RUN))
     assert state.attempts == {"a": 1, "b": 1}
     assert state.unfinished
     assert store.decoded <= 10  # the run's start, its plan, each task's start: not 2 x 4 x STEPS events
@@ -88,8 +89,8 @@ def test_the_runs_past_is_decoded_once_by_all_that_read_it(tmp_path: Path) -> No
     store = CountingStore(_long_run(tmp_path / "events.db", ["a", "b"]))
     run = Budget(scope="run", limits=Limits(), store=store, run_id=RUN)
     tasks = {agent: run.child(agent, Limits()) for agent in ("a", "b")}
-    recharge(run, store, RUN)  # as a resumed run does: the run's budget, then each task's
-    recharge(run, store, RUN, tasks)
+    recharge(run, RunLog(store, RUN))  # as a resumed run does: the run's budget, then each task's
+    recharge(run, RunLog(store, RUN), tasks)
     for agent in ("a", "b"):  # the attempt's last checkpoint before its worktree, again for its agent, then the
         # agent's journal and its own replay
         for _ in range(2):

@@ -11,6 +11,7 @@ import pytest
 from gitrepo import Sandbox, git, sandbox
 
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.reconcile._hunks import import_union
 from plait.reconcile.deterministic import DeterministicResolver, resolve_deterministic
 from plait.reconcile.ladder import default_resolvers, merge_commits
@@ -144,8 +145,8 @@ def test_a_low_confidence_resolution_can_go_to_the_llm_rung_first(box: Sandbox, 
 
 def test_the_setting_makes_the_ladder_defer_low_confidence_resolutions(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
-    on = resolvers_for(Settings(low_confidence_to_llm=True), True, store, "r1", print)
-    off = resolvers_for(Settings(), True, store, "r1", print)
+    on = resolvers_for(Settings(low_confidence_to_llm=True), True, RunLog(store, "r1"), print)
+    off = resolvers_for(Settings(), True, RunLog(store, "r1"), print)
     assert [getattr(r, "defer_low", None) for r in (on[0], off[0])] == [True, False]
 
 

@@ -17,6 +17,7 @@ from gitrepo import Sandbox, git, sandbox
 
 from plait.errors import EnvironmentProblem
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.plan_model import Plan, PlanTask
 from plait.reconcile.apply import apply_commit
 from plait.reconcile.gate import Gate
@@ -121,7 +122,7 @@ def test_the_radar_and_apply_run_nothing(hostile: tuple[Sandbox, Path, str, str,
     box, marks, base, ours, theirs, second = hostile
     assert box.repo is not None
     plan = Plan(mode="parallel", reason="t", tasks=[PlanTask(id=i, title=i, instructions=i) for i in ("a", "b")])
-    radar = Radar(box.repo, SQLiteEventStore(box.root.parent / "events.db"), "r1", plan, lambda: base)
+    radar = Radar(box.repo, RunLog(SQLiteEventStore(box.root.parent / "events.db"), "r1"), plan, lambda: base)
     assert "a.txt" in radar.conflicts(ours, theirs)
     with pytest.raises(EnvironmentProblem, match="conflicts with main"):
         asyncio.run(apply_commit(box.repo, theirs, what="the hostile branch"))

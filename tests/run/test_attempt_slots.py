@@ -9,6 +9,7 @@ from pathlib import Path
 from integrators import MergeTreeIntegrator, git
 
 from plait.events import Event, ObservedStore, SQLiteEventStore, TaskStarted
+from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.plan_model import Plan, PlanTask
 from plait.run.parallel import RunContext, run_plan
@@ -58,8 +59,7 @@ def test_an_attempt_waiting_to_merge_gives_its_slot_to_the_next(repo: Repo, tmp_
         repo=repo,
         settings=Settings(concurrency=1, max_attempts=1),
         model=ScriptedModel(conversations=[_task("alpha"), _task("beta")]),
-        store=store,
-        run_id="r1",
+        log=RunLog(store, "r1"),
         base=base,
         runners=lambda path, agent, env: LocalRunner(),
     )

@@ -25,6 +25,7 @@ from plait.events import (
     ToolCalled,
     ToolReturned,
 )
+from plait.events.runlog import RunLog
 from plait.events.types import Event
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse
 from plait.models import ScriptedModel
@@ -105,8 +106,7 @@ def _context(repo: Repo, store: SQLiteEventStore, model: Any, **state: Any) -> R
         repo=repo,
         settings=Settings(concurrency=3, experts=[SPEC]),
         model=model,
-        store=store,
-        run_id=RUN,
+        log=RunLog(store, RUN),
         base=Base(repo.head(), "main"),
         runners=lambda path, agent, env: LocalRunner(),
         budget=budget,
@@ -204,7 +204,7 @@ def test_a_resumed_run_does_not_pay_again_for_answered_questions(core_repo: Repo
     store.close()
 
     store = SQLiteEventStore(db)
-    state = load_state(store, RUN)
+    state = load_state(RunLog(store, RUN))
     assert state.finished is not None and state.finished.status == "interrupted"
     assert not any(t.startswith("expert:") for t in state.attempts)  # an expert is not an unfinished task
     model = ScriptedModel(conversations=_script())
@@ -241,9 +241,8 @@ def _orchestration(repo: Repo, store: SQLiteEventStore, model: Any) -> Orchestra
         task="Make every module scale its value.",
         settings=Settings(concurrency=3, verify_command="true"),
         model=model,
-        store=store,
+        log=RunLog(store, RUN),
         base=Base(repo.head(), "main"),
-        run_id=RUN,
         runners=lambda path, agent, env: LocalRunner(),
         use_llm_resolver=False,
     )

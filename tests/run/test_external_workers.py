@@ -19,6 +19,7 @@ from integrators import MergeTreeIntegrator, git
 from anthropic_stream import StreamServer
 from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore, TaskFinished, ToolCalled, ToolReturned
+from plait.events.runlog import RunLog
 from plait.events.types import AgentStopped
 from plait.models import ScriptedModel
 from plait.plan_model import Plan, PlanTask
@@ -67,8 +68,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, **settings: Any) -> tuple[Paral
         repo=repo,
         settings=Settings(**{"agent": template, "max_attempts": 1, **settings}),
         model=ScriptedModel(conversations=[]),
-        store=store,
-        run_id="r1",
+        log=RunLog(store, "r1"),
         base=base,
         runners=lambda path, agent, env: LocalRunner(),
         budget=Budget("run", Limits(), store, "r1"),

@@ -17,6 +17,7 @@ import pytest
 from integrators import git
 
 from plait.events import Decision, Integrated, NotePosted, PromptGiven, SQLiteEventStore, ToolReturned
+from plait.events.runlog import RunLog
 from plait.events.types import RunFinished
 from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
@@ -117,8 +118,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, **setting
         repo=repo,
         settings=Settings(**values),
         model=model,
-        store=store,
-        run_id=RUN,
+        log=RunLog(store, RUN),
         base=base,
         runners=lambda path, agent, env: LocalRunner(),
         verify=VERIFY,

@@ -10,6 +10,7 @@ from integrators import MergeTreeIntegrator
 
 from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ToolResultMessage, UserMessage
 from plait.models import ScriptedModel
 from plait.plan_model import Contract, Plan, PlanTask
@@ -117,8 +118,7 @@ def test_a_consumer_gets_its_brief_the_contract_and_its_notes_never_another_agen
         repo=repo,
         settings=Settings(max_format_errors=3),
         model=model,
-        store=store,
-        run_id="r1",
+        log=RunLog(store, "r1"),
         base=base,
         runners=lambda path, agent, env: LocalRunner(),
         budget=Budget("run", Limits(), store, "r1"),

@@ -16,6 +16,7 @@ from integrators import git
 
 from plait.coord.experts import expert_id
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.events.types import PromptGiven
 from plait.messages import SYSTEM_BREAK, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models.scripted import FunctionModel, ScriptedModel
@@ -93,9 +94,8 @@ def test_the_planner_and_each_worker_get_the_root_file_and_their_own_directories
         task="Add a model and a view.",
         settings=Settings(concurrency=2, split="always", verify_command="true"),
         model=model,
-        store=store,
+        log=RunLog(store, RUN),
         base=base,
-        run_id=RUN,
         runners=lambda path, agent, env: LocalRunner(),
         use_llm_resolver=False,
     )
@@ -129,9 +129,8 @@ def test_one_agent_gets_the_root_file(layered: Repo, tmp_path: Path) -> None:
             "Add a model.",
             settings=Settings(),
             model=FunctionModel(_answer),
-            store=store,
+            log=RunLog(store, RUN),
             base=Base(layered.head(), "main"),
-            run_id=RUN,
             runner=LocalRunner(),
         )
     )
@@ -192,8 +191,8 @@ def test_a_continued_session_keeps_the_prompts_it_was_given(layered: Repo, tmp_p
     first, second = _session_model(), _session_model()
 
     async def talk(model: ScriptedModel, settings: Settings, base: Base | None, text: str) -> str:
-        runners = lambda events, run_id: lambda path, agent, env: LocalRunner()  # noqa: E731
-        session = Session(SessionConfig(layered, settings, model, store, RUN, runners, base))
+        runners = lambda log: lambda path, agent, env: LocalRunner()  # noqa: E731
+        session = Session(SessionConfig(layered, settings, model, RunLog(store, RUN), runners, base))
         await session.open()
         reply = await session.say(text)
         await session.close(None)

@@ -27,6 +27,7 @@ from plait.events import (
     RunStarted,
     SQLiteEventStore,
 )
+from plait.events.runlog import RunLog
 from plait.messages import ToolResultMessage, UserMessage
 from plait.models import ScriptedModel
 from plait.run._areas import locate
@@ -125,8 +126,7 @@ def _ask(repo: Repo, db: Path, model: ScriptedModel, question: str, *, new: bool
             repo=repo,
             settings=Settings(concurrency=3),
             model=model,
-            store=store,
-            run_id=RUN,
+            log=RunLog(store, RUN),
             question=question,
             base=Base(repo.head(), "main") if new else None,
         )
@@ -282,7 +282,7 @@ def test_a_question_cut_short_is_answered_once_before_the_follow_up(shop: Repo, 
 
         store = ObservedStore(SQLiteEventStore(db), watch)
         base = Base(shop.head(), "main")
-        work = asyncio.ensure_future(ask(Inquiry(shop, Settings(), slow, store, RUN, QUESTION, base)))
+        work = asyncio.ensure_future(ask(Inquiry(shop, Settings(), slow, RunLog(store, RUN), QUESTION, base)))
         await combining.wait()
         work.cancel()
         with pytest.raises(asyncio.CancelledError):

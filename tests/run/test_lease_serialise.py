@@ -14,6 +14,7 @@ from integrators import git
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
 from plait.events import Committed, Decision, MergeStep, SQLiteEventStore, ToolReturned
+from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
@@ -91,8 +92,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, store: SQ
         repo=repo,
         settings=Settings(concurrency=2, max_attempts=1, radar_interval=0, max_format_errors=1),
         model=model,
-        store=store,
-        run_id=RUN,
+        log=RunLog(store, RUN),
         base=base,
         runners=lambda path, agent, env: LocalRunner(),
     )

@@ -18,6 +18,7 @@ from integrators import git
 
 from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision, PromptGiven, ToolCalled, ToolReturned
 from plait.models.scripted import ScriptedModel
 from plait.plan_model import Plan, PlanTask
@@ -83,8 +84,7 @@ def _run(
         repo=repo,
         settings=settings,
         model=model,
-        store=store,
-        run_id="r1",
+        log=RunLog(store, "r1"),
         base=base,
         runners=runner,
         budget=Budget("run", Limits(), store, "r1"),

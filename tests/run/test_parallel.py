@@ -10,6 +10,7 @@ from integrators import MergeTreeIntegrator, git
 
 from plait.agent.budget import Budget, Limits
 from plait.events import ModelCallStarted, SQLiteEventStore, TaskFinished, TaskStarted
+from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.plan_model import Plan, PlanTask
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
@@ -73,8 +74,7 @@ def _run(
         repo=repo,
         settings=Settings(**{"max_format_errors": 3, **settings}),
         model=model,
-        store=store,
-        run_id="r1",
+        log=RunLog(store, "r1"),
         base=base,
         runners=lambda path, agent, env: LocalRunner(),
         budget=Budget("run", limits, store, "r1"),
@@ -130,8 +130,7 @@ def test_a_run_budget_stops_the_run(repo: Repo, tmp_path: Path) -> None:
         repo=repo,
         settings=Settings(concurrency=1),
         model=model,
-        store=store,
-        run_id="r1",
+        log=RunLog(store, "r1"),
         base=base,
         runners=lambda path, agent, env: LocalRunner(),
         prices=__import__("plait.models", fromlist=["PriceTable"]).PriceTable(

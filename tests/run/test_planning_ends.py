@@ -9,6 +9,7 @@ import pytest
 
 from plait.errors import ModelError, ScriptError
 from plait.events import RunFinished, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, ModelResponse
 from plait.models.scripted import FunctionModel
 from plait.run.orchestrate import Orchestration, orchestrate
@@ -24,9 +25,8 @@ def _orchestration(repo: Repo, model: FunctionModel, store: SQLiteEventStore) ->
         task="Split alpha and beta",
         settings=Settings(verify_command="true"),
         model=model,
-        store=store,
+        log=RunLog(store, "r1"),
         base=Base(repo.head(), "main"),
-        run_id="r1",
         runners=lambda path, agent, env: LocalRunner(),
     )
 
@@ -46,7 +46,7 @@ def test_a_planner_whose_model_fails_ends_the_run_as_failed(repo: Repo, tmp_path
         asyncio.run(orchestrate(_orchestration(repo, FunctionModel(down), store)))
     finished = _finished(store)
     assert finished.status == "failed" and finished.reason.startswith("planning failed: the planner's model failed")
-    assert not load_state(store, "r1").unfinished
+    assert not load_state(RunLog(store, "r1")).unfinished
 
 
 def test_a_stop_while_planning_leaves_the_run_resumable(repo: Repo, tmp_path: Path) -> None:
@@ -67,4 +67,4 @@ def test_a_stop_while_planning_leaves_the_run_resumable(repo: Repo, tmp_path: Pa
     store = SQLiteEventStore(tmp_path / "events.db")
     asyncio.run(stop_while_planning())
     assert _finished(store).status == "interrupted"
-    assert load_state(store, "r1").unfinished
+    assert load_state(RunLog(store, "r1")).unfinished

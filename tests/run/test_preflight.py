@@ -15,6 +15,7 @@ from integrators import git
 
 from plait.errors import ConfigError
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision, GateChecked, ModelCallStarted, RunFinished
 from plait.models import ScriptedModel
 from plait.reconcile.gate import Gate
@@ -49,10 +50,9 @@ def _orchestration(repo: Repo, store: SQLiteEventStore, settings: Settings, mode
         task="Add omega.",
         settings=settings,
         model=model,
-        store=store,
+        log=RunLog(store, "r1"),
         base=Base(repo.head(), "main"),
-        run_id="r1",
-        runners=sandboxed_runners(settings, repo, quiet=True)(store, "r1"),
+        runners=sandboxed_runners(settings, repo, quiet=True)(RunLog(store, "r1")),
         single=True,
     )
 
@@ -144,10 +144,10 @@ def test_a_verify_command_that_fails_at_the_base_is_recorded_once_and_the_run_go
 
     # a resumed run does not check again: the answer is read back from the log, for that base and command
     gate = Gate(repo, base=base, store=store, run_id="r1", verify_command=PYTEST)
-    again = asyncio.run(preflight(gate, store, "r1"))
+    again = asyncio.run(preflight(gate, RunLog(store, "r1")))
     assert again.cached and again.state == "fails" and gate.base_fails is True and gate.runs == 0
     other = Gate(repo, base=base, store=store, run_id="r1", verify_command=PYTEST + " -x")
     try:
-        assert not asyncio.run(preflight(other, store, "r1")).cached
+        assert not asyncio.run(preflight(other, RunLog(store, "r1"))).cached
     finally:
         other.close()

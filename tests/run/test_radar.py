@@ -8,6 +8,7 @@ from pathlib import Path
 from integrators import MergeTreeIntegrator
 
 from plait.events import NotePosted, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
@@ -47,8 +48,7 @@ def test_two_agents_changing_the_same_lines_are_warned_at_their_next_turn(repo: 
         repo=repo,
         settings=Settings(concurrency=2, max_attempts=1, radar_interval=0.05),
         model=FunctionModel(reply),
-        store=store,
-        run_id="r1",
+        log=RunLog(store, "r1"),
         base=Base(repo.head(), "main"),
         runners=lambda p, a, e: LocalRunner(),
     )
@@ -71,7 +71,7 @@ def test_a_file_the_plan_shares_is_not_one_to_leave_alone(repo: Repo, tmp_path: 
     store = SQLiteEventStore(tmp_path / "events.db")
     tasks = [PlanTask(id=i, title=i, instructions="x", writes=["pkg/__init__.py", f"{i}.py"]) for i in ("a", "b")]
     plan = Plan(mode="parallel", reason="r", tasks=tasks, shared=["pkg/__init__.py"])
-    radar = Radar(repo, store, "r1", plan, repo.head)
+    radar = Radar(repo, RunLog(store, "r1"), plan, repo.head)
 
     radar._warn("a", "b", ["pkg/__init__.py"])
     radar._warn("a", "b", ["pkg/__init__.py", "alpha.py"])

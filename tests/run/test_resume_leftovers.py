@@ -12,6 +12,7 @@ from integrators import MergeTreeIntegrator, git
 
 from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore, TaskFinished, TaskStarted
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolResultMessage, UserMessage
 from plait.models import FunctionModel, ScriptedModel
 from plait.plan_model import Plan, PlanTask
@@ -50,8 +51,7 @@ def _context(repo: Repo, store: SQLiteEventStore, model: Any, state: RunState | 
         repo=repo,
         settings=Settings(max_format_errors=2, max_attempts=2, concurrency=1),
         model=model,
-        store=store,
-        run_id=RUN,
+        log=RunLog(store, RUN),
         base=Base(repo.head(), "main"),
         runners=lambda path, agent, env: LocalRunner(),
         budget=Budget("run", Limits(), store, RUN),
@@ -62,7 +62,7 @@ def _context(repo: Repo, store: SQLiteEventStore, model: Any, state: RunState | 
 def _resume(repo: Repo, db: Path, model: Any, plan: Plan) -> tuple[ParallelOutcome, SQLiteEventStore]:
     store = SQLiteEventStore(db)
     integrator = MergeTreeIntegrator(repo, f"{RUN}-resumed", repo.head())
-    ctx = _context(repo, store, model, load_state(store, RUN))
+    ctx = _context(repo, store, model, load_state(RunLog(store, RUN)))
     return asyncio.run(run_plan(ctx, plan, integrator)), store
 
 

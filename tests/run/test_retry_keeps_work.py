@@ -15,6 +15,7 @@ import pytest
 from integrators import git
 
 from plait.events import Integrated, PromptGiven, SQLiteEventStore, ToolReturned
+from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
@@ -72,8 +73,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, verify: s
         repo=repo,
         settings=Settings(**values),
         model=model,
-        store=store,
-        run_id=RUN,
+        log=RunLog(store, RUN),
         base=base,
         runners=lambda path, agent, env: LocalRunner(),
         verify=verify,

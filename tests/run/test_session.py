@@ -19,6 +19,7 @@ from typing import IO, Any
 from integrators import git
 
 from plait.events import Decision, RunFinished, SQLiteEventStore, ToolReturned
+from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.run.base import Base
 from plait.run.session import Session, SessionConfig
@@ -204,10 +205,10 @@ def test_a_session_dispatches_a_change_through_the_pipeline(repo: Repo, tmp_path
     settings = Settings(verify_command=check, radar_interval=0, concurrency=2)
     store = SQLiteEventStore(tmp_path / "events.db")
 
-    def runners(events: Any, run_id: str) -> Any:
+    def runners(log: RunLog) -> Any:
         return lambda path, agent, env: LocalRunner()
 
-    session = Session(SessionConfig(repo, settings, model, store, "s1", runners, Base(repo.head(), "main")))
+    session = Session(SessionConfig(repo, settings, model, RunLog(store, "s1"), runners, Base(repo.head(), "main")))
 
     async def talk() -> str:
         await session.open()

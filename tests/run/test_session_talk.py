@@ -13,6 +13,7 @@ from typing import Any
 from integrators import git
 
 from plait.events import SQLiteEventStore, ToolReturned
+from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.run.base import Base
 from plait.run.session import Session, SessionConfig
@@ -49,10 +50,10 @@ def test_a_dispatched_change_comes_back_with_its_files_diff_and_test_count(repo:
     settings = Settings(verify_command=check, radar_interval=0)
     store = SQLiteEventStore(tmp_path / "events.db")
 
-    def runners(events: Any, run_id: str) -> Any:
+    def runners(log: RunLog) -> Any:
         return lambda path, agent, env: LocalRunner()
 
-    session = Session(SessionConfig(repo, settings, model, store, "s1", runners, Base(repo.head(), "main")))
+    session = Session(SessionConfig(repo, settings, model, RunLog(store, "s1"), runners, Base(repo.head(), "main")))
 
     async def talk() -> None:
         await session.open()

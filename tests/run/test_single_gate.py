@@ -13,6 +13,7 @@ import pytest
 from integrators import git
 
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.events.types import GateChecked, Integrated, PromptGiven
 from plait.models import ScriptedModel
 from plait.run.orchestrate import Orchestration, orchestrate
@@ -55,12 +56,11 @@ def _run(repo: Repo, tmp_path: Path, model: ScriptedModel, **settings: Any) -> t
         task="Make alpha return 1.",
         settings=config,
         model=model,
-        store=store,
+        log=RunLog(store, "r1"),
         base=Base(repo.head(), "main"),
-        run_id="r1",
-        runners=sandboxed_runners(config, repo, quiet=True)(store, "r1"),
+        runners=sandboxed_runners(config, repo, quiet=True)(RunLog(store, "r1")),
         single=True,
-        state=load_state(store, "r1") if store.events("r1") else None,
+        state=load_state(RunLog(store, "r1")) if store.events("r1") else None,
     )
     outcome = asyncio.run(orchestrate(work))
     assert isinstance(outcome, RunOutcome)

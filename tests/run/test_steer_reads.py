@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import Decision, Event, TaskStarted
 from plait.run.steer import Steering, said, steer
@@ -41,10 +42,10 @@ def test_a_live_call_reads_only_what_was_appended_since(tmp_path: Path) -> None:
     _started(store)
     for i in range(200):  # a long attempt: every step's notes, all of this task's
         _delivered(store, f"note {i}")
-    steering = Steering(store, "r", "t")
+    steering = Steering(RunLog(store, "r"), "t")
     assert steering.notes() == []
     assert asyncio.run(steering.hold()) is None
-    steer(store, "r", "t", "say", text="look at b.py")
+    steer(RunLog(store, "r"), "t", "say", text="look at b.py")
     for i in range(50):  # the other agents go on
         store.append(Decision(run_id="r", agent="u", topic="notes", decision="told", data={"notes": [f"{i}"]}))
     end = store.events("r", agent="u")[-1].seq
@@ -63,17 +64,17 @@ def test_a_live_call_reads_only_what_was_appended_since(tmp_path: Path) -> None:
 def test_what_the_cursor_sees_is_what_a_fresh_read_sees(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
     _started(store)
-    steering = Steering(store, "r", "t")
-    steer(store, "r", "t", "say", text="one")
-    steer(store, "r", "t", "say", text="one")
+    steering = Steering(RunLog(store, "r"), "t")
+    steer(RunLog(store, "r"), "t", "say", text="one")
+    steer(RunLog(store, "r"), "t", "say", text="one")
     assert steering.notes() == [said("one"), said("one")]
     _delivered(store, said("one"))
     assert steering.notes() == [said("one")]
-    steer(store, "r", "t", "pause")
-    steer(store, "r", "t", "resume")
+    steer(RunLog(store, "r"), "t", "pause")
+    steer(RunLog(store, "r"), "t", "resume")
     assert asyncio.run(steering.hold()) is None
-    steer(store, "r", "t", "stop", retry=True)
+    steer(RunLog(store, "r"), "t", "stop", retry=True)
     assert asyncio.run(steering.hold()) == "stopped by the user, to be tried again from its work"
     _started(store, attempt=2)  # the next attempt: the stop was the earlier one's
     assert asyncio.run(steering.hold()) is None
-    assert steering.notes() == Steering(store, "r", "t").notes() == [said("one")]
+    assert steering.notes() == Steering(RunLog(store, "r"), "t").notes() == [said("one")]

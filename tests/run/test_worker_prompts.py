@@ -18,6 +18,7 @@ from integrators import MergeTreeIntegrator, git
 
 from plait.agent.prompts import shared_prefix
 from plait.events import ModelCallFinished, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import SYSTEM_BREAK
 from plait.models import AnthropicModel, PriceTable
 from plait.plan import repo_map
@@ -139,8 +140,7 @@ def test_workers_calls_read_their_prefix_from_the_cache_and_are_billed_for_it(sh
             repo=shop,
             settings=Settings(concurrency=1),
             model=model,
-            store=store,
-            run_id="r1",
+            log=RunLog(store, "r1"),
             base=base,
             runners=lambda path, agent, env: LocalRunner(),
         )

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from sandbox_box import FAKE_KEY, SSH_MARKER, found
 
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import GateChecked, ToolReturned
 from plait.models import ScriptedModel
@@ -146,10 +147,9 @@ def test_a_planted_nested_repository_and_conftest_run_nothing_on_the_host(
         task="Add mul, and write notes.",
         settings=settings,
         model=model,
-        store=store,
+        log=RunLog(store, "r1"),
         base=Base(repo.head(), "main"),
-        run_id="r1",
-        runners=sandboxed_runners(settings, repo, quiet=True)(store, "r1"),
+        runners=sandboxed_runners(settings, repo, quiet=True)(RunLog(store, "r1")),
         plan_file=plan,
         use_llm_resolver=False,
     )

@@ -220,14 +220,14 @@ def with_mcp(
         why = found.why if found.ignored else "a server's name may hold only letters, digits, _ and -"
         ignored = [*found.ignored, *bad]
         event = Decision(
-            run_id=ctx.run_id,
+            run_id=ctx.log.run_id,
             agent=task_id,
             topic="mcp_ignored",
             decision=f"ignored MCP server(s) {', '.join(ignored)}",
             reason=why,
             data={"attempt": attempt, "ignored": ignored},
         )
-        ctx.store.append(event)
+        ctx.log.append(event)
     if not servers:
         return inner
     return McpTools(
@@ -236,8 +236,8 @@ def with_mcp(
         runner=runner,
         worktree=worktree,
         policy=Policy.from_settings(s.sandbox),
-        store=ctx.store,
-        run_id=ctx.run_id,
+        store=ctx.log.store,
+        run_id=ctx.log.run_id,
         agent=task_id,
         attempt=attempt,
         output_limit=s.output_limit,

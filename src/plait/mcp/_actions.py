@@ -12,6 +12,7 @@ import sys
 from typing import Any, Literal
 
 from plait.errors import UsageError
+from plait.events.runlog import RunLog
 from plait.mcp import _checks
 from plait.mcp._desk import Desk
 from plait.mcp._launch import Finder, either, failure, lease_holder
@@ -92,9 +93,9 @@ class Actions:
     def apply(self, ref: str, dry_run: bool) -> dict[str, Any]:
         """`plait apply RUN`; with `dry_run`, what it would do (mode, files, what is in the way), touching nothing."""
         with self.desk.store() as store:
-            run_id = resolve_run(store, ref, acts_on=lambda r: has_result(store, r), what="run with a result")
+            run_id = resolve_run(store, ref, acts_on=lambda r: has_result(RunLog(store, r)), what="run with a result")
             events = store.events(run_id)
-            branch = result_branch(self.repo, store, run_id)
+            branch = result_branch(self.repo, RunLog(store, run_id))
         if not dry_run:
             return self._apply(run_id)
         target = self.repo.git("rev-parse", f"refs/heads/{branch}").strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import RunFinished, TaskFinished
 from plait.run.integrate import Integrator, PlannedIntegrator
 from plait.run.scheduler import TaskResult
@@ -14,8 +14,7 @@ __all__ = ["record_end"]
 
 
 def record_end(
-    store: EventStore,
-    run_id: str,
+    log: RunLog,
     results: Mapping[str, TaskResult],
     integrator: Integrator,
     already: Mapping[str, str],
@@ -26,7 +25,7 @@ def record_end(
     dropped by an earlier process of this run)."""
     for task_id, result in results.items():
         if result.status == "dropped" and task_id not in already:
-            store.append(TaskFinished(run_id=run_id, agent=task_id, status="dropped", reason=result.reason))
+            log.append(TaskFinished(run_id=log.run_id, agent=task_id, status="dropped", reason=result.reason))
     done = [t for t, r in results.items() if r.status == "done"]
     dropped = {t: r.reason for t, r in results.items() if r.status == "dropped"}
     status: Literal["done", "failed"] = "done" if done else "failed"
@@ -35,7 +34,7 @@ def record_end(
         left = [line for t in dropped for line in integrator.owed(t)]
         reason += "".join(f"; the integration branch still fails {line}" for line in dict.fromkeys(left))
     logged = "incomplete" if status == "done" and dropped else status
-    store.append(
-        RunFinished(run_id=run_id, status=logged, reason=reason, branch=integrator.branch, commit=integrator.head)
+    log.append(
+        RunFinished(run_id=log.run_id, status=logged, reason=reason, branch=integrator.branch, commit=integrator.head)
     )
     return status

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import GateChecked, Integrated
 from plait.plan_model import PlanTask
 from plait.reconcile.gate import Gate, GateResult
@@ -30,10 +30,10 @@ class GatedIntegrator:
     the log already holds for a commit (a resumed run) is read back, not checked again.
     """
 
-    def __init__(self, gate: Gate, store: EventStore, run_id: str, branch: str) -> None:
-        self.gate, self.store, self.run_id, self._branch = gate, store, run_id, branch
+    def __init__(self, gate: Gate, log: RunLog, branch: str) -> None:
+        self.gate, self.log, self._branch = gate, log, branch
         self._head = gate.base
-        for event in store.events(run_id, kinds=["integrated"]):
+        for event in log.events(kinds=["integrated"]):
             if isinstance(event, Integrated) and event.branch == branch and event.tasks:
                 self._head = event.commit
         self.rejected: Rejection | None = None
@@ -49,7 +49,7 @@ class GatedIntegrator:
 
     def _logged(self, commit: str) -> GateResult | None:
         """The gate's verdict on `commit` as an earlier process of the run logged it, if it got that far."""
-        for event in self.store.events(self.run_id, kinds=["gate"]):
+        for event in self.log.events(kinds=["gate"]):
             if not isinstance(event, GateChecked) or event.commit != commit or not event.tasks:
                 continue
             if not event.passed or event.stage == "verify":
@@ -62,9 +62,13 @@ class GatedIntegrator:
         if result.passed:
             git("update-ref", "-m", f"plait: {task.id} passed the gate", ref, commit)
             self._head, self.rejected = commit, None
-            self.store.append(
+            self.log.append(
                 Integrated(
-                    run_id=self.run_id, branch=self._branch, commit=commit, tasks=[task.id], reason="passed the gate"
+                    run_id=self.log.run_id,
+                    branch=self._branch,
+                    commit=commit,
+                    tasks=[task.id],
+                    reason="passed the gate",
                 )
             )
             return True, ""
@@ -75,7 +79,7 @@ class GatedIntegrator:
             git("update-ref", "-m", f"plait: {task.id} turned down by the gate", f"refs/heads/{kept}", commit)
             git("update-ref", "-m", "plait: back to the last commit that passed", ref, self._head)
         self.rejected = Rejection(commit, kept, why)
-        self.store.append(
-            Integrated(run_id=self.run_id, branch=self._branch, commit=self._head, ejected=[task.id], reason=why)
+        self.log.append(
+            Integrated(run_id=self.log.run_id, branch=self._branch, commit=self._head, ejected=[task.id], reason=why)
         )
         return False, f"{why}\n{result.output}"

@@ -22,7 +22,8 @@ from plait.agent.loop import Agent, AgentLimits, AgentResult, Spending, ToolSet
 from plait.agent.tools import ToolOutcome
 from plait.coord.asking import ExpertTools
 from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, specs_from_log
-from plait.events.store import EventStore, redaction
+from plait.events.runlog import RunLog
+from plait.events.store import redaction
 from plait.events.types import Decision, PromptGiven, RunStarted
 from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
@@ -56,27 +57,27 @@ Kind = Literal["investigation", "session"]
 _KIND_TOPIC = "kind"
 
 
-def mark_kind(store: EventStore, run_id: str, kind: Kind) -> None:
+def mark_kind(log: RunLog, kind: Kind) -> None:
     """Say in the log what the run is, so commands that continue runs tell it from a change."""
     what = "an investigation: read-only agents answer a question" if kind == "investigation" else "a session"
-    store.append(Decision(run_id=run_id, topic=_KIND_TOPIC, decision=f"this run is {what}", data={"kind": kind}))
+    log.append(Decision(run_id=log.run_id, topic=_KIND_TOPIC, decision=f"this run is {what}", data={"kind": kind}))
 
 
-def run_kind(store: EventStore, run_id: str) -> str:
+def run_kind(log: RunLog) -> str:
     """`investigation`, `session`, or '' for a run that makes a change."""
-    for event in store.events(run_id, kinds=["decision"]):
+    for event in log.events(kinds=["decision"]):
         if isinstance(event, Decision) and event.topic == _KIND_TOPIC:
             return str(event.data.get("kind", ""))
     return ""
 
 
-def started(store: EventStore, run_id: str) -> RunStarted | None:
-    return next((e for e in store.events(run_id, kinds=["run_started"]) if isinstance(e, RunStarted)), None)
+def started(log: RunLog) -> RunStarted | None:
+    return next((e for e in log.events(kinds=["run_started"]) if isinstance(e, RunStarted)), None)
 
 
-def logged_system(store: EventStore, run_id: str, agent: str) -> str | None:
+def logged_system(log: RunLog, agent: str) -> str | None:
     """The system prompt `agent` was first given: a rebuilt agent keeps it word for word, or its calls would differ."""
-    for event in store.events(run_id, agent=agent, kinds=["prompt"]):
+    for event in log.events(agent=agent, kinds=["prompt"]):
         if isinstance(event, PromptGiven):
             return event.system
     return None
@@ -99,20 +100,20 @@ def close_checkout(repo: Repo, path: Path) -> None:
 
 
 def lead_agent(maker: ExpertMaker, tools: ToolSet, prompt: str, files: list[str]) -> Agent:
-    """The lead of run `maker.run_id`, with the system prompt it was first given (from the log); a new lead's is
+    """The lead of run `maker.log.run_id`, with the system prompt it was first given (from the log); a new lead's is
     `prompt` and the map of the repository (of tracked `files`) it reads."""
     s = maker.settings
-    system = logged_system(maker.store, maker.run_id, LEAD)
+    system = logged_system(maker.log, LEAD)
     if system is None:
         known = maker.instructions()
         system = prompt + (f"\n{known}" if known else "")
         system += "\nThe repository:\n" + repo_map(maker.root, budget=6000, files=files).strip() + "\n"
     return Agent(
-        run_id=maker.run_id,
+        run_id=maker.log.run_id,
         agent_id=LEAD,
         model=maker.model,
         toolbox=tools,
-        store=maker.store,
+        store=maker.log.store,
         prices=maker.prices,
         system=system,
         limits=AgentLimits.from_settings(s),
@@ -125,8 +126,7 @@ def lead_agent(maker: ExpertMaker, tools: ToolSet, prompt: str, files: list[str]
 class ExpertMaker:
     """How to make an expert of a run: where it reads and what it is charged to."""
 
-    run_id: str
-    store: EventStore
+    log: RunLog
     model: Model
     prices: PriceTable
     root: Path
@@ -142,8 +142,8 @@ class ExpertMaker:
         """An expert of the run; a new one is given the project instructions, a rebuilt one what it was given."""
         expert = Expert(
             spec,
-            run_id=self.run_id,
-            store=self.store,
+            run_id=self.log.run_id,
+            store=self.log.store,
             model=self.model,
             prices=self.prices,
             root=self.root,
@@ -153,15 +153,15 @@ class ExpertMaker:
             limits=AgentLimits.from_settings(self.settings),
             context=context_budget(self.model.name, self.settings.context_tokens),
         )
-        system = logged_system(self.store, self.run_id, expert.id)
+        system = logged_system(self.log, expert.id)
         known = self.instructions() if system is None else ""
-        expert.agent.system = system or expert.agent.system + (f"\n{redaction(self.store)(known)}" if known else "")
+        expert.agent.system = system or expert.agent.system + (f"\n{redaction(self.log.store)(known)}" if known else "")
         return expert
 
 
 async def rebuild_experts(maker: ExpertMaker, experts: Experts) -> None:
     """Every expert the run's log says was started, its conversation fed again from the log (nothing paid)."""
-    for spec, event in specs_from_log(maker.store, maker.run_id):
+    for spec, event in specs_from_log(maker.log.store, maker.log.run_id):
         if spec.name not in experts:
             experts.add(maker.expert(spec, event.origin))
     for expert in experts.by_name.values():
@@ -180,11 +180,11 @@ class Said:
 class Transcript:
     """The user's messages to a lead and its replies, kept in the log as decisions of the lead."""
 
-    def __init__(self, store: EventStore, run_id: str, topic: str) -> None:
-        self.store, self.run_id, self.topic = store, run_id, topic
+    def __init__(self, log: RunLog, topic: str) -> None:
+        self.log, self.topic = log, topic
         self.messages: list[Said] = []
         self.replies: dict[int, dict[str, Any]] = {}
-        for event in store.events(run_id, agent=LEAD, kinds=["decision"]):
+        for event in log.events(agent=LEAD, kinds=["decision"]):
             if not isinstance(event, Decision):
                 continue
             if event.topic == topic:
@@ -196,13 +196,13 @@ class Transcript:
         """Log the user's next message; the lead sees it only after."""
         turn = len(self.messages) + 1
         event = Decision(
-            run_id=self.run_id,
+            run_id=self.log.run_id,
             agent=LEAD,
             topic=self.topic,
             decision=f"message {turn} from the user",
             data={"turn": turn, "text": text},
         )
-        said = Said(turn, text, self.store.append(event).seq)
+        said = Said(turn, text, self.log.append(event).seq)
         self.messages.append(said)
         return said
 
@@ -210,8 +210,8 @@ class Transcript:
         """Log the lead's reply to message `turn`."""
         text = result.summary if result.ok else f"the lead stopped ({result.reason}): {result.summary}"
         data = {"turn": turn, "text": text, "ok": result.ok, **extra}
-        self.store.append(
-            Decision(run_id=self.run_id, agent=LEAD, topic="reply", decision=f"reply {turn} to the user", data=data)
+        self.log.append(
+            Decision(run_id=self.log.run_id, agent=LEAD, topic="reply", decision=f"reply {turn} to the user", data=data)
         )
         self.replies[turn] = data
         return data

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision, TaskStarted
 from plait.run.scheduler import Attempt
 from plait.workspace import Repo, Worktree
@@ -59,7 +59,7 @@ class Opening:
         return Attempt(False, self.why, self.detail) if self.why or self.detail else None
 
 
-def log_opening(store: EventStore, run_id: str, task_id: str, opening: Opening) -> None:
+def log_opening(log: RunLog, task_id: str, opening: Opening) -> None:
     """Log that attempt `opening.attempt`'s worktree is about to be made."""
     data = {
         "attempt": opening.attempt,
@@ -70,13 +70,13 @@ def log_opening(store: EventStore, run_id: str, task_id: str, opening: Opening) 
         "detail": opening.detail,
     }
     what = f"making the worktree of attempt {opening.attempt} on {opening.base[:10]}"
-    store.append(Decision(run_id=run_id, agent=task_id, topic=TOPIC, decision=what, data=data))
+    log.append(Decision(run_id=log.run_id, agent=task_id, topic=TOPIC, decision=what, data=data))
 
 
-def log_started(store: EventStore, run_id: str, task_id: str, title: str, opening: Opening) -> None:
+def log_started(log: RunLog, task_id: str, title: str, opening: Opening) -> None:
     """Log that the attempt's worktree was made as `opening` says: the attempt has started."""
     started = TaskStarted(
-        run_id=run_id,
+        run_id=log.run_id,
         agent=task_id,
         title=title,
         branch=opening.branch,
@@ -84,13 +84,13 @@ def log_started(store: EventStore, run_id: str, task_id: str, title: str, openin
         base_commit=opening.base,
         attempt=opening.attempt,
     )
-    store.append(started)
+    log.append(started)
 
 
-def logged_openings(store: EventStore, run_id: str) -> dict[tuple[str, int], Opening]:
+def logged_openings(log: RunLog) -> dict[tuple[str, int], Opening]:
     """Every attempt's logged start, by (task, attempt)."""
     found: dict[tuple[str, int], Opening] = {}
-    for event in store.events(run_id, kinds=["decision"]):
+    for event in log.events(kinds=["decision"]):
         if isinstance(event, Decision) and event.topic == TOPIC and "attempt" in event.data:
             d = event.data
             number = int(d["attempt"])

@@ -40,23 +40,23 @@ async def placed_attempt(
         base = runner.integrator.head if task.depends_on or number > 1 else ctx.base.commit
         where = f"placed by the {ctx.settings.backend} backend"
         opening = Opening(number, branch, where, base, *((last.reason, last.detail) if last else ("", "")))
-        log_opening(ctx.store, ctx.run_id, task.id, opening)
+        log_opening(ctx.log, task.id, opening)
     if state is None or key not in state.bases:
-        log_started(ctx.store, ctx.run_id, task.id, task.title, opening)
+        log_started(ctx.log, task.id, task.title, opening)
     carried, carry = None, ""
     if number > 1:
-        previous = last_commit(ctx.store, ctx.run_id, task.id)
+        previous = last_commit(ctx.log, task.id)
         if previous:
-            backend.fetch(ctx.run_id, previous)
+            backend.fetch(ctx.log.run_id, previous)
         carried, carry = carry_commit(ctx.repo, opening.base, previous, number - 1)
-        logged = logged_carried(ctx.store, ctx.run_id, task.id, number) if state is not None else None
+        logged = logged_carried(ctx.log, task.id, number) if state is not None else None
         if logged is None:
-            log_carried(ctx.store, ctx.run_id, task.id, number, carried)
+            log_carried(ctx.log, task.id, number, carried)
         else:
             carried = logged
     s = ctx.settings
     job = RemoteJob(
-        run_id=ctx.run_id,
+        run_id=ctx.log.run_id,
         task=task.model_dump(mode="json"),
         attempt=number,
         branch=branch,

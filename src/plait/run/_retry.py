@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from plait.agent.prompts import retry_note
 from plait.coord.leases import Leases, Refusal
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision, TaskFinished
 from plait.workspace import GitError, Repo, Worktree
 
@@ -38,10 +38,10 @@ class Carried:
     """Why none of its work could be brought onto the head."""
 
 
-def last_commit(store: EventStore, run_id: str, task_id: str) -> str:
+def last_commit(log: RunLog, task_id: str) -> str:
     """The commit the task's last finished attempt left, as the log has it ('' when none)."""
     found = ""
-    for event in store.events(run_id, agent=task_id, kinds=["task_finished"]):
+    for event in log.events(agent=task_id, kinds=["task_finished"]):
         if isinstance(event, TaskFinished) and event.status != "done":
             found = event.commit or found
     return found
@@ -92,7 +92,7 @@ def carry_over(
     )
 
 
-def log_carried(store: EventStore, run_id: str, task_id: str, attempt: int, carried: Carried) -> None:
+def log_carried(log: RunLog, task_id: str, attempt: int, carried: Carried) -> None:
     """Log what attempt `attempt`'s worktree was given of the last one, for its brief after a resume."""
     data = {
         "attempt": attempt,
@@ -105,13 +105,13 @@ def log_carried(store: EventStore, run_id: str, task_id: str, attempt: int, carr
         "lost": carried.lost,
     }
     kept = f"kept attempt {carried.number}'s work on {len(carried.files)} file(s)" if carried.files else "kept nothing"
-    store.append(Decision(run_id=run_id, agent=task_id, topic="retry", decision=kept, reason=carried.lost, data=data))
+    log.append(Decision(run_id=log.run_id, agent=task_id, topic="retry", decision=kept, reason=carried.lost, data=data))
 
 
-def logged_carried(store: EventStore, run_id: str, task_id: str, attempt: int) -> Carried | None:
+def logged_carried(log: RunLog, task_id: str, attempt: int) -> Carried | None:
     """What the log says attempt `attempt`'s worktree was given of the last one."""
     found: Carried | None = None
-    for event in store.events(run_id, agent=task_id, kinds=["decision"]):
+    for event in log.events(agent=task_id, kinds=["decision"]):
         if isinstance(event, Decision) and event.topic == "retry" and event.data.get("attempt") == attempt:
             d = event.data
             found = Carried(

@@ -4,7 +4,7 @@ run's pool of worktrees (or removed), its checkpoint gone."""
 from __future__ import annotations
 
 from plait.agent.loop import AgentResult
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Committed
 from plait.plan_model import PlanTask
 from plait.run._opening import pool_of
@@ -16,8 +16,7 @@ __all__ = ["wrap_up"]
 
 def wrap_up(
     repo: Repo,
-    store: EventStore,
-    run_id: str,
+    log: RunLog,
     worktree: Worktree,
     task: PlanTask,
     result: AgentResult | None,
@@ -32,24 +31,23 @@ def wrap_up(
     Its claims are held until it has finished: a claim waiting for them gets the path once this work is
     integrated, and merges it in before editing.
     """
-    commit = _commit(repo, store, run_id, worktree, task, result, head)
-    if not give_back(worktree, pool_of(repo, run_id)):
+    commit = _commit(repo, log, worktree, task, result, head)
+    if not give_back(worktree, pool_of(repo, log.run_id)):
         worktree.remove()
-    repo.git("update-ref", "-d", f"refs/plait/checkpoints/{run_id}/{task.id}.{number}", check=False)
+    repo.git("update-ref", "-d", f"refs/plait/checkpoints/{log.run_id}/{task.id}.{number}", check=False)
     return commit
 
 
 def _commit(
     repo: Repo,
-    store: EventStore,
-    run_id: str,
+    log: RunLog,
     worktree: Worktree,
     task: PlanTask,
     result: AgentResult | None,
     head: str,
 ) -> str:
     summary = result.summary if result else "interrupted before the agent finished"
-    message = f"{task.title}\n\n{summary}\n\nplait run {run_id}, task {task.id}\n"
+    message = f"{task.title}\n\n{summary}\n\nplait run {log.run_id}, task {task.id}\n"
     moved = worktree.head()
     # nothing left to commit, but the branch moved (integrated work merged in for a claim): that is the work
     sha = worktree.commit_all(message) or (moved if moved != worktree.base else None)
@@ -58,7 +56,7 @@ def _commit(
     # its own files: a merge brought in other tasks' integrated work, which their commits already name
     since = repo.git("merge-base", sha, head, check=False).strip()
     files = worktree.changed_files(since or worktree.base)
-    store.append(
-        Committed(run_id=run_id, agent=task.id, sha=sha, branch=worktree.branch, message=task.title, files=files)
+    log.append(
+        Committed(run_id=log.run_id, agent=task.id, sha=sha, branch=worktree.branch, message=task.title, files=files)
     )
     return sha

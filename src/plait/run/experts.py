@@ -14,7 +14,7 @@ from plait.agent.budget import Budget, Limits
 from plait.agent.context import ContextBudget
 from plait.agent.loop import AgentLimits
 from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, expert_id, specs_from_log
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.messages import Model
 from plait.models.pricing import PriceTable
 from plait.plan_model import Plan
@@ -26,10 +26,10 @@ from plait.workspace import Repo
 __all__ = ["RunExperts", "run_expert_specs"]
 
 
-def run_expert_specs(settings: Settings, plan: Plan, store: EventStore, run_id: str) -> list[tuple[ExpertSpec, Origin]]:
+def run_expert_specs(settings: Settings, plan: Plan, log: RunLog) -> list[tuple[ExpertSpec, Origin]]:
     """The run's experts: those its log started (as they were), then the settings', then the plan's; by name."""
     found: dict[str, tuple[ExpertSpec, Origin]] = {}
-    for spec, started in specs_from_log(store, run_id):
+    for spec, started in specs_from_log(log.store, log.run_id):
         found[spec.name] = (spec, started.origin)
     for spec in settings.experts:
         found.setdefault(spec.name, (spec, "config"))
@@ -46,8 +46,7 @@ class RunExperts:
         specs: Sequence[tuple[ExpertSpec, Origin]],
         *,
         repo: Repo,
-        store: EventStore,
-        run_id: str,
+        log: RunLog,
         model: Model,
         prices: PriceTable,
         commit: str,
@@ -60,12 +59,12 @@ class RunExperts:
         """With `backend`, the experts run where it places them (no checkout here)."""
         self.specs = list(specs)
         self.backend = backend
-        self.repo, self.store, self.run_id, self.model, self.prices = repo, store, run_id, model, prices
+        self.repo, self.log, self.model, self.prices = repo, log, model, prices
         self.commit, self.repo_map, self.limits, self.context = commit, repo_map, limits, context
         self.budgets: dict[str, Budget] = {}
         if budget is not None:
             self.budgets = {expert_id(s.name): budget.child(expert_id(s.name), Limits()) for s, _ in self.specs}
-        path = repo.plait_dir() / "worktrees" / run_id / "_experts"
+        path = repo.plait_dir() / "worktrees" / log.run_id / "_experts"
         self.checkout = IntegrationWorktree(repo, path, keep=())
         self.experts = Experts()
 
@@ -75,15 +74,15 @@ class RunExperts:
             return self.experts
         if self.backend is not None:
             self.experts = await self.backend.open_experts(
-                [(s, str(o)) for s, o in self.specs], self.run_id, self.commit, self.repo_map
+                [(s, str(o)) for s, o in self.specs], self.log.run_id, self.commit, self.repo_map
             )
             return self.experts
         root = await asyncio.to_thread(self.checkout.checkout, self.commit)
         for spec, origin in self.specs:
             expert = Expert(
                 spec,
-                run_id=self.run_id,
-                store=self.store,
+                run_id=self.log.run_id,
+                store=self.log.store,
                 model=self.model,
                 prices=self.prices,
                 root=root,

@@ -28,7 +28,7 @@ from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
 from plait.coord.board import Board
 from plait.coord.experts import Answer, Expert, Experts, ExpertSpec, answer_arguments, expert_id
 from plait.errors import UsageError
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import ExpertStarted, NotePosted, QuestionAnswered, QuestionAsked, RunFinished
 from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
@@ -110,7 +110,7 @@ class Investigation:
         areas = list(areas) or split_areas(files, question, max(self.concurrency, MOST_AREAS))
         chosen = [(area, self._investigator(area, question)) for area in areas]
         limit = asyncio.Semaphore(self.concurrency)
-        board = Board(self.maker.store, self.maker.run_id, _plan(areas, question))
+        board = Board(self.maker.log.store, self.maker.log.run_id, _plan(areas, question))
 
         async def one(area: Area, expert: Expert) -> Finding:
             async with limit:
@@ -140,7 +140,7 @@ class Investigation:
         """Put the finding on the board, once: a call done again after a crash finds it there."""
         if not finding.ok:
             return
-        posted = self.maker.store.events(self.maker.run_id, agent=expert.id, kinds=["note"])
+        posted = self.maker.log.events(agent=expert.id, kinds=["note"])
         if any(isinstance(e, NotePosted) and e.text == finding.text for e in posted):
             return
         board.post(expert.id, "finding", finding.text, list(finding.paths or finding.area))
@@ -267,13 +267,12 @@ def _message(turn: int, question: str) -> str:
 
 @dataclass
 class Inquiry:
-    """A question to investigate: a new run from `base`, or a follow-up in run `run_id`."""
+    """A question to investigate: a new run from `base`, or a follow-up in the run of `log`."""
 
     repo: Repo
     settings: Settings
     model: Model
-    store: EventStore
-    run_id: str
+    log: RunLog
     question: str
     base: Base | None = None
     """The commit a new investigation reads; None for a follow-up, which reads its run's commit."""
@@ -303,15 +302,15 @@ class AskOutcome:
         }
 
 
-def findings_since(store: EventStore, run_id: str, after: int, files: Sequence[str], root: str = "") -> list[Finding]:
+def findings_since(log: RunLog, after: int, files: Sequence[str], root: str = "") -> list[Finding]:
     """Every answer to the lead logged after sequence number `after`, in the order they were answered.
 
     References are checked against `files`, the tracked files of the checkout at `root`.
     """
-    areas = {e.agent: tuple(e.area) for e in store.events(run_id, kinds=["expert"]) if isinstance(e, ExpertStarted)}
+    areas = {e.agent: tuple(e.area) for e in log.events(kinds=["expert"]) if isinstance(e, ExpertStarted)}
     asked: dict[tuple[str, int], str] = {}
     found = []
-    for event in store.events(run_id, kinds=["question", "answer"], after=after):
+    for event in log.events(kinds=["question", "answer"], after=after):
         if isinstance(event, QuestionAsked):
             asked[(event.agent, event.number)] = event.question.split(_AREA_NOTE)[0]
         elif isinstance(event, QuestionAnswered) and event.asker == LEAD:
@@ -322,34 +321,34 @@ def findings_since(store: EventStore, run_id: str, after: int, files: Sequence[s
 
 
 async def ask(o: Inquiry) -> AskOutcome:
-    """Investigate `o.question` in a new run (with `o.base`) or as a follow-up in run `o.run_id`."""
-    s, store = o.settings, o.store
+    """Investigate `o.question` in a new run (with `o.base`) or as a follow-up in the run of `o.log`."""
+    s, log = o.settings, o.log
     if o.base is not None:
-        record_start(store, o.run_id, o.repo, o.question, o.base, o.model.name, s)
-        mark_kind(store, o.run_id, "investigation")
+        record_start(log, o.repo, o.question, o.base, o.model.name, s)
+        mark_kind(log, "investigation")
         commit = o.base.commit
     else:
-        begun = started(store, o.run_id)
-        if begun is None or run_kind(store, o.run_id) != "investigation":
-            raise UsageError(f"run {o.run_id} is not an investigation: follow up on a run made by `plait ask`")
+        begun = started(log)
+        if begun is None or run_kind(log) != "investigation":
+            raise UsageError(f"run {log.run_id} is not an investigation: follow up on a run made by `plait ask`")
         commit = begun.base_commit
-    root = open_checkout(o.repo, o.run_id, commit, "investigation")
+    root = open_checkout(o.repo, log.run_id, commit, "investigation")
     try:
         return await _investigate(o, root, commit)
     except asyncio.CancelledError:
-        store.append(RunFinished(run_id=o.run_id, status="interrupted", reason="stopped by the user"))
+        log.append(RunFinished(run_id=log.run_id, status="interrupted", reason="stopped by the user"))
         raise
     finally:
         close_checkout(o.repo, root)
 
 
 async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
-    s, store = o.settings, o.store
-    budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), store, o.run_id)
+    s, log = o.settings, o.log
+    budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), log.store, log.run_id)
     if o.base is None:
-        recharge(budget, store, o.run_id)
+        recharge(budget, log)
     files = tracked_files(root)
-    maker = ExpertMaker(o.run_id, store, o.model, PriceTable(s.prices), root, commit, s, budget)
+    maker = ExpertMaker(log, o.model, PriceTable(s.prices), root, commit, s, budget)
     experts = Experts()
     await rebuild_experts(maker, experts)
     investigation = Investigation(maker, experts, concurrency=s.concurrency, files=files)
@@ -362,25 +361,27 @@ async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
         )
     )
     lead = lead_agent(maker, tools, _SYSTEM, files)
-    transcript = Transcript(store, o.run_id, "question")
+    transcript = Transcript(log, "question")
     try:
         for said, result in await transcript.replay(lead):  # a question in flight when a process died
-            extra = answer_arguments(store, o.run_id, LEAD, said.seq)
+            extra = answer_arguments(log.store, log.run_id, LEAD, said.seq)
             transcript.replied(said.turn, result, disagreements=str(extra.get("disagreements", "")))
         said = transcript.said(_message(len(transcript.messages) + 1, o.question))
         result = await lead.turn(said.text)
     finally:
         await experts.close()  # an investigator still at work (the lead was stopped) stops too
-    disagreements = str(answer_arguments(store, o.run_id, LEAD, said.seq).get("disagreements", "")) if result.ok else ""
+    disagreements = (
+        str(answer_arguments(log.store, log.run_id, LEAD, said.seq).get("disagreements", "")) if result.ok else ""
+    )
     data = transcript.replied(said.turn, result, disagreements=disagreements)
     status = "done" if result.ok else "failed"
-    store.append(RunFinished(run_id=o.run_id, status=status, reason="" if result.ok else str(data["text"])))
+    log.append(RunFinished(run_id=log.run_id, status=status, reason="" if result.ok else str(data["text"])))
     return AskOutcome(
-        o.run_id,
+        log.run_id,
         o.question,
         str(data["text"]),
         disagreements,
-        findings_since(store, o.run_id, said.seq, files, str(root)),
+        findings_since(log, said.seq, files, str(root)),
         result.ok,
         said.turn,
         said.seq,

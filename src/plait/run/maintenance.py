@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from plait.errors import PlaitError, StateError
 from plait.events.backends import open_event_store
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore, SQLiteEventStore, wal_damage
 from plait.events.types import Decision
 from plait.plan_model import PLANNING_FAILED
@@ -285,8 +286,8 @@ def _old_branch(repo: Repo, verdict: BranchVerdict) -> Finding:
     return Finding("old-branch", f"branch {verdict.branch}: {verdict.why}", "info", repair=remove)
 
 
-def _applied(store: EventStore, run_id: str) -> bool:
-    return any(isinstance(e, Decision) and e.topic == "apply" for e in store.events(run_id, kinds=["decision"]))
+def _applied(log: RunLog) -> bool:
+    return any(isinstance(e, Decision) and e.topic == "apply" for e in log.events(kinds=["decision"]))
 
 
 def _diagnose(repo: Repo, *, branches: bool) -> tuple[list[Finding], list[BranchVerdict]]:
@@ -301,8 +302,8 @@ def _diagnose(repo: Repo, *, branches: bool) -> tuple[list[Finding], list[Branch
     findings += _lock_findings(repo)
     if store is None:
         return findings, []
-    states = {run_id: load_state(store, run_id) for run_id in store.run_ids()}
-    applied = {run_id for run_id in states if _applied(store, run_id)} if branches else set()
+    states = {run_id: load_state(RunLog(store, run_id)) for run_id in store.run_ids()}
+    applied = {run_id for run_id in states if _applied(RunLog(store, run_id))} if branches else set()
     store.close()
     findings += _worktree_findings(repo, states) + _branch_findings(repo, states) + _ref_findings(repo, states)
     verdicts = judge_branches(repo, states, applied) if branches else []

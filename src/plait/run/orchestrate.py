@@ -12,7 +12,7 @@ from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
 from plait.agent.instructions import ProjectInstructions
 from plait.errors import PlaitError
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision, NotePosted, PlanMade, RunFinished
 from plait.messages import Model
 from plait.models.pricing import PriceTable
@@ -58,9 +58,8 @@ class Orchestration:
     task: str
     settings: Settings
     model: Model
-    store: EventStore
+    log: RunLog
     base: Base
-    run_id: str
     runners: RunnerFactory
     plan_file: Path | None = None
     single: bool = False
@@ -79,31 +78,31 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
     planner's error (`PlanError`, `ModelError`) once the run is logged as ended in planning failure.
     """
     if o.state is None:
-        record_start(o.store, o.run_id, o.repo, o.task, o.base, o.model.name, o.settings)
+        record_start(o.log, o.repo, o.task, o.base, o.model.name, o.settings)
     gate = Gate(
         o.repo,
         base=o.base.commit,
-        store=o.store,
-        run_id=o.run_id,
+        store=o.log.store,
+        run_id=o.log.run_id,
         verify_command=o.settings.verify_command,
         runner_for=lambda path: o.runners(path, "gate", {}),
     )
     try:
-        await preflight(gate, o.store, o.run_id)
+        await preflight(gate, o.log)
         if not o.single:
-            o.backend = open_backend(o.settings, o.repo, o.store, o.base.commit)
+            o.backend = open_backend(o.settings, o.repo, o.log.store, o.base.commit)
         return await _run(o, gate)
     finally:
         gate.close()
         if o.backend is not None:
             o.backend.close()
-        if _ended(o.store, o.run_id):  # a resumed run also takes away what its killed process left
-            tidy_run(o.repo, o.run_id)
+        if _ended(o.log):  # a resumed run also takes away what its killed process left
+            tidy_run(o.repo, o.log.run_id)
 
 
-def _ended(store: EventStore, run_id: str) -> bool:
+def _ended(log: RunLog) -> bool:
     """Whether the run has ended for good: not running, not stopped by the user."""
-    finished = store.events(run_id, kinds=["run_finished"])
+    finished = log.events(kinds=["run_finished"])
     return bool(finished) and isinstance(finished[-1], RunFinished) and finished[-1].status != "interrupted"
 
 
@@ -113,9 +112,9 @@ async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | N
     if o.single or (state is not None and state.single):
         return await _one_agent(o, gate)
     limits = Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time)
-    budget = Budget("run", limits, o.store, o.run_id)
+    budget = Budget("run", limits, o.log.store, o.log.run_id)
     if state is not None:
-        recharge(budget, o.store, o.run_id)
+        recharge(budget, o.log)
     files = tracked_files(o.repo.root)
     shared_map = repo_map(o.repo.root, files=files)
     if state is not None and state.plan is not None:
@@ -123,30 +122,32 @@ async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | N
     try:
         plan = await _plan(o, shared_map, budget, prices, gate.command_for(o.base.commit) or "")
     except asyncio.CancelledError:  # stopped by the user: resumable, so `plait resume` plans again
-        o.store.append(RunFinished(run_id=o.run_id, status="interrupted", reason="stopped by the user while planning"))
+        o.log.append(
+            RunFinished(run_id=o.log.run_id, status="interrupted", reason="stopped by the user while planning")
+        )
         raise
     except PlaitError as exc:  # no plan (the model failed, plans rejected, the budget spent): the run ends here
-        o.store.append(RunFinished(run_id=o.run_id, status="failed", reason=f"{PLANNING_FAILED}: {exc}"))
+        o.log.append(RunFinished(run_id=o.log.run_id, status="failed", reason=f"{PLANNING_FAILED}: {exc}"))
         raise
     plan, decisions = resolve_overlaps(plan, files)
     for d in decisions:
-        o.store.append(d.event(o.run_id))
+        o.log.append(d.event(o.log.run_id))
     if o.review is not None and not o.review(plan, decisions):
-        o.store.append(Decision(run_id=o.run_id, topic="review", decision="the user declined the plan"))
-        o.store.append(RunFinished(run_id=o.run_id, status="failed", reason="the plan was declined at review"))
+        o.log.append(Decision(run_id=o.log.run_id, topic="review", decision="the user declined the plan"))
+        o.log.append(RunFinished(run_id=o.log.run_id, status="failed", reason="the plan was declined at review"))
         return None
     if plan.mode == "single" or len(plan.tasks) == 1:
-        o.store.append(
-            Decision(run_id=o.run_id, topic="mode", decision="one agent, no parallel overhead", reason=plan.reason)
+        o.log.append(
+            Decision(run_id=o.log.run_id, topic="mode", decision="one agent, no parallel overhead", reason=plan.reason)
         )
         return await _one_agent(o, gate, plan)
     source = "file" if o.plan_file is not None else "planner"
-    o.store.append(PlanMade(run_id=o.run_id, agent="planner", plan=plan.model_dump(mode="json"), source=source))
-    _post_decisions(o.store, o.run_id, plan, decisions)
+    o.log.append(PlanMade(run_id=o.log.run_id, agent="planner", plan=plan.model_dump(mode="json"), source=source))
+    _post_decisions(o.log, plan, decisions)
     return await _parallel(o, plan, shared_map, budget, prices, gate)
 
 
-def _post_decisions(store: EventStore, run_id: str, plan: Plan, decisions: list[OverlapDecision]) -> None:
+def _post_decisions(log: RunLog, plan: Plan, decisions: list[OverlapDecision]) -> None:
     """Tell the tasks an overlap decision changed, on the board, so they read it at their first turn."""
     ids = {t.id for t in plan.tasks}
     for d in decisions:
@@ -155,7 +156,7 @@ def _post_decisions(store: EventStore, run_id: str, plan: Plan, decisions: list[
             continue
         files = f" Files: {', '.join(d.files[:8])}." if d.files else ""
         text = f"plait changed the planner's plan: {d.what}, because {d.why}.{files}"
-        store.append(NotePosted(run_id=run_id, agent="planner", topic="plan", text=text, paths=list(d.files), to=to))
+        log.append(NotePosted(run_id=log.run_id, agent="planner", topic="plan", text=text, paths=list(d.files), to=to))
 
 
 async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: PriceTable, verify: str) -> Plan:
@@ -165,8 +166,8 @@ async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: Price
         o.task,
         repo_root=o.repo.root,
         model=o.model,
-        store=o.store,
-        run_id=o.run_id,
+        store=o.log.store,
+        run_id=o.log.run_id,
         prices=prices,
         runner=_NoCommands(),
         repo_map=shared_map,
@@ -185,14 +186,13 @@ async def _parallel(
     s = o.settings
     resolvers: list[Resolver] = default_resolvers()
     if o.use_llm_resolver:
-        resolvers.append(LLMResolver(o.model, o.store, o.run_id, prices=prices))
-    queue = MergeQueue(o.repo, o.store, o.run_id, o.base.commit, gate=gate, resolvers=resolvers)
+        resolvers.append(LLMResolver(o.model, o.log.store, o.log.run_id, prices=prices))
+    queue = MergeQueue(o.repo, o.log.store, o.log.run_id, o.base.commit, gate=gate, resolvers=resolvers)
     ctx = RunContext(
         repo=o.repo,
         settings=s,
         model=o.model,
-        store=o.store,
-        run_id=o.run_id,
+        log=o.log,
         base=o.base,
         runners=noticing(o.runners, o.repo),
         repo_map=shared_map,
@@ -208,7 +208,7 @@ async def _parallel(
 async def _one_agent(o: Orchestration, gate: Gate, planned: Plan | None = None) -> RunOutcome:
     if o.state is None or o.state.plan is None:
         plan = one_task_plan(o.task) if planned is None else planned_single(o.task, planned)
-        o.store.append(PlanMade(run_id=o.run_id, plan=plan.model_dump(mode="json"), source="single"))
+        o.log.append(PlanMade(run_id=o.log.run_id, plan=plan.model_dump(mode="json"), source="single"))
     else:
         plan = o.state.plan
     return await run_single(
@@ -216,9 +216,8 @@ async def _one_agent(o: Orchestration, gate: Gate, planned: Plan | None = None) 
         o.task,
         settings=o.settings,
         model=o.model,
-        store=o.store,
+        log=o.log,
         base=o.base,
-        run_id=o.run_id,
         runners=noticing(o.runners, o.repo),
         started=True,
         state=o.state,

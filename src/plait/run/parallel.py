@@ -21,7 +21,7 @@ from plait.coord import Board, CoordTools, Leases
 from plait.coord.asking import ExpertTools
 from plait.coord.experts import EXPERT_STEPS
 from plait.errors import PlaitError
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision, RunFinished, TaskFinished
 from plait.globs import matches
 from plait.messages import Model
@@ -59,8 +59,7 @@ class RunContext:
     repo: Repo
     settings: Settings
     model: Model
-    store: EventStore
-    run_id: str
+    log: RunLog
     base: Base
     runners: RunnerFactory
     repo_map: str = ""
@@ -110,10 +109,9 @@ class _TaskRunner:
             if ctx.budget is not None
         }
         self.experts = RunExperts(
-            [] if ctx.single else run_expert_specs(s, plan, ctx.store, ctx.run_id),
+            [] if ctx.single else run_expert_specs(s, plan, ctx.log),
             repo=ctx.repo,
-            store=ctx.store,
-            run_id=ctx.run_id,
+            log=ctx.log,
             model=ctx.model,
             prices=ctx.prices,
             commit=ctx.base.commit,
@@ -125,7 +123,7 @@ class _TaskRunner:
         )
         if ctx.state is not None and ctx.budget is not None:
             # the run's own total was charged by its caller
-            recharge(ctx.budget, ctx.store, ctx.run_id, {**self.budgets, **self.experts.budgets})
+            recharge(ctx.budget, ctx.log, {**self.budgets, **self.experts.budgets})
         self.turns = ReplayTurns()
         """The resumed agents replay their past one at a time, each then making its first new call at once."""
         self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
@@ -134,13 +132,13 @@ class _TaskRunner:
         if isinstance(integrator, PlannedIntegrator):
             integrator.planned(plan)
         self.summaries: dict[str, str] = {}
-        self.steering = {t.id: Steering(ctx.store, ctx.run_id, t.id) for t in plan.tasks}
-        self.board = None if ctx.single else Board.from_log(ctx.store, ctx.run_id, plan)
+        self.steering = {t.id: Steering(ctx.log, t.id) for t in plan.tasks}
+        self.board = None if ctx.single else Board.from_log(ctx.log.store, ctx.log.run_id, plan)
         use_leases = ctx.settings.leases and not ctx.single
         self.leases = (
             Leases.from_log(
-                ctx.store,
-                ctx.run_id,
+                ctx.log.store,
+                ctx.log.run_id,
                 plan,
                 timeout=s.task_wall_time or 24 * 3600.0,  # a claim lasts as long as its attempt may
                 wait=s.lease_wait,
@@ -163,13 +161,13 @@ class _TaskRunner:
     async def __call__(self, task_id: str, number: int, last: Attempt | None) -> Attempt:
         ctx, task, key = self.ctx, self.tasks[task_id], (task_id, number)
         state = ctx.state
-        branch = f"plait/{ctx.run_id}/{task_id}" + (f".{number}" if number > 1 else "")
-        path = ctx.repo.plait_dir() / "worktrees" / ctx.run_id / (task_id if number == 1 else f"{task_id}.{number}")
+        branch = f"plait/{ctx.log.run_id}/{task_id}" + (f".{number}" if number > 1 else "")
+        path = ctx.repo.plait_dir() / "worktrees" / ctx.log.run_id / (task_id if number == 1 else f"{task_id}.{number}")
         if state is not None and key in state.agent_done and key in state.commits:
             # the agent finished and its work was committed before the process died: integrate it
             self.summaries[task_id] = state.agent_done[key]
             if ctx.backend is not None:  # made on another node: fetched from the shared store if need be
-                ctx.backend.fetch(ctx.run_id, state.commits[key])
+                ctx.backend.fetch(ctx.log.run_id, state.commits[key])
             return await self.integrate(task, branch, state.commits[key], state.agent_done[key])
         if ctx.backend is not None:  # the attempt runs where the backend places it; its commit comes back here
             return await placed_attempt(self, ctx.backend, task, number, last, branch)
@@ -177,24 +175,24 @@ class _TaskRunner:
         last = opening.last if opening is not None else last  # the failure the brief tells of, as the log has it
         if state is not None and key in state.bases:
             opened: Opening | None = None
-            base, saved = state.bases[key], last_checkpoint(ctx.store, ctx.run_id, task_id, number)
+            base, saved = state.bases[key], last_checkpoint(ctx.log.store, ctx.log.run_id, task_id, number)
         else:
             if opening is None:  # logged before the worktree is made: a resumed process makes the same one
                 # a retry (after a failure or an ejection) starts on the integration head, where it must fit, with
                 # the last attempt's work brought onto it
                 base = self.integrator.head if task.depends_on or number > 1 else ctx.base.commit
                 opening = Opening(number, branch, str(path), base, *((last.reason, last.detail) if last else ("", "")))
-                log_opening(ctx.store, ctx.run_id, task_id, opening)
+                log_opening(ctx.log, task_id, opening)
             base, saved, opened = opening.base, "", opening
         fresh = state is None
         making = self.git.run if fresh else self.git.opening  # a resumed run opens every attempt at once
-        worktree = await making(make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.run_id)
+        worktree = await making(make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.log.run_id)
         if opened is not None:
-            log_started(ctx.store, ctx.run_id, task_id, task.title, opened)
+            log_started(ctx.log, task_id, task.title, opened)
         carried: Carried | None = None
         if saved:
             await self.git.opening(worktree.restore, saved)
-            carried = logged_carried(ctx.store, ctx.run_id, task_id, number)
+            carried = logged_carried(ctx.log, task_id, number)
         elif number > 1:
             carried = await self._carry(worktree, task_id, number)
         result: AgentResult | None = None
@@ -223,11 +221,11 @@ class _TaskRunner:
     async def _carry(self, worktree: Worktree, task_id: str, number: int) -> Carried:
         """Bring the last attempt's work into the new attempt's worktree, and log what it was given."""
         ctx = self.ctx
-        previous = last_commit(ctx.store, ctx.run_id, task_id)
+        previous = last_commit(ctx.log, task_id)
         carried = await self.git.run(
             carry_over, ctx.repo, worktree, previous, number - 1, task_id=task_id, leases=self.leases
         )
-        log_carried(ctx.store, ctx.run_id, task_id, number, carried)
+        log_carried(ctx.log, task_id, number, carried)
         return carried
 
     async def _work(
@@ -278,8 +276,8 @@ class _TaskRunner:
 
     def _agent(self, task: PlanTask, runner: Shell, worktree: Worktree, attempt: int) -> Worker:
         s, path = self.ctx.settings, worktree.path
-        ref = f"refs/plait/checkpoints/{self.ctx.run_id}/{task.id}.{attempt}"
-        last = {"sha": last_checkpoint(self.ctx.store, self.ctx.run_id, task.id, attempt) or worktree.base}
+        ref = f"refs/plait/checkpoints/{self.ctx.log.run_id}/{task.id}.{attempt}"
+        last = {"sha": last_checkpoint(self.ctx.log.store, self.ctx.log.run_id, task.id, attempt) or worktree.base}
 
         async def checkpoint() -> str | None:
             sha = await self.git.run(worktree.checkpoint, ref, last["sha"])
@@ -289,7 +287,7 @@ class _TaskRunner:
 
         worker = external_worker(self, task, runner, worktree, attempt, checkpoint)  # an external CLI, when named
         return worker or Agent(
-            run_id=self.ctx.run_id,
+            run_id=self.ctx.log.run_id,
             agent_id=task.id,
             model=self.ctx.model,
             toolbox=self._asking(
@@ -301,7 +299,7 @@ class _TaskRunner:
                     worktree,
                 ),
             ),
-            store=self.ctx.store,
+            store=self.ctx.log.store,
             prices=self.ctx.prices,
             system=self.systems[task.id],
             limits=AgentLimits.from_settings(s),
@@ -311,7 +309,7 @@ class _TaskRunner:
             notes=notes_from(self.board.notes_for(task.id) if self.board else None, self.steering[task.id].notes),
             context=context_budget(self.ctx.model.name, s.context_tokens),
             hold=self.steering[task.id].hold,
-            arriving=CHANNEL.arriving(self.ctx.run_id, task.id),
+            arriving=CHANNEL.arriving(self.ctx.log.run_id, task.id),
             turns=self.turns,
         )
 
@@ -330,15 +328,13 @@ class _TaskRunner:
 
     def _wrap_up(self, worktree: Worktree, task: PlanTask, result: AgentResult | None, number: int) -> str:
         ctx = self.ctx
-        return wrap_up(
-            ctx.repo, ctx.store, ctx.run_id, worktree, task, result, number=number, head=self.integrator.head
-        )
+        return wrap_up(ctx.repo, ctx.log, worktree, task, result, number=number, head=self.integrator.head)
 
     def finished(self, task_id: str, status: TaskStatus, reason: str, commit: str) -> None:
         """Log how the attempt ended, then free its claims: the claims waiting for them see its work integrated."""
-        self.ctx.store.append(
+        self.ctx.log.append(
             TaskFinished(
-                run_id=self.ctx.run_id,
+                run_id=self.ctx.log.run_id,
                 agent=task_id,
                 status=status,
                 summary=self.summaries.get(task_id, ""),
@@ -350,14 +346,14 @@ class _TaskRunner:
             self.leases.release_all(task_id)
 
     def _decide(self, task_id: str, topic: str, decision: str, data: dict[str, object]) -> None:
-        event = Decision(run_id=self.ctx.run_id, agent=task_id, topic=topic, decision=decision, data=data)
-        self.ctx.store.append(event)
+        event = Decision(run_id=self.ctx.log.run_id, agent=task_id, topic=topic, decision=decision, data=data)
+        self.ctx.log.append(event)
 
 
 async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> ParallelOutcome:
     """Run every task of `plan`, integrating each as it finishes; tasks that keep failing are dropped."""
     runner = _TaskRunner(ctx, plan, integrator)
-    radar = None if ctx.single else Radar(ctx.repo, ctx.store, ctx.run_id, plan, lambda: integrator.head)
+    radar = None if ctx.single else Radar(ctx.repo, ctx.log, plan, lambda: integrator.head)
     s = ctx.settings
     scheduler = Scheduler(
         {t.id: t.depends_on for t in plan.tasks},
@@ -376,14 +372,14 @@ async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> Paral
     except asyncio.CancelledError:
         branch, head = integrator.branch, integrator.head
         stop = RunFinished(
-            run_id=ctx.run_id, status="interrupted", reason="stopped by the user", branch=branch, commit=head
+            run_id=ctx.log.run_id, status="interrupted", reason="stopped by the user", branch=branch, commit=head
         )
-        ctx.store.append(stop)
+        ctx.log.append(stop)
         raise
     finally:
         if watching is not None:
             watching.cancel()
         await runner.experts.close()
         runner.git.close()
-    status = record_end(ctx.store, ctx.run_id, results, integrator, ctx.state.dropped if ctx.state else {})
-    return ParallelOutcome(ctx.run_id, status, integrator.branch, integrator.head, results, runner.summaries)
+    status = record_end(ctx.log, results, integrator, ctx.state.dropped if ctx.state else {})
+    return ParallelOutcome(ctx.log.run_id, status, integrator.branch, integrator.head, results, runner.summaries)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from plait.errors import ConfigError
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision, RunFinished
 from plait.reconcile.gate import Gate
 from plait.reconcile.verdict import last_line
@@ -92,8 +92,8 @@ def cannot_run(command: str, result: CommandResult) -> str | None:
     return None
 
 
-def _cached(store: EventStore, run_id: str, base: str, command: str) -> Decision | None:
-    for event in store.events(run_id, kinds=["decision"]):
+def _cached(log: RunLog, base: str, command: str) -> Decision | None:
+    for event in log.events(kinds=["decision"]):
         if isinstance(event, Decision) and event.topic == "verify" and event.data.get("commit") == base:
             if event.data.get("command") == command and event.data.get("state") in ("none", "passes", "fails"):
                 return event
@@ -111,28 +111,28 @@ def _status(output: str) -> tuple[int | None, str]:
     return None, output
 
 
-async def preflight(gate: Gate, store: EventStore, run_id: str, *, work: str = "the agents' work") -> Preflight:
+async def preflight(gate: Gate, log: RunLog, *, work: str = "the agents' work") -> Preflight:
     """Check the gate's base once per (base, command) in the log: the gate keeps the run for its comparisons.
 
     Raises `ConfigError` (after logging the run as failed) when the verify command cannot run in the sandbox.
     """
     command = await asyncio.to_thread(gate.command_for, gate.base) or ""
-    seen = _cached(store, run_id, gate.base, command)
+    seen = _cached(log, gate.base, command)
     if seen is not None:
         gate.base_fails = seen.data["state"] == "fails"
         return Preflight(command, seen.data["state"], seen.decision, cached=True)
     if not command:
         line = "no verify command configured or detected: the gate checks syntax and cross-branch names only"
-        _decide(store, run_id, gate.base, command, "none", line)
+        _decide(log, gate.base, command, "none", line)
         return Preflight(command, "none", line)
     checked = await gate.check(gate.base)
     code, output = _status(checked.output)
     why = None if checked.passed else cannot_run(command, CommandResult(exit_code=code, output=output))
     if why is not None:
         line = f"verify command `{_shown(command)}` cannot run in the sandbox: {why}"
-        _decide(store, run_id, gate.base, command, "cannot-run", line, output)
+        _decide(log, gate.base, command, "cannot-run", line, output)
         reason = "stopped before any work: the verify command cannot run in the sandbox"
-        store.append(RunFinished(run_id=run_id, status="failed", reason=reason))
+        log.append(RunFinished(run_id=log.run_id, status="failed", reason=reason))
         raise ConfigError(line)
     gate.base_fails = not checked.passed
     if checked.passed:
@@ -144,12 +144,12 @@ async def preflight(gate: Gate, store: EventStore, run_id: str, *, work: str = "
             f"gate does not hold the base's failures against {work}"
         )
     state: State = "passes" if checked.passed else "fails"
-    _decide(store, run_id, gate.base, command, state, line)
+    _decide(log, gate.base, command, state, line)
     return Preflight(command, state, line)
 
 
-def _decide(store: EventStore, run_id: str, base: str, command: str, state: State, line: str, output: str = "") -> None:
+def _decide(log: RunLog, base: str, command: str, state: State, line: str, output: str = "") -> None:
     data: dict[str, object] = {"commit": base, "command": command, "state": state}
     if output:
         data["output"] = cap_output(output, 4000)
-    store.append(Decision(run_id=run_id, topic="verify", decision=line, data=data))
+    log.append(Decision(run_id=log.run_id, topic="verify", decision=line, data=data))

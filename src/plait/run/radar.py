@@ -12,7 +12,7 @@ import asyncio
 import itertools
 from collections.abc import Callable
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import NotePosted
 from plait.plan_model import Plan
 from plait.workspace import GitError, Repo
@@ -23,8 +23,8 @@ __all__ = ["Radar"]
 class Radar:
     """Watches the checkpoints of one run and tells agents of conflicts coming their way."""
 
-    def __init__(self, repo: Repo, store: EventStore, run_id: str, plan: Plan, head: Callable[[], str]) -> None:
-        self.repo, self.store, self.run_id = repo, store, run_id
+    def __init__(self, repo: Repo, log: RunLog, plan: Plan, head: Callable[[], str]) -> None:
+        self.repo, self.log = repo, log
         self.titles = {t.id: t.title for t in plan.tasks}
         self.shared = frozenset(plan.shared)
         self.head = head
@@ -38,7 +38,7 @@ class Radar:
 
     def live(self) -> dict[str, str]:
         """The latest checkpoint of each running attempt, by task."""
-        prefix = f"refs/plait/checkpoints/{self.run_id}/"
+        prefix = f"refs/plait/checkpoints/{self.log.run_id}/"
         out = self.repo.git("for-each-ref", "--format=%(refname) %(objectname)", prefix, check=False)
         found: dict[str, str] = {}
         for line in out.splitlines():
@@ -98,6 +98,6 @@ class Radar:
         self._post(task, " ".join(parts), files)
 
     def _post(self, task: str, text: str, files: list[str]) -> None:
-        self.store.append(
-            NotePosted(run_id=self.run_id, agent="radar", topic="conflict", text=text, paths=files, to=[task])
+        self.log.append(
+            NotePosted(run_id=self.log.run_id, agent="radar", topic="conflict", text=text, paths=files, to=[task])
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plait.errors import EnvironmentProblem
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import RunFinished
 from plait.reconcile.queue import integration_branch
 from plait.run._lead import run_kind
@@ -12,20 +12,21 @@ from plait.workspace import Repo
 __all__ = ["has_result", "result_branch"]
 
 
-def has_result(store: EventStore, run_id: str) -> bool:
+def has_result(log: RunLog) -> bool:
     """Whether the run is a change that ended with a commit: `last` for `apply`, `review` and `pr` is the latest."""
-    if run_kind(store, run_id):
+    if run_kind(log):
         return False
-    return any(isinstance(e, RunFinished) and e.commit for e in store.events(run_id, kinds=["run_finished"]))
+    return any(isinstance(e, RunFinished) and e.commit for e in log.events(kinds=["run_finished"]))
 
 
-def result_branch(repo: Repo, store: EventStore, run_id: str, *, to: str = "apply") -> str:
+def result_branch(repo: Repo, log: RunLog, *, to: str = "apply") -> str:
     """The run's latest integration branch (`plait review --drop` makes a new one), else its one agent's branch.
 
     Raises:
         EnvironmentProblem: The run has no verified result (`to` says what the user wanted to do with it).
     """
-    finished = [e for e in store.events(run_id, kinds=["run_finished"]) if isinstance(e, RunFinished)]
+    run_id = log.run_id
+    finished = [e for e in log.events(kinds=["run_finished"]) if isinstance(e, RunFinished)]
     latest = next((e.branch for e in reversed(finished) if e.branch.startswith(integration_branch(run_id))), "")
     if latest and repo.branch_exists(latest):
         return latest

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plait.errors import MissingApiKey
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision, RunFinished
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers
@@ -36,9 +36,7 @@ __all__ = [
 ]
 
 
-def resolvers_for(
-    settings: Settings, no_llm: bool, store: EventStore, run_id: str, warn: Callable[[str], None]
-) -> list[Resolver]:
+def resolvers_for(settings: Settings, no_llm: bool, log: RunLog, warn: Callable[[str], None]) -> list[Resolver]:
     """The merge ladder's rungs; the LLM rung too unless `no_llm` or its key is missing (then `warn` says so)."""
     resolvers = default_resolvers(defer_low=settings.low_confidence_to_llm)
     if no_llm:
@@ -51,10 +49,10 @@ def resolvers_for(
     except MissingApiKey as exc:
         warn(f"the LLM rung is off ({exc}); pass --no-llm to do without it")
         return resolvers
-    return [*resolvers, LLMResolver(model, store, run_id)]
+    return [*resolvers, LLMResolver(model, log.store, log.run_id)]
 
 
-def make_gate(repo: Repo, store: EventStore, run_id: str, base: str, settings: Settings) -> Gate:
+def make_gate(repo: Repo, log: RunLog, base: str, settings: Settings) -> Gate:
     """The gate of an integration: the verify command runs confined like an agent's command, never asking."""
 
     def gate_runner(worktree: Path) -> Shell:
@@ -64,14 +62,19 @@ def make_gate(repo: Repo, store: EventStore, run_id: str, base: str, settings: S
             settings,
             worktree=worktree,
             common_dir=repo.common_dir,
-            store=store,
-            run_id=run_id,
+            store=log.store,
+            run_id=log.run_id,
             agent="gate",
             interactive=False,
         )
 
     return Gate(
-        repo, base=base, store=store, run_id=run_id, verify_command=settings.verify_command, runner_for=gate_runner
+        repo,
+        base=base,
+        store=log.store,
+        run_id=log.run_id,
+        verify_command=settings.verify_command,
+        runner_for=gate_runner,
     )
 
 
@@ -140,7 +143,7 @@ def through_the_gate(
     """
 
     async def work() -> QueueReport:
-        checked = await preflight(gate, queue.store, queue.run_id, work="the branches")
+        checked = await preflight(gate, RunLog(queue.store, queue.run_id), work="the branches")
         if checked.state == "fails":
             warn(checked.line)
         for task in tasks:
@@ -155,8 +158,7 @@ def through_the_gate(
 
 def reintegrate(
     repo: Repo,
-    store: EventStore,
-    run_id: str,
+    log: RunLog,
     base: str,
     tasks: Sequence[TaskBranch],
     *,
@@ -169,23 +171,23 @@ def reintegrate(
 
     `dropped` (task -> why) is what is left out; it is logged with the result.
     """
-    branch = next_branch(repo, run_id)
+    branch = next_branch(repo, log.run_id)
     left_out = ", ".join(f"{t} ({why})" for t, why in dropped.items()) or "nothing"
-    store.append(
+    log.append(
         Decision(
-            run_id=run_id,
+            run_id=log.run_id,
             topic="review",
             decision=f"integrate {', '.join(t.task_id for t in tasks) or 'nothing'} again on {branch}",
             reason=f"left out: {left_out}",
             data={"branch": branch, "kept": [t.task_id for t in tasks], "dropped": dict(dropped)},
         )
     )
-    gate = make_gate(repo, store, run_id, base, settings)
-    queue = MergeQueue(repo, store, run_id, base, gate=gate, resolvers=resolvers, branch=branch)
+    gate = make_gate(repo, log, base, settings)
+    queue = MergeQueue(repo, log.store, log.run_id, base, gate=gate, resolvers=resolvers, branch=branch)
     report = through_the_gate(queue, gate, tasks, warn)
     status = "done" if not report.ejected else "failed"
     reason = f"integrated again without {', '.join(dropped)}" if dropped else "integrated again"
     if report.ejected:
         reason += f"; {len(report.ejected)} of {len(tasks)} branch(es) ejected"
-    store.append(RunFinished(run_id=run_id, status=status, reason=reason, branch=branch, commit=queue.head))
+    log.append(RunFinished(run_id=log.run_id, status=status, reason=reason, branch=branch, commit=queue.head))
     return Reintegrated(branch, report, dict(dropped))

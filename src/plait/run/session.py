@@ -26,6 +26,7 @@ from plait.agent.loop import Agent, AgentResult, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, argument_problems, parse_arguments
 from plait.coord.experts import Experts, ExpertSpec
 from plait.errors import PlaitError, UsageError
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.events.types import Decision, GateChecked, ModelCallFinished, RunFinished, TaskFinished
 from plait.messages import Model, ToolCall, ToolSpec
@@ -58,26 +59,25 @@ from plait.workspace import GitError, LocalRunner, Repo
 
 __all__ = ["Helper", "Reply", "Runners", "Session", "SessionConfig", "latest_session", "run_kind"]
 
-Runners = Callable[[EventStore, str], RunnerFactory]
-"""Given the log and a dispatched run's id, the factory of its agents' command runners."""
+Runners = Callable[[RunLog], RunnerFactory]
+"""Given a dispatched run's log, the factory of its agents' command runners."""
 
 TASK = "plait session"
 
 
 def latest_session(store: EventStore) -> str | None:
     """The id of the newest session in the log."""
-    return next((r for r in reversed(store.run_ids()) if run_kind(store, r) == "session"), None)
+    return next((r for r in reversed(store.run_ids()) if run_kind(RunLog(store, r)) == "session"), None)
 
 
 @dataclass
 class SessionConfig:
-    """A session to start (with `base`) or to continue (`run_id` of one, no base)."""
+    """A session to start (with `base`) or to continue (the `log` of one, no base)."""
 
     repo: Repo
     settings: Settings
     model: Model
-    store: EventStore
-    run_id: str
+    log: RunLog
     runners: Runners
     base: Base | None = None
     hold: Callable[[str], AbstractContextManager[object]] | None = None
@@ -189,31 +189,31 @@ class Session:
 
     def __init__(self, cfg: SessionConfig) -> None:
         self.cfg = cfg
-        self.run_id, self.store = cfg.run_id, cfg.store
+        self.log = cfg.log
         self.experts = Experts()
-        self.transcript = Transcript(cfg.store, cfg.run_id, "session")
+        self.transcript = Transcript(cfg.log, "session")
         self._root: Path | None = None
         self._lead: Agent | None = None
         self._maker: ExpertMaker | None = None
 
     async def open(self) -> list[Reply]:
         """Start the session, or rebuild it from the log; returns the replies to turns a crash left open."""
-        cfg, s, store = self.cfg, self.cfg.settings, self.store
+        cfg, s, log = self.cfg, self.cfg.settings, self.log
         if cfg.base is not None:
-            record_start(store, self.run_id, cfg.repo, TASK, cfg.base, cfg.model.name, s)
-            mark_kind(store, self.run_id, "session")
+            record_start(log, cfg.repo, TASK, cfg.base, cfg.model.name, s)
+            mark_kind(log, "session")
             commit = cfg.base.commit
         else:
-            begun = started(store, self.run_id)
-            if begun is None or run_kind(store, self.run_id) != "session":
-                raise UsageError(f"run {self.run_id} is not a session: `plait session --resume` continues sessions")
+            begun = started(log)
+            if begun is None or run_kind(log) != "session":
+                raise UsageError(f"run {log.run_id} is not a session: `plait session --resume` continues sessions")
             commit = begun.base_commit
-        root = self._root = open_checkout(cfg.repo, self.run_id, commit, "session")
-        budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), store, self.run_id)
+        root = self._root = open_checkout(cfg.repo, log.run_id, commit, "session")
+        budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), log.store, log.run_id)
         if cfg.base is None:
-            recharge(budget, store, self.run_id)
+            recharge(budget, log)
         files = tracked_files(root)
-        maker = self._maker = ExpertMaker(self.run_id, store, cfg.model, PriceTable(s.prices), root, commit, s, budget)
+        maker = self._maker = ExpertMaker(log, cfg.model, PriceTable(s.prices), root, commit, s, budget)
         await rebuild_experts(maker, self.experts)
         investigation = Investigation(maker, self.experts, concurrency=s.concurrency, files=files)
         readonly = ReadOnly(Toolbox(root, LocalRunner(), read_only=True))
@@ -242,7 +242,7 @@ class Session:
     def dispatched(self) -> dict[str, str]:
         """The runs this session dispatched: {key of the lead's call: run id}, in order."""
         found: dict[str, str] = {}
-        for event in self.store.events(self.run_id, agent=LEAD, kinds=["decision"]):
+        for event in self.log.events(agent=LEAD, kinds=["decision"]):
             if isinstance(event, Decision) and event.topic == "dispatch":
                 found.setdefault(str(event.data["key"]), str(event.data["run"]))
         return found
@@ -250,8 +250,8 @@ class Session:
     def cost(self, after: int = 0) -> tuple[float, int]:
         """Dollars and model calls of the session and the runs it dispatched, logged after sequence number `after`."""
         usd, calls = 0.0, 0
-        for run_id in (self.run_id, *self.dispatched().values()):
-            for event in self.store.events(run_id, kinds=["model_response"], after=after):
+        for run_id in (self.log.run_id, *self.dispatched().values()):
+            for event in self.log.store.events(run_id, kinds=["model_response"], after=after):
                 if isinstance(event, ModelCallFinished):
                     usd, calls = usd + event.cost_usd, calls + 1
         return usd, calls
@@ -260,7 +260,7 @@ class Session:
         """End this process's part of the session (None: say nothing in the log); `--resume` continues it."""
         await self.experts.close()
         if status is not None:
-            self.store.append(RunFinished(run_id=self.run_id, status=status, reason=reason))
+            self.log.append(RunFinished(run_id=self.log.run_id, status=status, reason=reason))
         if self._root is not None:
             close_checkout(self.cfg.repo, self._root)
             self._root = None
@@ -288,9 +288,9 @@ class Session:
         """Run a change through plait's pipeline as its own run; a call done again after a crash resumes it."""
         cfg = self.cfg
         run_id = self.dispatched().get(key)
-        state = load_state(self.store, run_id) if run_id else None
+        state = load_state(RunLog(self.log.store, run_id)) if run_id else None
         if state is not None and state.finished is not None and not state.unfinished:
-            return ToolOutcome(describe_run(self.store, cfg.repo, state.run_id))
+            return ToolOutcome(describe_run(RunLog(self.log.store, state.run_id), cfg.repo))
         plan = (cfg.repo.root / plan_file) if plan_file else None
         if plan is not None and not plan.is_file():
             return ToolOutcome(f"there is no plan file {plan_file} in the repository.", is_error=True)
@@ -303,21 +303,25 @@ class Session:
             if run_id is None:
                 run_id = new_run_id()
                 data = {"run": run_id, "task": task, "plan": plan_file or "", "key": key}
-                self.store.append(
+                self.log.append(
                     Decision(
-                        run_id=self.run_id, agent=LEAD, topic="dispatch", decision=f"dispatched run {run_id}", data=data
+                        run_id=self.log.run_id,
+                        agent=LEAD,
+                        topic="dispatch",
+                        decision=f"dispatched run {run_id}",
+                        data=data,
                     )
                 )
         assert run_id is not None
+        dispatched = RunLog(self.log.store, run_id)
         work = Orchestration(
             repo=cfg.repo,
             task=task,
             settings=cfg.settings,
             model=cfg.model,
-            store=self.store,
+            log=dispatched,
             base=base,
-            run_id=run_id,
-            runners=cfg.runners(self.store, run_id),
+            runners=cfg.runners(dispatched),
             plan_file=plan,
             state=state,
         )
@@ -326,20 +330,20 @@ class Session:
                 await orchestrate(work)
         except PlaitError as exc:
             return ToolOutcome(f"run {run_id} failed: {exc}", is_error=True)
-        return ToolOutcome(describe_run(self.store, cfg.repo, run_id))
+        return ToolOutcome(describe_run(dispatched, cfg.repo))
 
 
 _DIFF_CHARS = 6000
 """The longest diff a dispatched run's result shows the lead in full; a longer one is shown as its files."""
 
 
-def describe_run(store: EventStore, repo: Repo, run_id: str) -> str:
+def describe_run(log: RunLog, repo: Repo) -> str:
     """A dispatched run's result for the lead: status, tasks, the files it changed (and its diff, when short), tests."""
-    begun = started(store, run_id)
+    run_id, begun = log.run_id, started(log)
     finished: RunFinished | None = None
     tasks: dict[str, TaskFinished] = {}
     checks: dict[str, GateChecked] = {}
-    for event in store.events(run_id, kinds=["run_finished", "task_finished", "gate"]):
+    for event in log.events(kinds=["run_finished", "task_finished", "gate"]):
         if isinstance(event, RunFinished):
             finished = event
         elif isinstance(event, TaskFinished):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from plait.agent.budget import Budget, Limits
 from plait.agent.instructions import ProjectInstructions
 from plait.agent.prompts import system_prompt, task_brief
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import AgentStopped, Committed, Decision, RunStarted
 from plait.messages import Model, Usage
 from plait.models.pricing import PriceTable
@@ -45,13 +45,11 @@ class RunOutcome:
     files: list[str] = field(default_factory=list)
 
 
-def record_start(
-    store: EventStore, run_id: str, repo: Repo, task: str, base: Base, model: str, settings: Settings
-) -> None:
+def record_start(log: RunLog, repo: Repo, task: str, base: Base, model: str, settings: Settings) -> None:
     """The first events of a run: what it is asked, from which commit, and what it leaves out."""
-    store.append(
+    log.append(
         RunStarted(
-            run_id=run_id,
+            run_id=log.run_id,
             task=task,
             repo=str(repo.root),
             base_commit=base.commit,
@@ -62,9 +60,9 @@ def record_start(
         )
     )
     if base.left_out:
-        store.append(
+        log.append(
             Decision(
-                run_id=run_id,
+                run_id=log.run_id,
                 topic="base",
                 decision=f"started from {base.ref} without {len(base.left_out)} uncommitted change(s)",
                 reason="the run starts from a commit; --include-uncommitted snapshots the changes instead",
@@ -117,9 +115,8 @@ async def run_single(
     *,
     settings: Settings,
     model: Model,
-    store: EventStore,
+    log: RunLog,
     base: Base,
-    run_id: str | None = None,
     runner: Shell | None = None,
     runners: RunnerFactory | None = None,
     started: bool = False,
@@ -132,18 +129,19 @@ async def run_single(
     With a `gate` (the caller's to close), that branch moves only to a commit the gate passed. `plan` is the
     one-task plan to run (as logged), when it says more than the task as given (a planner's notes).
     """
-    run_id = run_id or new_run_id()
     if not started:
-        record_start(store, run_id, repo, task, base, model.name, settings)
+        record_start(log, repo, task, base, model.name, settings)
     s = settings
-    budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), store, run_id)
+    budget = Budget(
+        "run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), log.store, log.run_id
+    )
     if state is not None:
-        recharge(budget, store, run_id)
-    branch = f"plait/{run_id}/{TASK_ID}"
+        recharge(budget, log)
+    branch = f"plait/{log.run_id}/{TASK_ID}"
     integrator: Integrator = DirectIntegrator(base.commit, branch)
     verify = ""
     if gate is not None:
-        integrator = GatedIntegrator(gate, store, run_id, branch)
+        integrator = GatedIntegrator(gate, log, branch)
         command = await asyncio.to_thread(gate.command_for, base.commit)
         verify = command or ""
     instructions = ProjectInstructions(repo.root, base.commit, s.instructions_chars)
@@ -151,8 +149,7 @@ async def run_single(
         repo=repo,
         settings=s if gate is not None else s.model_copy(update={"max_attempts": 1}),
         model=model,
-        store=store,
-        run_id=run_id,
+        log=log,
         base=base,
         runners=runners or (lambda path, agent, env: runner or LocalRunner()),
         prices=PriceTable(s.prices),
@@ -164,10 +161,10 @@ async def run_single(
         brief=single_brief(verify),
     )
     done = await run_plan(ctx, plan or one_task_plan(task), integrator)
-    outcome = RunOutcome(run_id=run_id, status=done.status, branch=branch, base=base)
+    outcome = RunOutcome(run_id=log.run_id, status=done.status, branch=branch, base=base)
     outcome.summary = done.summaries.get(TASK_ID, "")
     outcome.reason = done.dropped.get(TASK_ID, "")
-    for event in store.events(run_id, agent=TASK_ID, kinds=["agent_stopped", "commit"]):
+    for event in log.events(agent=TASK_ID, kinds=["agent_stopped", "commit"]):
         if isinstance(event, AgentStopped):
             outcome.steps, outcome.usage, outcome.cost_usd = event.steps, event.usage, event.cost_usd
             outcome.reason = outcome.reason if event.reason == "finished" else f"{event.reason}: {event.summary}"

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from plait.agent.budget import Budget
 from plait.agent.journal import answered_calls
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import (
     AgentStopped,
     Committed,
@@ -94,10 +94,10 @@ class RunState:
         return any(k[0] == task and v == "done" for k, v in self.outcomes.items())
 
 
-def load_state(store: EventStore, run_id: str) -> RunState:
-    state = RunState(run_id)
+def load_state(log: RunLog) -> RunState:
+    state = RunState(log.run_id)
     current: dict[str, int] = {}
-    for event in store.events(run_id, kinds=_STATE_KINDS):
+    for event in log.events(kinds=_STATE_KINDS):
         key = (event.agent, current.get(event.agent, 1))
         if isinstance(event, RunStarted):
             state.started = event
@@ -121,18 +121,18 @@ def load_state(store: EventStore, run_id: str) -> RunState:
             state.reasons[key] = event.reason
         elif isinstance(event, Integrated):
             state.integrated.update(event.tasks)
-    state.openings = logged_openings(store, run_id)
+    state.openings = logged_openings(log)
     for task, number in state.openings:  # a process killed while it made the worktree: that attempt goes on
         state.attempts[task] = max(number, state.attempts.get(task, 0))
     return state
 
 
-def recharge(run: Budget, store: EventStore, run_id: str, tasks: dict[str, Budget] | None = None) -> None:
+def recharge(run: Budget, log: RunLog, tasks: dict[str, Budget] | None = None) -> None:
     """Charge a resumed run's budgets with what its earlier processes paid; replayed calls are not charged again.
 
     The run's budget gets everything; with `tasks`, each task's budget gets its own agent's share only.
     """
-    for event in answered_calls(store, run_id):
+    for event in answered_calls(log.store, log.run_id):
         if tasks is None:
             run.charge(event.response.usage, event.cost_usd)
         elif event.agent in tasks:

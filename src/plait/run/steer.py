@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from plait.agent.journal import agent_events
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision, Event, TaskStarted, UserSteered
 
 __all__ = ["SAID", "Action", "Steering", "notes_from", "said", "steer", "told"]
@@ -42,10 +42,10 @@ _TOLD = {
 }
 
 
-def steer(store: EventStore, run_id: str, task: str, action: Action, *, text: str = "", retry: bool = False) -> str:
+def steer(log: RunLog, task: str, action: Action, *, text: str = "", retry: bool = False) -> str:
     """Log the user's word to `task`'s agent (the event `plait agent` and the live view write); what follows, said."""
-    store.append(UserSteered(run_id=run_id, agent=task, action=action, text=text, retry=retry))
-    return told(action, task, run_id, retry=retry)
+    log.append(UserSteered(run_id=log.run_id, agent=task, action=action, text=text, retry=retry))
+    return told(action, task, log.run_id, retry=retry)
 
 
 def told(action: Action, task: str, run_id: str, *, retry: bool = False) -> str:
@@ -73,8 +73,8 @@ class Steering:
     delivered (the agent's decisions, many) are looked at only once the user has said something.
     """
 
-    def __init__(self, store: EventStore, run_id: str, task_id: str, *, poll_s: float = _POLL_S) -> None:
-        self.store, self.run_id, self.task_id, self.poll_s = store, run_id, task_id, poll_s
+    def __init__(self, log: RunLog, task_id: str, *, poll_s: float = _POLL_S) -> None:
+        self.log, self.task_id, self.poll_s = log, task_id, poll_s
         self.stopped: UserSteered | None = None
         """The stop of the attempt in flight, as `hold` last saw it."""
         self._last = 0
@@ -91,7 +91,7 @@ class Steering:
     def _fresh(self, after: int) -> tuple[list[Event], bool]:
         """The task's events after sequence number `after`, and whether they are all there is (a store that does not
         number its events is read in full)."""
-        events = agent_events(self.store, self.run_id, self.task_id)
+        events = agent_events(self.log.store, self.log.run_id, self.task_id)
         if events and not events[-1].seq > 0:
             return events, True
         return events[bisect.bisect_right(events, after, key=lambda e: e.seq) :], False
@@ -148,9 +148,9 @@ class Steering:
             if not toggles or toggles[-1] != "pause":
                 return None
             if not told:
-                self.store.append(
+                self.log.append(
                     Decision(
-                        run_id=self.run_id,
+                        run_id=self.log.run_id,
                         agent=self.task_id,
                         topic="steer",
                         decision="paused before its next model call",

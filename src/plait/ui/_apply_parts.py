@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from plait.errors import EnvironmentProblem, UsageError
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.run.review import needed_by, reintegrate, resolvers_for
 from plait.settings import load_settings
@@ -66,13 +67,12 @@ def pick(
     branches = [t.as_branch(tuple(d.id for d in chosen if t.id in d.depends_on)) for t in chosen]
     done = reintegrate(
         repo,
-        store,
-        seen.run_id,
+        RunLog(store, seen.run_id),
         seen.base,
         branches,
         dropped=left,
         settings=settings,
-        resolvers=resolvers_for(settings, no_llm, store, seen.run_id, warn),
+        resolvers=resolvers_for(settings, no_llm, RunLog(store, seen.run_id), warn),
         warn=warn,
     )
     if done.report.ejected:

@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from plait.errors import PlaitError
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.events.types import Event
 from plait.run.steer import Action, steer
@@ -53,7 +54,7 @@ def cannot_steer(view: RunView, agent: str) -> str:
 def send(store: EventStore, view: RunView, agent: str, action: Action, *, text: str = "", retry: bool = False) -> str:
     """Log the user's word to `agent` as `plait agent` does (redacted, the run's settings); what it does, said."""
     settings = load_settings(Path(view.repo), report=None).settings if view.repo else None
-    return steer(run_store(store, settings), view.run_id, agent, action, text=text, retry=retry)
+    return steer(RunLog(run_store(store, settings), view.run_id), agent, action, text=text, retry=retry)
 
 
 def shell(app: App[Any], view: RunView, events: list[Event], agent: str) -> str:

@@ -19,6 +19,7 @@ from typing import Annotated
 import typer
 
 from plait.errors import EnvironmentProblem, StateError, UsageError
+from plait.events.runlog import RunLog
 from plait.events.types import Event, RunFinished, TaskStarted
 from plait.run.steer import Action, steer
 from plait.settings import load_settings
@@ -119,7 +120,7 @@ def agent(
             where = "the run has ended" if state == "ended" else f"the task is {state}"
             raise StateError(f"task '{task}' of run {run_id} cannot be steered: {where}")
         steered = run_store(store, load_settings(repo.root, report=None).settings)
-        told = steer(steered, run_id, task, action or "say", text=say or "", retry=retry)
+        told = steer(RunLog(steered, run_id), task, action or "say", text=say or "", retry=retry)
     finally:
         store.close()
     out.print(escaped(told))

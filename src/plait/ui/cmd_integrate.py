@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from plait.errors import UsageError
+from plait.events.runlog import RunLog
 from plait.events.store import RedactingStore
 from plait.events.types import Decision, RunFinished, RunStarted
 from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch
@@ -120,13 +121,12 @@ def integrate(
             )
         )
 
-        gate = make_gate(repo, store, run_id, base, settings)
+        log = RunLog(store, run_id)
+        gate = make_gate(repo, log, base, settings)
         gate.share_worktree()
         if no_verify:
             gate.verify_command, gate.detect = None, False  # no command, so no gate worktree is checked out
-        queue = MergeQueue(
-            repo, store, run_id, base, gate=gate, resolvers=resolvers_for(settings, no_llm, store, run_id, _warn)
-        )
+        queue = MergeQueue(repo, store, run_id, base, gate=gate, resolvers=resolvers_for(settings, no_llm, log, _warn))
         report = through_the_gate(queue, gate, tasks, _warn)
         status = "done" if not report.ejected else "failed"
         reason = f"{len(report.ejected)} of {len(tasks)} branch(es) ejected" if report.ejected else ""
@@ -179,8 +179,8 @@ def apply_run(
     repo = Repo.discover(repo_path)
     store = _store(repo, create=False)
     try:
-        run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(store, r), what="run with a result")
-        branch = result_branch(repo, store, run_id)
+        run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(RunLog(store, r)), what="run with a result")
+        branch = result_branch(repo, RunLog(store, run_id))
         seen = review_of(repo, store, run_id)
         if pick:
             chosen, why = picked_tasks(repo, seen, list(dict.fromkeys(pick)))

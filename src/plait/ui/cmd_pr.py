@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from plait.errors import EnvironmentProblem
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore, RedactingStore
 from plait.events.types import Decision
 from plait.run.results import has_result
@@ -116,7 +117,7 @@ def pr(
     repo = Repo.discover(repo_path)
     store = open_store(repo, create=False)
     try:
-        run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(store, r), what="run with a result")
+        run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(RunLog(store, r)), what="run with a result")
         _, commit = result_of(repo, store, run_id)
         events = store.events(run_id)
         view = RunView.of(run_id, events)

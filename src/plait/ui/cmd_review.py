@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from plait.errors import UsageError
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore, RedactingStore
 from plait.reconcile.queue import TaskBranch
 from plait.run.results import has_result
@@ -53,7 +54,7 @@ def review(
     settings = load_settings(repo.root).settings
     store = RedactingStore(open_store(repo, create=False), make_redactor(settings))
     try:
-        run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(store, r), what="run with a result")
+        run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(RunLog(store, r)), what="run with a result")
         seen = review_of(repo, store, run_id, patches=diff)
         if drop:
             done = _drop(repo, store, seen, list(dict.fromkeys(drop)), no_llm)
@@ -87,13 +88,12 @@ def _drop(repo: Repo, store: EventStore, seen: Review, asked: list[str], no_llm:
     warn = lambda line: err.print(f"[yellow]note:[/] {escape(line)}", highlight=False)  # noqa: E731
     return reintegrate(
         repo,
-        store,
-        seen.run_id,
+        RunLog(store, seen.run_id),
         seen.base,
         kept_branches(seen, keep),
         dropped=dropped,
         settings=settings,
-        resolvers=resolvers_for(settings, no_llm, store, seen.run_id, warn),
+        resolvers=resolvers_for(settings, no_llm, RunLog(store, seen.run_id), warn),
         warn=warn,
     )
 

@@ -15,7 +15,8 @@ import typer
 from plait.agent.external import with_network
 from plait.errors import EnvironmentProblem, StateError, UsageError
 from plait.events.lease import RunLease, lease_for
-from plait.events.store import EventStore, ObservedStore
+from plait.events.runlog import RunLog
+from plait.events.store import ObservedStore
 from plait.models.registry import make_model
 from plait.plan.overlap import OverlapDecision
 from plait.plan_model import Plan
@@ -59,8 +60,8 @@ def _confirm_base(repo: Repo, *, include_uncommitted: bool, yes: bool) -> None:
         raise typer.Exit(1)
 
 
-Runners = Callable[[EventStore, str], RunnerFactory]
-"""Given the run's log and id, the factory of each agent's command runner."""
+Runners = Callable[[RunLog], RunnerFactory]
+"""Given the run's log, the factory of each agent's command runner."""
 
 
 def sandboxed_runners(
@@ -80,14 +81,14 @@ def sandboxed_runners(
     if extra_path:
         base_env["PATH"] = os.pathsep.join([extra_path, base_env.get("PATH", "")])
 
-    def bind(store: EventStore, run_id: str) -> RunnerFactory:
+    def bind(log: RunLog) -> RunnerFactory:
         def make(worktree: Path, agent: str, env: dict[str, str]) -> Shell:
             return sandboxed_shell(
                 settings,
                 worktree=worktree,
                 common_dir=repo.common_dir,
-                store=store,
-                run_id=run_id,
+                store=log.store,
+                run_id=log.run_id,
                 agent=agent,
                 interactive=interactive,
                 found=found,
@@ -157,15 +158,15 @@ def _start(
     if not quiet and not tui:
         store.listeners.append(ProgressPrinter(err, settings.max_attempts))
     run_id = options.pop("run_id", None) or new_run_id()
+    log = RunLog(store, run_id)
     work = Orchestration(
         repo=repo,
         task=task,
         settings=settings,
         model=llm,
-        store=store,
+        log=log,
         base=base,
-        run_id=run_id,
-        runners=runners(store, run_id),
+        runners=runners(log),
         **options,
     )
     return _drive(orchestrate(work), store, run_id, tui=tui), store
@@ -290,8 +291,8 @@ def register(app: typer.Typer) -> None:
         repo = Repo.discover(repo_path)
         with_store = open_store(repo, create=False)
         run_id = resolve_run(with_store, run_ref)
-        state = load_state(with_store, run_id)
-        kind = run_kind(with_store, run_id)
+        state = load_state(RunLog(with_store, run_id))
+        kind = run_kind(RunLog(with_store, run_id))
         with_store.close()
         if kind:
             again = f"a session: `plait session --resume {run_id}`"

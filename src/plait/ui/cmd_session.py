@@ -17,6 +17,7 @@ from rich.table import Table
 
 from plait.errors import StateError, UsageError
 from plait.events.lease import lease_for
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore, ObservedStore
 from plait.events.types import (
     RunStarted,
@@ -173,8 +174,8 @@ def _find(store: EventStore, ref: str | None, kind: str) -> str:
         if found is None:
             raise UsageError(f"no {kind} to resume in this repository: start one with `plait {kind}`")
         return found
-    run_id = resolve_run(store, ref, acts_on=lambda r: run_kind(store, r) == kind, what=kind)
-    if run_kind(store, run_id) != kind:
+    run_id = resolve_run(store, ref, acts_on=lambda r: run_kind(RunLog(store, r)) == kind, what=kind)
+    if run_kind(RunLog(store, run_id)) != kind:
         made = "`plait session`" if kind == "session" else "`plait ask`"
         raise UsageError(f"run {run_id} is not a{'n' if kind[0] in 'aeiou' else ''} {kind}: give one made by {made}")
     return run_id
@@ -195,7 +196,7 @@ def _prepare(repo: Repo, flags: dict[str, Any], model: str | None, *, kind: str,
         return run_store(open_store(repo, create=True), settings), new_run_id(), settings, llm, base
     inner = open_store(repo, create=False)
     run_id = _find(inner, again or None, kind)
-    begun = load_state(inner, run_id).started
+    begun = load_state(RunLog(inner, run_id)).started
     if begun is None:
         raise StateError(f"run {run_id} has no start in the log: it cannot be continued")
     settings, llm = _recorded(repo, begun, flags, model)
@@ -251,7 +252,7 @@ def ask_command(
         )
     if not quiet:
         store.listeners.append(Progress(err, run_id))
-    inquiry = Inquiry(repo, settings, llm, store, run_id, question, base)
+    inquiry = Inquiry(repo, settings, llm, RunLog(store, run_id), question, base)
     loop = asyncio.new_event_loop()
     try:
         with _held(store, run_id, "investigation"):
@@ -319,14 +320,14 @@ def session_command(
     extra = str(Path(sys.executable).parent) if llm.name.startswith("scripted:") else ""
     bound: list[Any] = []
 
-    def runners(events: Any, dispatched: str) -> RunnerFactory:
+    def runners(dispatched: RunLog) -> RunnerFactory:
         if not bound:  # the sandbox is probed on the first dispatch only
             bound.append(sandboxed_runners(settings, repo, extra_path=extra, quiet=True))
-        factory: RunnerFactory = bound[0](events, dispatched)
+        factory: RunnerFactory = bound[0](dispatched)
         return factory
 
     hold = functools.partial(_held, store, what="run")
-    sess = Session(SessionConfig(repo, settings, llm, store, run_id, runners, base, hold))
+    sess = Session(SessionConfig(repo, settings, llm, RunLog(store, run_id), runners, base, hold))
     loop = asyncio.new_event_loop()
     status: Literal["done", "interrupted"] | None = None
     try:

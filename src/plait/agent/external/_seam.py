@@ -37,10 +37,10 @@ def external_worker(
     s = ctx.settings
     kind = check_agent(agent)
     job = Job(
-        run_id=ctx.run_id,
+        run_id=ctx.log.run_id,
         agent_id=task.id,
         attempt=attempt,
-        store=ctx.store,
+        store=ctx.log.store,
         runner=runner,
         worktree=worktree.path,
         system=attempts.systems[task.id],

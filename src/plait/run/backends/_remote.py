@@ -200,6 +200,7 @@ async def _attempt(
     from plait.agent.context import context_budget
     from plait.agent.loop import Agent, AgentLimits, AgentResult
     from plait.agent.tools import Toolbox
+    from plait.events.runlog import RunLog
     from plait.models.pricing import PriceTable
     from plait.models.registry import make_model
     from plait.plan_model import PlanTask
@@ -215,6 +216,7 @@ async def _attempt(
     s = Settings.model_validate(job.settings)
     task = PlanTask.model_validate(job.task)
     run_id, task_id = job.run_id, task.id
+    log = RunLog(store, run_id)
     root = _node_repo(job.run_id, base, extra)
     repo = Repo.discover(root)
     _drop_stale(repo, job.branch)
@@ -259,8 +261,8 @@ async def _attempt(
     run_budget = SharedRunBudget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), store, run_id)
     run_budget.own = task_id
     budget = run_budget.child(task_id, Limits(tokens=s.task_max_tokens, usd=s.task_max_usd))
-    recharge(run_budget, store, run_id, {task_id: budget})  # the task's own earlier spending, to its budget
-    steering = Steering(store, run_id, task_id)
+    recharge(run_budget, log, {task_id: budget})  # the task's own earlier spending, to its budget
+    steering = Steering(log, task_id)
     tools: Any = Toolbox(worktree.path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit)
     board = None
     if job.plan is not None:  # the board lives in the log: notes posted anywhere reach the agent at its next turn
@@ -296,7 +298,7 @@ async def _attempt(
     try:
         result = await agent.run(job.brief)
     finally:
-        commit = wrap_up(repo, store, run_id, worktree, task, result, number=job.attempt, head=job.base)
+        commit = wrap_up(repo, log, worktree, task, result, number=job.attempt, head=job.base)
     data = bundle(root, commit, since=[job.base]) if commit else b""
     repo.git("branch", "-D", job.branch, check=False)  # it lives on in the bundle: the node's clone keeps no branch
     if commit:  # kept where a driver that dies before fetching it finds it
