@@ -14,7 +14,10 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "plait"
 
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset(
-        {"__init__", "errors", "redact", "textsafe", "trust", "_setting_shown", "messages", "plan_model", "globs"}
+        {
+            *("__init__", "errors", "redact", "textsafe", "trust", "_setting_shown"),
+            *("messages", "plan_model", "globs", "compaction_mark"),
+        }
     ),
     frozenset({"events"}),
     frozenset({"models"}),
@@ -37,8 +40,6 @@ KNOWN: frozenset[tuple[str, str]] = frozenset(
         ("plait._repo_file", "workspace"),
         ("plait.agent.external._seam", "run"),
         ("plait.agent.mcp_servers", "run"),
-        ("plait.models.registry", "settings"),
-        ("plait.models.scripted", "agent"),
         ("plait.run.parallel", "ui"),
         ("plait.settings", "workspace"),
         ("plait.ui.cmd_mcp", "mcp"),

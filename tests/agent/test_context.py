@@ -13,7 +13,6 @@ from pydantic import ValidationError
 
 from plait.agent.context import (
     DEFAULT_CONTEXT,
-    SUMMARY_HEADER,
     Compaction,
     Compactor,
     ContextBudget,
@@ -22,6 +21,7 @@ from plait.agent.context import (
 from plait.agent.loop import Agent
 from plait.agent.prompts import task_prompt
 from plait.agent.tools import Toolbox
+from plait.compaction_mark import SUMMARY_HEADER
 from plait.coord.experts import Expert, ExpertSpec
 from plait.events import Decision, ModelCallStarted, QuestionAnswered, SQLiteEventStore
 from plait.messages import (

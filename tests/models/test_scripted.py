@@ -150,7 +150,7 @@ def test_conversations_answer_each_agent_by_its_own_history() -> None:
 
 
 def test_a_conversation_counts_the_turns_a_compaction_summarised() -> None:
-    from plait.agent.context import SUMMARY_HEADER
+    from plait.compaction_mark import SUMMARY_HEADER
     from plait.messages import AssistantMessage, ToolCall
 
     turns = [{"text": f"turn {i}"} for i in range(1, 8)]

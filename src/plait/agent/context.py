@@ -27,13 +27,13 @@ from fnmatch import fnmatchcase
 from itertools import islice
 from typing import Any
 
+from plait.compaction_mark import SUMMARY_HEADER, summary_heading
 from plait.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 
 __all__ = [
     "BUILTIN_CONTEXT",
     "DEFAULT_CONTEXT",
     "NOTES_HEADER",
-    "SUMMARY_HEADER",
     "Compaction",
     "Compactor",
     "ContextBudget",
@@ -54,7 +54,6 @@ BUILTIN_CONTEXT: Mapping[str, int] = {
 """Context budgets by model-name glob; the `context_tokens` setting adds to and overrides these."""
 
 NOTES_HEADER = "Notes from the rest of the run"
-SUMMARY_HEADER = "Earlier steps of this conversation, summarised to fit the model's context"
 _NOTES_KEPT = 1500
 _TEXT_KEPT = 200
 _ANSWER_KEPT = 400
@@ -208,7 +207,7 @@ class Compactor:
 
 
 def _summary(region: Sequence[Message], first: int, last: int, keep: Callable[[Message], bool]) -> str:
-    lines = [f"{SUMMARY_HEADER} (steps 1-{last}; tool outputs are elided, run a tool again to see one):"]
+    lines = [summary_heading(last)]
     step = first - 1
     i = 0
     while i < len(region):

@@ -5,17 +5,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import SecretStr
 
 from plait.errors import MissingApiKey, UsageError
 from plait.messages import Model, ModelRequest, ModelResponse, RetryHook, TextHook, TextStreaming
 
-if TYPE_CHECKING:  # plait.settings imports plait.models for prices
-    from plait.settings import Settings
-
-__all__ = ["OPENAI_URL", "SPEC_FORMS", "OnFirstCall", "compatible_url", "make_model", "openai_api"]
+__all__ = ["OPENAI_URL", "SPEC_FORMS", "OnFirstCall", "ProviderSettings", "compatible_url", "make_model", "openai_api"]
 
 SPEC_FORMS = (
     "openai:NAME, openai-responses:NAME, openai-chat:NAME, anthropic:NAME, openai-compatible:NAME@URL or scripted:FILE"
@@ -23,6 +20,25 @@ SPEC_FORMS = (
 OPENAI_URL = "https://api.openai.com/v1"
 _COMPATIBLE_EXAMPLE = "openai-compatible:qwen2.5-coder@http://localhost:11434/v1"
 _COMPATIBLE = re.compile(r"(?P<name>[^@]+)@(?P<url>https?://\S+)")
+
+
+class ProviderSettings(Protocol):
+    """What making a model reads of the settings (`plait.settings.Settings` has it): keys, timeout, retries."""
+
+    @property
+    def openai_api_key(self) -> SecretStr | None: ...
+
+    @property
+    def anthropic_api_key(self) -> SecretStr | None: ...
+
+    @property
+    def request_timeout(self) -> float: ...
+
+    @property
+    def max_retries(self) -> int: ...
+
+    @property
+    def retry_budget(self) -> float: ...
 
 
 def compatible_url(spec: str) -> str | None:
@@ -96,7 +112,7 @@ def _key(setting: SecretStr | None, env: Mapping[str, str], var: str, field: str
     raise MissingApiKey(f"{var} is not set: export it, or set {field} in ~/.config/plait/config.toml")
 
 
-def make_model(spec: str, settings: Settings, env: Mapping[str, str] | None = None) -> Model:
+def make_model(spec: str, settings: ProviderSettings, env: Mapping[str, str] | None = None) -> Model:
     """Build the model `spec` names.
 
     Args:

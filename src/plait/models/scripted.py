@@ -39,6 +39,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from plait.compaction_mark import summarised_steps
 from plait.errors import ScriptError
 from plait.messages import (
     AssistantMessage,
@@ -97,19 +98,10 @@ def estimate_usage(request: ModelRequest, response: ModelResponse) -> Usage:
     return Usage(input_tokens=math.ceil(prompt / 4), output_tokens=math.ceil(completion / 4))
 
 
-_SUMMARISED = re.compile(r"\(steps 1-(\d+);")
-
-
 def _turn_of(request: ModelRequest) -> int:
     """The assistant messages of the conversation, counting those a compaction summarised away."""
-    from plait.agent.context import SUMMARY_HEADER  # here: plait.agent.context imports plait.models
-
     turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
-    for message in request.messages:
-        if isinstance(message, UserMessage) and message.text.startswith(SUMMARY_HEADER):
-            found = _SUMMARISED.search(message.text.split("\n", 1)[0])
-            turn += int(found.group(1)) if found else 0
-    return turn
+    return turn + sum(summarised_steps(m.text) for m in request.messages if isinstance(m, UserMessage))
 
 
 def _last_result(request: ModelRequest) -> str | None:
