@@ -42,7 +42,6 @@ KNOWN: frozenset[tuple[str, str]] = frozenset(
         ("plait.agent.mcp_servers", "run"),
         ("plait.run.parallel", "ui"),
         ("plait.settings", "workspace"),
-        ("plait.ui.cmd_mcp", "mcp"),
     }
 )
 """(importing module, imported layer member) pairs that still go upwards: to be removed, never added to."""

@@ -113,7 +113,7 @@ def test_an_unreachable_server_is_a_state_error_that_shows_no_password(tmp_path:
 
 def test_plait_with_the_sqlite_log_never_imports_psycopg() -> None:
     script = (
-        "import sys, plait, plait.ui.cli, plait.events\n"
+        "import sys, plait, plait.cli, plait.events\n"
         "from plait.events import SQLiteEventStore, open_event_store\n"
         "assert not [m for m in sys.modules if m.startswith('psycopg')], sorted(sys.modules)\n"
         "from plait.events import PostgresEventStore\n"

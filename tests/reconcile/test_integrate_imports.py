@@ -26,7 +26,7 @@ FORBIDDEN = (
 
 _PROBE = """
 import json, sys
-from plait.ui.cli import main
+from plait.cli import main
 try:
     code = main(sys.argv[1:])
 except SystemExit as exc:

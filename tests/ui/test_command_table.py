@@ -1,45 +1,62 @@
-"""The static command table the top-level help is drawn from cannot drift from the commands themselves."""
+"""The static command table the top-level help is drawn from, and every command is registered in, cannot drift
+from the commands themselves."""
 
 from __future__ import annotations
 
+import inspect
 import pkgutil
 from importlib import import_module
 
 import pytest
-import typer
+from typer.models import ParameterInfo
 
+import plait.cli
 import plait.ui
-from plait.ui.cli import COMMANDS, app, load_command, main
+from plait.cli import main
+from plait.cli._app import load_command
+from plait.cli._commands import COMMANDS
 
 
 def _first_paragraph(text: str | None) -> str:
     return " ".join((text or "").strip().split("\n\n")[0].split())
 
 
-def _registered() -> dict[str, str]:
-    """Every command the command modules and the root app define, with the module that defines it."""
-    found = {
-        info.name or (info.callback.__name__ if info.callback else ""): "plait.ui.cli"
-        for info in app.registered_commands
+def _command_modules() -> set[str]:
+    """Every module that defines commands: the command line's `cmd_` modules."""
+    return {
+        f"{package.__name__}.{info.name}"
+        for package in (plait.cli, plait.ui)
+        for info in pkgutil.iter_modules(package.__path__)
+        if info.name.startswith("cmd_")
     }
-    for module_info in pkgutil.iter_modules(plait.ui.__path__):
-        if not module_info.name.startswith("cmd_"):
-            continue
-        module = import_module(f"plait.ui.{module_info.name}")
-        own = typer.Typer()
-        module.register(own)
-        found |= dict.fromkeys(typer.main.get_group(own).commands, module.__name__)
-    return found
+
+
+def _takes_options(function: object, names: dict[str, object]) -> bool:
+    """Whether `function` declares typer arguments or options (itself, or by an alias in its module): a command."""
+    if not inspect.isfunction(function):
+        return False
+    for hint in function.__annotations__.values():
+        alias = names.get(str(hint))
+        if "typer." in str(hint) or any(isinstance(m, ParameterInfo) for m in getattr(alias, "__metadata__", ())):
+            return True
+    return False
 
 
 def test_every_command_is_in_the_table_under_its_module() -> None:
-    assert {name: entry.module for name, entry in COMMANDS.items()} == _registered()
+    assert {entry.module for entry in COMMANDS.values()} == _command_modules()
+    named = {(e.module, f) for name, e in COMMANDS.items() for f in (e.subcommands or (e.function or name,))}
+    for module_name in _command_modules():
+        module = import_module(module_name)
+        if hasattr(module, "register"):
+            continue
+        functions = vars(module)
+        defined = {(module_name, n) for n, f in functions.items() if _takes_options(f, functions)}
+        assert defined == {(m, f) for m, f in named if m == module_name}
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_the_table_line_is_the_first_paragraph_of_the_command_help(name: str) -> None:
-    command = typer.main.get_group(app).commands[name] if COMMANDS[name].module == "plait.ui.cli" else None
-    command = command or load_command(name)
+    command = load_command(name)
     assert COMMANDS[name].help == _first_paragraph(command.help)
 
 

@@ -17,6 +17,7 @@ from pydantic_core import PydanticUndefined
 from synthetic_run import RUN_ID, append_run, parallel_run
 
 from plait import messages as model_types
+from plait.cli import main
 from plait.errors import StateError
 from plait.events import types as event_types
 from plait.events.store import SQLiteEventStore
@@ -45,7 +46,6 @@ from plait.messages import ModelResponse, ToolCall, Usage
 from plait.ui import _fast_events, _view
 from plait.ui._fast_events import FIELDS, MODELS, REQUIRED
 from plait.ui._fast_log import read_log
-from plait.ui.cli import main
 
 FAILED = "20260103-000000-dead"
 SECRET = "Zq8mXv2LpR7tKw4NbY6cJd3H"

@@ -10,6 +10,7 @@ import pytest
 from cli_support import git
 from synthetic_run import RUN_ID, append_run, parallel_run
 
+from plait.cli import main
 from plait.events.store import SQLiteEventStore
 from plait.events.types import (
     SCHEMA_VERSION,
@@ -23,7 +24,6 @@ from plait.messages import ModelResponse, Usage
 from plait.models.pricing import DEFAULT_PRICES, PriceTable
 from plait.ui import _fast_runs
 from plait.ui._fast_runs import DEFAULT_PRICED, is_priced, run_rows
-from plait.ui.cli import main
 from plait.ui.summary import summarize
 
 LOCAL = "openai-compatible:qwen@http://127.0.0.1:8080/v1"

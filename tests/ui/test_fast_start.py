@@ -10,10 +10,10 @@ import pytest
 from cli_support import git
 from synthetic_run import FAKE_KEY, RUN_ID, append_run, parallel_run
 
+from plait.cli import main
 from plait.events.store import SQLiteEventStore
 from plait.settings import Settings
 from plait.ui._reading import SETTING_NAMES
-from plait.ui.cli import main
 
 HERE = "<project>"
 """Stands for the project's path in a command line."""

@@ -11,7 +11,7 @@ LATER = ("plait.plan.render", "plait.ui._detach", "plait.ui._run_report", "plait
 
 _PROBE = """
 import json, sys
-from plait.ui.cli import load_command
+from plait.cli._app import load_command
 load_command("resume")
 print(json.dumps(sorted(sys.modules)))
 """

@@ -36,7 +36,7 @@ ALLOWED_FOR = {"config": {"plait.reconcile.verify"}}
 
 _PROBE = """
 import json, sys
-from plait.ui.cli import main
+from plait.cli import main
 code = main(sys.argv[1:])
 print("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
@@ -136,7 +136,12 @@ def test_the_version_imports_nothing_but_itself(recorded: Path, env: dict[str, s
 def test_the_top_level_help_imports_no_command_module(recorded: Path, env: dict[str, str]) -> None:
     code, modules = _imported(["--help"], recorded, env)
     assert code == 0
-    assert sorted(m for m in modules if m.startswith(("plait.ui.cmd_", "plait.events", "plait.settings"))) == []
+    assert (
+        sorted(
+            m for m in modules if m.startswith(("plait.cli.cmd_", "plait.ui.cmd_", "plait.events", "plait.settings"))
+        )
+        == []
+    )
 
 
 def test_the_top_level_help_is_drawn_without_typers_rich_toolkit(recorded: Path, env: dict[str, str]) -> None:

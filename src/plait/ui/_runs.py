@@ -1,5 +1,5 @@
 """`plait runs` and `plait show`, without the command-line machinery: the typer commands and the fast start
-(`plait.ui._fast`) both call these."""
+(`plait.cli._fast`) both call these."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The bodies of `plait status`, `log` and `cost`, and what `plait.ui.cmd_view`'s other commands share, without
-the command-line machinery: the typer commands and the fast start (`plait.ui._fast`) both call these."""
+the command-line machinery: the typer commands and the fast start (`plait.cli._fast`) both call these."""
 
 from __future__ import annotations
 

@@ -8,11 +8,11 @@ from typing import Annotated, Literal
 
 import typer
 
+from plait.cli._options import RepoOpt
 from plait.errors import UsageError
-from plait.ui._common import RepoOpt
 from plait.workspace import Repo
 
-__all__ = ["register"]
+__all__ = ["mcp"]
 
 
 def _loopback(host: str) -> bool:
@@ -74,8 +74,3 @@ def mcp(
         serve_stdio(repo)
     else:
         serve_http(repo, host, port, [*(allowed_hosts or []), *([host] if not _loopback(host) else [])])
-
-
-def register(app: typer.Typer) -> None:
-    """Add `mcp` to the CLI."""
-    app.command("mcp")(mcp)

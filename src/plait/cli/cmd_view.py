@@ -1,6 +1,7 @@
-"""Commands that look at a run from its event log: `status`, `log`, `cost`, `report` and `trace`.
+"""Commands that look at runs from the event log: `runs`, `show`, `status`, `attach`, `log`, `cost`, `report`
+and `trace`.
 
-The bodies of `status`, `log` and `cost` are `plait.ui._view`'s, which the fast start calls without typer.
+The bodies of `runs`, `show`, `status`, `log` and `cost` are `plait.ui`'s, which the fast start calls without typer.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from typing import Annotated
 
 import typer
 
+from plait.cli._options import JsonOpt, RepoOpt
 from plait.errors import EnvironmentProblem
 from plait.events.types import RunFinished
-from plait.ui._common import JsonOpt, RepoOpt
 from plait.ui._view import Run, run_cost, run_log, run_status, wide_console, write_line
 from plait.ui.runview import RunView
 
-__all__ = ["register"]
+__all__ = ["attach", "cost", "log", "report", "runs", "show", "status", "trace"]
 
 RunArg = Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")]
 IntervalOpt = Annotated[float, typer.Option("--interval", min=0.05, help="Seconds between reads of the log.")]
@@ -149,7 +150,26 @@ def attach(
         wait_for_news(run.store, run.run_id, interval)
 
 
-def register(app: typer.Typer) -> None:
-    """Add these commands to the `plait` app."""
-    for command in (status, attach, log, cost, report, trace):
-        app.command()(command)
+def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
+    """List the runs of this repository, newest last."""
+    from plait.ui._runs import list_runs
+
+    list_runs(repo_path, as_json)
+
+
+def show(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
+    task: Annotated[str | None, typer.Argument(help="Only this agent's part.")] = None,
+    repo_path: RepoOpt = Path(),
+    full: Annotated[bool, typer.Option("--full", help="Do not shorten long tool output.")] = False,
+    no_pager: Annotated[
+        bool, typer.Option("--no-pager", help="Print straight to the terminal, not through $PAGER.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a run's transcript: messages, tool calls and results, and the diff of a run that changed code.
+
+    In a terminal it goes through your pager ($PAGER, else `less -R`); lines are never cut."""
+    from plait.ui._runs import show_run
+
+    show_run(run_ref, task, repo_path, full=full, no_pager=no_pager, as_json=as_json)

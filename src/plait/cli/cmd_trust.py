@@ -10,10 +10,10 @@ import typer
 from plait.errors import EnvironmentProblem, UsageError
 from plait.settings import load_settings
 from plait.trust import REPO_FILE, TrustedRepo, file_digest, load_trusted, save_trusted, trust_state
-from plait.ui._common import out
+from plait.ui._reading import out
 from plait.workspace import Repo
 
-__all__ = ["register"]
+__all__ = ["trust"]
 
 
 def _root(path: Path) -> Path:
@@ -88,8 +88,3 @@ def trust(
         _remove(remove)
     else:
         _trust(path)
-
-
-def register(app: typer.Typer) -> None:
-    """Add `trust` to the CLI."""
-    app.command()(trust)

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 import typer
 from rich.table import Table
 
+from plait.cli._options import JsonOpt
 from plait.errors import UsageError
 from plait.events.store import SQLiteEventStore
 from plait.models.registry import make_model
@@ -19,12 +20,10 @@ from plait.reconcile.bench.track_llm import TrackLLM, candidates, run_llm_case
 from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.llm_resolver import LLMResolver
 from plait.settings import load_settings
-from plait.ui._common import JsonOpt, err, out
+from plait.ui._reading import err, out
 from plait.workspace import Repo
 
-__all__ = ["register"]
-
-bench = typer.Typer(help="Measure plait on real history.", no_args_is_help=True)
+__all__ = ["reconcile"]
 
 
 def _pct(part: int, whole: int) -> str:
@@ -109,7 +108,6 @@ def _track_llm(repo: Repo, name: str, spec: str, cases: int, max_files: int, log
     return track
 
 
-@bench.command("reconcile")
 def reconcile(
     repo_path: Annotated[
         Path, typer.Option("--repo", help="A local clone of the repository to study (never written).")
@@ -176,8 +174,3 @@ def reconcile(
                     out.print(_table_b(b, gated))
     if as_json:
         out.print_json(json.dumps(result))
-
-
-def register(app: typer.Typer) -> None:
-    """Add `plait bench` to the command line."""
-    app.add_typer(bench, name="bench")

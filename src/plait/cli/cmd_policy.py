@@ -9,15 +9,16 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from plait.cli._options import JsonOpt, RepoOpt
 from plait.errors import EnvironmentProblem
 from plait.settings import Settings, load_settings
-from plait.ui._common import JsonOpt, RepoOpt, err, out
+from plait.ui._reading import err, out
 from plait.workspace import Repo
 from plait.workspace._shell import parse
 from plait.workspace.policy import Decision, Policy
 from plait.workspace.sandbox import probe
 
-__all__ = ["register"]
+__all__ = ["check", "sandbox"]
 
 PresetOpt = Annotated[
     str | None,
@@ -82,57 +83,48 @@ def _print_check(command: str, policy: Policy, decision: Decision) -> None:
         out.print("  asked of the user in interactive use; denied in unattended runs")
 
 
-def register(app: typer.Typer) -> None:
-    """Add `plait policy check` and `plait sandbox` to the command line."""
-    policy_app = typer.Typer(help="The permission policy for agents' commands.", no_args_is_help=True)
+def check(
+    command: Annotated[str, typer.Argument(metavar="CMD", help="The shell command to judge.")],
+    preset: PresetOpt = None,
+    repo: RepoOpt = Path(),
+    as_json: JsonOpt = False,
+) -> None:
+    """Explain which rules match a command and what the policy decides; exit 1 when it denies the command."""
+    settings = _settings(repo)
+    if preset is not None and preset not in ("strict", "standard", "trusted"):
+        raise typer.BadParameter(f"unknown preset {preset!r}: use strict, standard or trusted", param_hint="--preset")
+    policy = Policy.from_settings(settings.sandbox, preset)
+    decision = policy.check_command(command, cwd=repo.absolute())
+    if as_json:
+        out.print_json(json.dumps(_check_json(command, policy, decision)))
+    else:
+        _print_check(command, policy, decision)
+    if decision.verdict == "deny":  # a script can test the verdict as it tests any check (ask and allow: 0)
+        raise typer.Exit(1)
 
-    @policy_app.command("check")
-    def check(
-        command: Annotated[str, typer.Argument(metavar="CMD", help="The shell command to judge.")],
-        preset: PresetOpt = None,
-        repo: RepoOpt = Path(),
-        as_json: JsonOpt = False,
-    ) -> None:
-        """Explain which rules match a command and what the policy decides; exit 1 when it denies the command."""
-        settings = _settings(repo)
-        if preset is not None and preset not in ("strict", "standard", "trusted"):
-            raise typer.BadParameter(
-                f"unknown preset {preset!r}: use strict, standard or trusted", param_hint="--preset"
-            )
-        policy = Policy.from_settings(settings.sandbox, preset)
-        decision = policy.check_command(command, cwd=repo.absolute())
-        if as_json:
-            out.print_json(json.dumps(_check_json(command, policy, decision)))
-        else:
-            _print_check(command, policy, decision)
-        if decision.verdict == "deny":  # a script can test the verdict as it tests any check (ask and allow: 0)
-            raise typer.Exit(1)
 
-    app.add_typer(policy_app, name="policy")
-
-    @app.command("sandbox")
-    def sandbox(repo: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
-        """Probe the OS sandbox layers that work here and say which one agents' commands get."""
-        settings = _settings(repo).sandbox
-        found = probe()
-        try:
-            layer: str = found.choose(settings.layer)
-            problem = ""
-        except EnvironmentProblem as exc:
-            layer, problem = "none", str(exc)
-        line = found.report(layer, settings.limits, allow_unsandboxed=settings.allow_unsandboxed)
-        if as_json:
-            data = {"layer": layer, "report": line, "problem": problem, "probe": found.model_dump()}
-            out.print_json(json.dumps(data))
-        else:
-            out.print(escape(line), highlight=False)
-            for name in ("bwrap", "landlock", "seatbelt"):
-                state = "[green]works[/]" if name in found.usable() else f"[dim]{escape(found.problem(name))}[/]"
-                out.print(f"  {name:9} {state}")
-            cgroup = found.cgroup or found.cgroup_problem
-            out.print(f"  {'cgroup':9} {escape(cgroup)}")
-            memory = found.memory_cgroup or found.memory_cgroup_problem
-            out.print(f"  {'memory':9} {escape(memory)}")
-        if problem:
-            err.print(f"[red]plait: error:[/] {escape(problem)}", highlight=False)
-            raise typer.Exit(EnvironmentProblem.exit_code)
+def sandbox(repo: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
+    """Probe the OS sandbox layers that work here and say which one agents' commands get."""
+    settings = _settings(repo).sandbox
+    found = probe()
+    try:
+        layer: str = found.choose(settings.layer)
+        problem = ""
+    except EnvironmentProblem as exc:
+        layer, problem = "none", str(exc)
+    line = found.report(layer, settings.limits, allow_unsandboxed=settings.allow_unsandboxed)
+    if as_json:
+        data = {"layer": layer, "report": line, "problem": problem, "probe": found.model_dump()}
+        out.print_json(json.dumps(data))
+    else:
+        out.print(escape(line), highlight=False)
+        for name in ("bwrap", "landlock", "seatbelt"):
+            state = "[green]works[/]" if name in found.usable() else f"[dim]{escape(found.problem(name))}[/]"
+            out.print(f"  {name:9} {state}")
+        cgroup = found.cgroup or found.cgroup_problem
+        out.print(f"  {'cgroup':9} {escape(cgroup)}")
+        memory = found.memory_cgroup or found.memory_cgroup_problem
+        out.print(f"  {'memory':9} {escape(memory)}")
+    if problem:
+        err.print(f"[red]plait: error:[/] {escape(problem)}", highlight=False)
+        raise typer.Exit(EnvironmentProblem.exit_code)

@@ -131,9 +131,9 @@ def _version() -> None:
 
 
 def _root_help() -> None:
+    from plait.cli._commands import COMMANDS
+    from plait.cli._root_help import ROOT_HELP, ROOT_OPTIONS, ROOT_USAGE, render_root_help
     from plait.ui._reading import console
-    from plait.ui._root_help import ROOT_HELP, ROOT_OPTIONS, ROOT_USAGE, render_root_help
-    from plait.ui.cli import COMMANDS
 
     commands = {name: entry.help for name, entry in COMMANDS.items()}
     render_root_help(console(), ROOT_USAGE, ROOT_HELP, ROOT_OPTIONS, commands)

@@ -1,5 +1,5 @@
 """`plait init`: write a commented `.plait.toml` for this repository, with its test command and a model for the
-API key that is set."""
+API key that is set; `plait config`: the settings in effect and where each came from."""
 
 from __future__ import annotations
 
@@ -13,15 +13,16 @@ from typing import Annotated
 
 import typer
 
-from plait.errors import UsageError
+from plait.cli._options import JsonOpt, RepoOpt
+from plait.errors import EnvironmentProblem, UsageError
 from plait.reconcile.verify import detect_verify_command
-from plait.settings import Settings
+from plait.settings import Settings, settings_to_show
 from plait.trust import REPO_FILE
-from plait.ui._common import JsonOpt, RepoOpt, out
+from plait.ui._reading import err, out
 from plait.ui._safe import escaped
 from plait.workspace import Repo
 
-__all__ = ["init_text", "register"]
+__all__ = ["config", "detected_verify", "init", "init_text"]
 
 MODELS = (("OPENAI_API_KEY", "openai:gpt-5.1"), ("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"))
 """Each provider's key and the model to write for it, in the order the first key set is chosen."""
@@ -142,6 +143,30 @@ def init(
     out.print('  `plait run "TASK"` starts agents on a task', highlight=False)
 
 
-def register(app: typer.Typer) -> None:
-    """Add `init` to the CLI."""
-    app.command("init")(init)
+def config(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
+    """Print the effective settings and where each value came from (secrets masked).
+
+    A setting that cannot be taken is shown as BROKEN with why, the others as they would be without it, and the
+    command exits 2."""
+    from rich.table import Table
+
+    try:
+        repo: Repo | None = Repo.discover(repo_path)
+    except EnvironmentProblem:
+        repo = None
+    layered = settings_to_show(repo.root if repo is not None else None)
+    rows = layered.rows()
+    if repo is not None and not layered.settings.verify_command and "verify_command" not in layered.broken:
+        found = detected_verify(repo)  # what the gate would run, unless a setting says otherwise
+        rows = [(k, found, "detected") if k == "verify_command" and found else (k, v, f) for k, v, f in rows]
+    if as_json:
+        out.print_json(json.dumps({k: {"value": v, "source": src} for k, v, src in rows}))
+    else:
+        table = Table("setting", "value", "from")
+        for key, value, source in rows:
+            table.add_row(escaped(key), escaped(value), escaped(source))
+        out.print(table)
+    for why in layered.broken.values():
+        err.print(f"[red]plait: error:[/] {escaped(why)}", highlight=False, soft_wrap=True)
+    if layered.broken:
+        raise typer.Exit(UsageError.exit_code)
