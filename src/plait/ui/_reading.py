@@ -1,8 +1,8 @@
 """What the read-only commands share, without the command-line machinery: the consoles, the settings they read,
 opening a repository's event log and naming a run in it.
 
-`plait runs`, `status`, `show`, `log` and `cost` are started without typer (`plait.ui._fast`), so nothing here
-imports it; `plait.ui._common` adds the options the typer commands declare.
+`plait runs`, `status`, `show`, `log` and `cost` are started without typer (`plait.cli._fast`), so nothing here
+imports it.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ __all__ = [
     "open_store",
     "pick_run",
     "read_redactor",
+    "renew_consoles",
     "resolve_run",
     "settings_if_any",
     "write_line",
@@ -42,18 +43,34 @@ def console(**options: Any) -> Console:
     (rich alone drops only the colours)."""
     from rich.console import Console
 
-    if os.environ.get("NO_COLOR"):
-        options["color_system"] = None
-    return Console(**options)
+    return Console(**_colour(options))
+
+
+def _colour(options: dict[str, Any]) -> dict[str, Any]:
+    return {**options, "color_system": None} if os.environ.get("NO_COLOR") else options
+
+
+_SHARED: dict[str, dict[str, Any]] = {"out": {"soft_wrap": True}, "err": {"stderr": True}}
 
 
 def __getattr__(name: str) -> Console:
     """`out` and `err`, the consoles of stdout and stderr, made on first use: `plait log` writes without rich."""
-    if name not in ("out", "err"):
+    if name not in _SHARED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    made = console(soft_wrap=True) if name == "out" else console(stderr=True)
+    made = console(**_SHARED[name])
     globals()[name] = made  # the same console from now on, without this function
     return made
+
+
+def renew_consoles() -> None:
+    """Make `out` and `err` again, where made, as the environment now says (`NO_COLOR`, `COLUMNS`, a forced
+    terminal): each command run in this process (`plait.cli.main`) reads it afresh, as a new process would."""
+    made = [name for name in _SHARED if name in globals()]
+    if made:
+        from rich.console import Console
+
+        for name in made:  # the same objects, which the modules that imported them hold
+            Console.__init__(globals()[name], **_colour(_SHARED[name]))
 
 
 def write_line(line: str) -> None:
