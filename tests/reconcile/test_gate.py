@@ -11,6 +11,7 @@ import pytest
 from gitrepo import Sandbox, sandbox
 
 from plait.events import GateChecked, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.reconcile.gate import Gate, GateResult
 from plait.reconcile.verify import IntegrationWorktree, detect_verify_command
 
@@ -31,7 +32,7 @@ def store(tmp_path: Path) -> SQLiteEventStore:
 
 def _gate(box: Sandbox, base: str, store: SQLiteEventStore, **kwargs: object) -> Gate:
     assert box.repo is not None
-    return Gate(box.repo, base=base, store=store, run_id="r1", **kwargs)  # type: ignore[arg-type]
+    return Gate(box.repo, base=base, log=RunLog(store, "r1"), **kwargs)  # type: ignore[arg-type]
 
 
 def _stages(store: SQLiteEventStore) -> list[tuple[str, bool]]:

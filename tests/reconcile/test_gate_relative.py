@@ -10,6 +10,7 @@ import pytest
 from gitrepo import Sandbox, sandbox
 
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.reconcile._testrun import read_report
 from plait.reconcile.gate import Allowance, Gate
 
@@ -39,7 +40,7 @@ def store(tmp_path: Path) -> SQLiteEventStore:
 
 def _gate(box: Sandbox, base: str, store: SQLiteEventStore) -> Gate:
     assert box.repo is not None
-    return Gate(box.repo, base=base, store=store, run_id="r1", verify_command=PYTEST)
+    return Gate(box.repo, base=base, log=RunLog(store, "r1"), verify_command=PYTEST)
 
 
 def test_pytest_and_unittest_reports_are_read_test_by_test() -> None:
@@ -116,7 +117,7 @@ def test_a_command_that_names_no_tests_is_judged_by_its_exit_status_where_it_lan
     base = box.start({"ok": "1\n"})
     breaks = box.commit({"ok": "0\n"}, parent=base)
     assert box.repo is not None
-    gate = Gate(box.repo, base=base, store=store, run_id="r1", verify_command="grep -q 1 ok")
+    gate = Gate(box.repo, base=base, log=RunLog(store, "r1"), verify_command="grep -q 1 ok")
     try:
         held = asyncio.run(gate.check(breaks, against=base))
         left = asyncio.run(gate.check(breaks, against=base, allow=Allowance(defer=True)))

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from gitrepo import IDENTITY, Sandbox, git
 
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import GateChecked
 from plait.reconcile.gate import Gate
@@ -130,8 +131,7 @@ def test_the_gate_runs_agents_tests_confined_and_reports_them_honestly(
     gate = Gate(
         box.repo,
         base=box.git("rev-parse", "main"),
-        store=store,
-        run_id="r1",
+        log=RunLog(store, "r1"),
         verify_command=PYTEST,
         runner_for=_runner_for(box, store, layer),
     )
@@ -154,8 +154,7 @@ def test_without_an_os_sandbox_the_gate_verifies_nothing_unless_allowed(box: San
     gate = Gate(
         box.repo,
         base=box.git("rev-parse", "main"),
-        store=store,
-        run_id="r1",
+        log=RunLog(store, "r1"),
         verify_command=PYTEST,
         runner_for=_runner_for(box, store, "none", allow_unsandboxed=False),
     )

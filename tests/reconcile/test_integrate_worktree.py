@@ -11,6 +11,7 @@ import pytest
 from gitrepo import Sandbox, sandbox
 
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.reconcile.gate import Gate
 
 CHECKS_TWO = "grep -q two a.txt && test ! -e stray.txt"
@@ -25,7 +26,7 @@ def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
 def _gate(box: Sandbox, base: str, tmp_path: Path, run_id: str) -> Gate:
     assert box.repo is not None
     store = SQLiteEventStore(tmp_path / f"{run_id}.db")
-    gate = Gate(box.repo, base=base, store=store, run_id=run_id, verify_command=CHECKS_TWO)
+    gate = Gate(box.repo, base=base, log=RunLog(store, run_id), verify_command=CHECKS_TWO)
     gate.share_worktree()
     return gate
 

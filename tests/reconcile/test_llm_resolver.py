@@ -9,6 +9,7 @@ import pytest
 
 from plait.errors import ModelError
 from plait.events import ModelCallFinished, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, ModelResponse, ToolResultMessage, UserMessage
 from plait.models import FunctionModel, ScriptedModel
 from plait.reconcile.llm_resolver import LLMResolver
@@ -148,16 +149,16 @@ def test_a_model_failure_or_an_oversized_prompt_gives_none() -> None:
 def test_calls_are_journaled_and_a_conflict_met_again_is_never_paid_twice(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
     model = ScriptedModel([hunks(BLOCK)])
-    resolver = LLMResolver(model, store, "run1")
+    resolver = LLMResolver(model, RunLog(store, "run1"))
     first, again = _run(resolver), _run(resolver)
     assert first is not None and first == again and len(model.calls) == 1
     (finished,) = store.events("run1", kinds=["model_response"])
     assert isinstance(finished, ModelCallFinished) and finished.agent.startswith("resolver-")
     assert [e.kind for e in store.events("run1", agent=finished.agent)] == ["model_request", "model_response"]
     resumed = ScriptedModel([])
-    assert _run(LLMResolver(resumed, store, "run1")) == first and not resumed.calls
+    assert _run(LLMResolver(resumed, RunLog(store, "run1"))) == first and not resumed.calls
     other = FileConflict("greet.py", BASE, OURS, THEIRS.replace("title", "upper"))
-    assert asyncio.run(LLMResolver(ScriptedModel([hunks(BLOCK)]), store, "run1").resolve(other, CONTEXT))
+    assert asyncio.run(LLMResolver(ScriptedModel([hunks(BLOCK)]), RunLog(store, "run1")).resolve(other, CONTEXT))
     assert len({e.agent for e in store.events("run1", kinds=["model_response"])}) == 2
 
 
@@ -170,11 +171,11 @@ def test_a_reply_holding_a_secret_is_refused_alike_live_and_resumed(tmp_path: Pa
     leaky = BLOCK + "    TOKEN = 'ghp_" + "a1B2c3D4" * 5 + "'\n"
     store = RedactingStore(SQLiteEventStore(tmp_path / "events.db"), Redactor())
     live = ScriptedModel([hunks(leaky), hunks(BLOCK)])
-    first = _run(LLMResolver(live, store, "run1"))
+    first = _run(LLMResolver(live, RunLog(store, "run1")))
     assert first is not None and first.text == RESOLVED and len(live.calls) == 2
     assert "looks like a secret" in str(live.calls[1].messages[-1])
     resumed = ScriptedModel([])
-    assert _run(LLMResolver(resumed, store, "run1")) == first and not resumed.calls
+    assert _run(LLMResolver(resumed, RunLog(store, "run1"))) == first and not resumed.calls
 
 
 def test_the_run_board_notes_about_the_conflicted_file_reach_the_prompt(tmp_path: Path) -> None:
@@ -191,7 +192,7 @@ def test_the_run_board_notes_about_the_conflicted_file_reach_the_prompt(tmp_path
     for agent, topic, text, paths in posted:
         store.append(NotePosted(run_id="run1", agent=agent, topic=topic, text=text, paths=paths))
     model = ScriptedModel([hunks(BLOCK)])
-    assert _run(LLMResolver(model, store, "run1")) is not None
+    assert _run(LLMResolver(model, RunLog(store, "run1"))) is not None
     prompt = model.calls[0].messages[0]
     assert isinstance(prompt, UserMessage)
     assert "[api] from t1 about greet.py: callers expect punctuation after the greeting" in prompt.text

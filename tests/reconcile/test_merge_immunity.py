@@ -103,8 +103,8 @@ def test_the_ladder_the_queue_and_the_gate_run_nothing(hostile: tuple[Sandbox, P
     outcome = asyncio.run(merge_commits(box.repo, ours, theirs, resolvers=default_resolvers()))
     assert "sub" in outcome.detail or outcome.unresolved
     store = SQLiteEventStore(box.root.parent / "events.db")
-    gate = Gate(box.repo, base=base, store=store, run_id="r1", verify_command="cat a.txt", detect=False)
-    queue = MergeQueue(box.repo, store, "r1", base, gate=gate, resolvers=default_resolvers())
+    gate = Gate(box.repo, base=base, log=RunLog(store, "r1"), verify_command="cat a.txt", detect=False)
+    queue = MergeQueue(box.repo, RunLog(store, "r1"), base, gate=gate, resolvers=default_resolvers())
 
     async def drain() -> None:
         for name, sha in (("a", ours), ("b", theirs)):

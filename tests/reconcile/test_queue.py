@@ -12,6 +12,7 @@ import pytest
 from gitrepo import Sandbox, sandbox
 
 from plait.events import GateChecked, Integrated, MergeStep, NotePosted, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.reconcile._bisect import find_culprit
 from plait.reconcile.gate import Gate, GateResult
@@ -71,8 +72,8 @@ def _queue(
     box: Sandbox, base: str, store: SQLiteEventStore, *, verify: str | None = None, resolvers: Sequence[Resolver] = ()
 ) -> MergeQueue:
     assert box.repo is not None
-    gate = Gate(box.repo, base=base, store=store, run_id=RUN, verify_command=verify, detect=False)
-    return MergeQueue(box.repo, store, RUN, base, gate=gate, resolvers=list(resolvers) or default_resolvers())
+    gate = Gate(box.repo, base=base, log=RunLog(store, RUN), verify_command=verify, detect=False)
+    return MergeQueue(box.repo, RunLog(store, RUN), base, gate=gate, resolvers=list(resolvers) or default_resolvers())
 
 
 def _task(box: Sandbox, task_id: str, files: dict[str, str | None], parent: str, **kw: object) -> TaskBranch:
@@ -149,7 +150,7 @@ def test_a_textual_conflict_is_resolved_by_the_llm_rung(box: Sandbox, store: SQL
     base, a, b = _conflicting(box)
     resolved = CALC.replace("return a + b", "return float(a) + float(b)")
     model = ScriptedModel([{"tool_calls": [{"name": "resolve", "arguments": {"content": resolved}}]}])
-    resolvers = [*default_resolvers(), LLMResolver(model, store, RUN)]
+    resolvers = [*default_resolvers(), LLMResolver(model, RunLog(store, RUN))]
     report = _integrate(_queue(box, base, store, resolvers=resolvers), a, b)
     assert report.integrated == ["a", "b"] and box.show(report.head, "calc.py") == resolved.rstrip("\n")
     assert ("b", "llm", "resolved") in _steps(store)
@@ -303,12 +304,12 @@ def test_a_gate_that_breaks_down_leaves_the_batch_pending(box: Sandbox, store: S
     base = box.start({"calc.py": CALC})
     assert box.repo is not None
     task = _task(box, "a", {"a.py": "A = 1\n"}, base)
-    broken = Gate(box.repo, base=base, store=store, run_id=RUN, verify_command="true", runner=_BrokenRunner())
-    queue = MergeQueue(box.repo, store, RUN, base, gate=broken, resolvers=default_resolvers())
+    broken = Gate(box.repo, base=base, log=RunLog(store, RUN), verify_command="true", runner=_BrokenRunner())
+    queue = MergeQueue(box.repo, RunLog(store, RUN), base, gate=broken, resolvers=default_resolvers())
     with pytest.raises(OSError, match="sandbox"):
         _integrate(queue, task)
     assert queue.head == base
-    queue.gate = Gate(box.repo, base=base, store=store, run_id=RUN, verify_command="true")
+    queue.gate = Gate(box.repo, base=base, log=RunLog(store, RUN), verify_command="true")
     assert asyncio.run(queue.drain()).integrated == ["a"]
 
 

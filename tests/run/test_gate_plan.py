@@ -111,8 +111,8 @@ def _task(task_id: str, writes: list[str], depends_on: list[str] | None = None) 
 def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, **settings: Any) -> ParallelOutcome:
     store = SQLiteEventStore(tmp_path / "events.db")
     base = Base(repo.head(), "main")
-    gate = Gate(repo, base=base.commit, store=store, run_id=RUN, verify_command=VERIFY)
-    queue = MergeQueue(repo, store, RUN, base.commit, gate=gate, resolvers=default_resolvers())
+    gate = Gate(repo, base=base.commit, log=RunLog(store, RUN), verify_command=VERIFY)
+    queue = MergeQueue(repo, RunLog(store, RUN), base.commit, gate=gate, resolvers=default_resolvers())
     values = {"concurrency": 4, "max_attempts": 1, "radar_interval": 0, "max_format_errors": 1, **settings}
     ctx = RunContext(
         repo=repo,

@@ -86,8 +86,8 @@ def _contending_model(store: SQLiteEventStore) -> FunctionModel:
 
 def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, store: SQLiteEventStore) -> ParallelOutcome:
     base = Base(repo.head(), "main")
-    gate = Gate(repo, base=base.commit, store=store, run_id=RUN, verify_command="true", detect=False)
-    queue = MergeQueue(repo, store, RUN, base.commit, gate=gate, resolvers=default_resolvers())
+    gate = Gate(repo, base=base.commit, log=RunLog(store, RUN), verify_command="true", detect=False)
+    queue = MergeQueue(repo, RunLog(store, RUN), base.commit, gate=gate, resolvers=default_resolvers())
     ctx = RunContext(
         repo=repo,
         settings=Settings(concurrency=2, max_attempts=1, radar_interval=0, max_format_errors=1),

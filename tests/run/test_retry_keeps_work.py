@@ -66,8 +66,8 @@ def _turn(request: ModelRequest) -> int:
 def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, verify: str, **settings: Any) -> ParallelOutcome:
     store = SQLiteEventStore(tmp_path / "events.db")
     base = Base(repo.head(), "main")
-    gate = Gate(repo, base=base.commit, store=store, run_id=RUN, verify_command=verify)
-    queue = MergeQueue(repo, store, RUN, base.commit, gate=gate, resolvers=default_resolvers())
+    gate = Gate(repo, base=base.commit, log=RunLog(store, RUN), verify_command=verify)
+    queue = MergeQueue(repo, RunLog(store, RUN), base.commit, gate=gate, resolvers=default_resolvers())
     values = {"concurrency": 2, "max_attempts": 2, "radar_interval": 0, "max_format_errors": 1, **settings}
     ctx = RunContext(
         repo=repo,

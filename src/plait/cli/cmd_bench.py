@@ -13,6 +13,7 @@ from rich.table import Table
 
 from plait.cli._options import JsonOpt
 from plait.errors import UsageError
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.models.registry import make_model
 from plait.reconcile.bench import TrackA, TrackB, historical_merges, run_track_a, run_track_b, scratch_clone
@@ -93,7 +94,7 @@ def _table_llm(t: TrackLLM) -> Table:
 def _track_llm(repo: Repo, name: str, spec: str, cases: int, max_files: int, log: Path | None) -> TrackLLM:
     model = make_model(spec, load_settings(Path.cwd(), {}).settings)
     store = SQLiteEventStore(log) if log else None
-    resolver = LLMResolver(model, store, f"bench-llm-{name}")
+    resolver = LLMResolver(model, RunLog(store, f"bench-llm-{name}") if store else None)
     track = TrackLLM(name)
 
     async def work() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision
 
 __all__ = ["Debt", "Debts"]
@@ -33,12 +33,12 @@ class Debt:
 
 
 class Debts:
-    """The debts of run `run_id`, as its log left them."""
+    """The debts of the run of `log`, as the log left them."""
 
-    def __init__(self, store: EventStore, run_id: str) -> None:
-        self.store, self.run_id = store, run_id
+    def __init__(self, log: RunLog) -> None:
+        self.log = log
         self.debts: list[Debt] = []
-        for event in store.events(run_id, kinds=["decision"]):
+        for event in log.events(kinds=["decision"]):
             if isinstance(event, Decision) and event.topic == _TOPIC:
                 self.debts = [_read(d) for d in event.data.get("debts", []) if isinstance(d, dict)]
 
@@ -68,9 +68,9 @@ class Debts:
         self.debts = kept
         if [d.as_json() for d in kept] != before:
             shown = "; ".join(f"{', '.join(sorted(d.tests))} for {', '.join(sorted(d.until))}" for d in kept)
-            self.store.append(
+            self.log.append(
                 Decision(
-                    run_id=self.run_id,
+                    run_id=self.log.run_id,
                     agent=task_id,
                     topic=_TOPIC,
                     decision=f"tests left failing until planned tasks land: {shown}" if kept else "no test owed",

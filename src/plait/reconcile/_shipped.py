@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from plait.errors import StateError
 from plait.events.backends import is_shared
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Integrated
 from plait.workspace import Repo
 
@@ -21,24 +21,24 @@ def _key(commit: str) -> str:
     return f"integration/{commit}"
 
 
-def ship(repo: Repo, store: EventStore, run_id: str, old: str, new: str) -> None:
+def ship(repo: Repo, log: RunLog, old: str, new: str) -> None:
     """Keep the commits from `old` to `new` (the branch's move) in a shared store."""
-    if new == old or not is_shared(store):
+    if new == old or not is_shared(log.store):
         return
     from plait.workspace.bundles import bundle
 
-    store.put_blob(run_id, _key(new), bundle(repo.root, new, since=[old]))
+    log.put_blob(_key(new), bundle(repo.root, new, since=[old]))
 
 
-def take_back(repo: Repo, store: EventStore, run_id: str, branch: str, base: str) -> str:
+def take_back(repo: Repo, log: RunLog, branch: str, base: str) -> str:
     """The branch's logged head, its commits fetched from the store where this clone lacks them; '' for none.
 
     Raises:
         StateError: the run's base, or a logged head, is in neither this clone nor the store.
     """
-    heads = [e.commit for e in store.events(run_id, kinds=["integrated"]) if isinstance(e, Integrated) and e.tasks]
+    heads = [e.commit for e in log.events(kinds=["integrated"]) if isinstance(e, Integrated) and e.tasks]
     heads = [h for h in heads if h and h != base]
-    if not heads or not is_shared(store):
+    if not heads or not is_shared(log.store):
         return ""
     if not repo.has_commit(base):
         raise StateError(f"the run's base {base[:10]} is not in this clone: fetch it, then resume")
@@ -47,7 +47,7 @@ def take_back(repo: Repo, store: EventStore, run_id: str, branch: str, base: str
     for head in heads:
         if repo.has_commit(head):
             continue
-        data = store.get_blob(run_id, _key(head))
+        data = log.get_blob(_key(head))
         if data is None:
             raise StateError(f"the integration branch's commit {head[:10]} is in neither this clone nor the log")
         unbundle(repo.root, data)

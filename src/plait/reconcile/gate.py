@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import GateChecked
 from plait.reconcile._judge import ALL, STRICT, Allowance, Verdict, by_exit_status, by_test
 from plait.reconcile._parsecheck import parse_findings
@@ -87,8 +87,7 @@ class Gate:
         repo: Repo,
         *,
         base: str,
-        store: EventStore | None = None,
-        run_id: str = "",
+        log: RunLog | None = None,
         verify_command: str | None = None,
         detect: bool = True,
         runner: Shell | None = None,
@@ -105,9 +104,10 @@ class Gate:
         closes it in `close`. A `runner` given instead is the caller's to close; with neither, commands run
         unconfined (`LocalRunner`).
         """
-        self.repo, self.base, self.store, self.run_id = repo, base, store, run_id
+        self.repo, self.base, self.log = repo, base, log
         self.verify_command, self.detect = verify_command, detect
-        path = worktree or repo.plait_dir() / "worktrees" / (run_id or "gate") / "_integration"
+        where = log.run_id if log is not None and log.run_id else "gate"
+        path = worktree or repo.plait_dir() / "worktrees" / where / "_integration"
         self.worktree = IntegrationWorktree(repo, path, keep=keep)
         self._runner, self._runner_for = runner, runner_for
         self._made: Shell | None = None
@@ -184,10 +184,10 @@ class Gate:
         return GateResult(verdict.passed, "verify", output, (), commit, verdict.held, verdict.deferred)
 
     def _record(self, commit: str, stage: Stage, passed: bool, tasks: list[str], output: str, started: float) -> bool:
-        if self.store is not None:
-            self.store.append(
+        if self.log is not None:
+            self.log.append(
                 GateChecked(
-                    run_id=self.run_id,
+                    run_id=self.log.run_id,
                     commit=commit,
                     stage=stage,
                     passed=passed,

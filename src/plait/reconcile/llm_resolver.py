@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from plait.agent.instructions import ProjectInstructions
 from plait.agent.journal import ModelCallJournal
 from plait.errors import ModelError
-from plait.events.store import EventStore, redaction
+from plait.events.runlog import RunLog
+from plait.events.store import redaction
 from plait.events.types import NotePosted
 from plait.messages import Message, Model, ModelRequest, ModelResponse, ToolSpec, UserMessage
 from plait.models.pricing import PriceTable
@@ -80,22 +81,21 @@ def _zones(loc: Located, context: MergeContext, facts: Facts) -> list[tuple[int,
 
 
 class LLMResolver:
-    """The `llm` rung, backed by `model`; with a `store`, every call is journaled under `run_id`."""
+    """The `llm` rung, backed by `model`; with a `log`, every call is journaled in it."""
 
     rung: Rung = "llm"
 
     def __init__(
         self,
         model: Model,
-        store: EventStore | None = None,
-        run_id: str = "",
+        log: RunLog | None = None,
         *,
         prices: PriceTable | None = None,
         attempts: int = 3,
         max_chars: int = 200_000,
     ) -> None:
         """`attempts` bounds the tries per call; no prompt over `max_chars` is sent (for a whole file: its sides)."""
-        self.model, self.store, self.run_id = model, store, run_id
+        self.model, self.log = model, log
         self.prices = prices or PriceTable()
         self.attempts, self.max_chars = attempts, max_chars
         self.cost_usd = 0.0
@@ -108,7 +108,7 @@ class LLMResolver:
     async def _system(self, system: str, context: MergeContext, paths: Sequence[str]) -> str:
         """`system` with the project instructions that bear on `paths` (redacted, as an agent's prompt is)."""
         text = await asyncio.to_thread(with_instructions, system, context.site, paths, self._instructions)
-        return redaction(self.store)(text) if self.store is not None and text != system else text
+        return redaction(self.log.store)(text) if self.log is not None and text != system else text
 
     def _sendable(self, conflict: FileConflict) -> bool:
         return not any("\0" in (s or "") for s in (conflict.base, conflict.ours, conflict.theirs))
@@ -132,11 +132,9 @@ class LLMResolver:
 
     def _board(self, context: MergeContext, paths: Sequence[str]) -> MergeContext:
         """`context` with the notes the run's board holds about `paths` (when the merge is one of a run's)."""
-        if self.store is None or not self.run_id:
+        if self.log is None or not self.log.run_id:
             return context
-        found = board_notes(
-            (e for e in self.store.events(self.run_id, kinds=["note"]) if isinstance(e, NotePosted)), paths
-        )
+        found = board_notes((e for e in self.log.events(kinds=["note"]) if isinstance(e, NotePosted)), paths)
         return replace(context, notes=tuple(dict.fromkeys([*found, *context.notes]))) if found else context
 
     async def _resolve_group(
@@ -176,15 +174,15 @@ class LLMResolver:
             return await self.model.complete(request)
         response, cost = await journal.complete(self.model, request)
         self.cost_usd += cost
-        assert self.store is not None
+        assert self.log is not None
         data = response.model_dump(mode="json")
-        clean = scrub_strings(data, redaction(self.store))
+        clean = scrub_strings(data, redaction(self.log.store))
         return response if clean == data else ModelResponse.model_validate(clean)
 
     def _journal(self, request: ModelRequest) -> ModelCallJournal | None:
-        if self.store is None:
+        if self.log is None:
             return None
-        return ModelCallJournal(self.store, self.run_id, f"resolver-{request.fingerprint()[:12]}", self.prices)
+        return ModelCallJournal(self.log.store, self.log.run_id, f"resolver-{request.fingerprint()[:12]}", self.prices)
 
     async def _by_hunks(self, located: list[Located], context: MergeContext) -> dict[str, Resolution | None]:
         facts = await asyncio.to_thread(gather, context.site, located)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Integrated, MergeStep, NotePosted
 from plait.reconcile._bisect import find_culprit
 from plait.reconcile._debts import Debt, Debts
@@ -109,13 +109,12 @@ def _ordered(batch: Sequence[TaskBranch]) -> list[TaskBranch]:
 
 
 class MergeQueue:
-    """Integrates the finished branches of run `run_id` onto its integration branch, starting at `base`."""
+    """Integrates the finished branches of the run of `log` onto its integration branch, starting at `base`."""
 
     def __init__(
         self,
         repo: Repo,
-        store: EventStore,
-        run_id: str,
+        log: RunLog,
         base: str,
         *,
         gate: Gate,
@@ -123,23 +122,23 @@ class MergeQueue:
         branch: str | None = None,
     ) -> None:
         """A branch left by an earlier process of the same run is taken up where it stands."""
-        self.repo, self.store, self.run_id, self.base = repo, store, run_id, base
+        self.repo, self.log, self.base = repo, log, base
         self.gate, self.resolvers = gate, list(resolvers)
-        self.branch = branch or integration_branch(run_id)
+        self.branch = branch or integration_branch(log.run_id)
         self._ref = f"refs/heads/{self.branch}"
         found = repo.git("rev-parse", "--verify", "--quiet", f"{self._ref}^{{commit}}", check=False).strip()
         if not found:  # a new run, or one resumed in another clone (its commits fetched from a shared log)
-            found = take_back(repo, store, run_id, self.branch, base)
+            found = take_back(repo, log, self.branch, base)
             repo.git("update-ref", self._ref, found or base, "")
         self._head = found or repo.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         self.integrated: dict[str, TaskBranch] = {}
         self._touched: dict[str, set[str]] = {}
-        for event in store.events(run_id, kinds=["integrated"]):
+        for event in log.events(kinds=["integrated"]):
             if isinstance(event, Integrated) and event.branch == self.branch:
                 self.integrated.update({t: TaskBranch(t, "", "") for t in event.tasks})
         self._pending: list[TaskBranch] = []
         self._lock = asyncio.Lock()
-        self.debts = Debts(store, run_id)
+        self.debts = Debts(log)
 
     @property
     def head(self) -> str:
@@ -256,7 +255,7 @@ class MergeQueue:
     def _message(self, task: TaskBranch, rebuilt_without: str) -> str:
         title = f"plait: integrate {task.task_id} ({task.branch or task.commit[:10]})"
         again = f"\n\nRebuilt without {rebuilt_without}, which was ejected." if rebuilt_without else ""
-        return f"{title}\n\n{task.summary.strip()}{again}\n\nplait run {self.run_id}\n"
+        return f"{title}\n\n{task.summary.strip()}{again}\n\nplait run {self.log.run_id}\n"
 
     def _step(
         self,
@@ -269,7 +268,7 @@ class MergeQueue:
         commit: str = "",
     ) -> None:
         step = MergeStep(
-            run_id=self.run_id,
+            run_id=self.log.run_id,
             task=task.task_id,
             branch=task.branch,
             rung=rung,
@@ -278,7 +277,7 @@ class MergeQueue:
             detail=detail,
             commit=commit,
         )
-        self.store.append(step)
+        self.log.append(step)
 
     def _record(self, task: TaskBranch, outcome: MergeOutcome, rebuilt_without: str) -> None:
         """One `MergeStep` for git's merge and one per rung that resolved a file."""
@@ -300,7 +299,7 @@ class MergeQueue:
             return
         old, new, tasks = self._head, merged[-1].commit, [m.task.task_id for m in merged]
         if new != self._head:
-            ship(self.repo, self.store, self.run_id, self._head, new)  # before the move is logged
+            ship(self.repo, self.log, self._head, new)  # before the move is logged
             self.repo.git("update-ref", "-m", f"plait: integrate {', '.join(tasks)}", self._ref, new, self._head)
             self._head = new
         for m in merged:
@@ -313,7 +312,7 @@ class MergeQueue:
             report.deferred[tasks[0]] = tuple(deferred)
             until = ", ".join(merged[0].task.completed_by)
             reason += f"; left failing for {until} to make pass: {', '.join(deferred)}"
-        self.store.append(Integrated(run_id=self.run_id, branch=self.branch, commit=new, tasks=tasks, reason=reason))
+        self.log.append(Integrated(run_id=self.log.run_id, branch=self.branch, commit=new, tasks=tasks, reason=reason))
         for m in merged:
             self._announce(m.task, old, m.commit)
             old = m.commit
@@ -328,16 +327,16 @@ class MergeQueue:
         text = f"Task {task.task_id} is integrated (commit {commit[:10]}); it changed {shown}."
         if summary:
             text += f" Its summary: {summary}"
-        self.store.append(
-            NotePosted(run_id=self.run_id, agent="merge-queue", topic="integrated", text=text, paths=files)
+        self.log.append(
+            NotePosted(run_id=self.log.run_id, agent="merge-queue", topic="integrated", text=text, paths=files)
         )
 
     def _eject(self, task: TaskBranch, report: QueueReport, ejection: Ejection) -> None:
         rung_outcome: _StepOutcome = "conflict" if ejection.stage == "merge" else "failed"
         self._step(task, "redo", rung_outcome, files=list(ejection.conflicts), detail=ejection.reason)
-        self.store.append(
+        self.log.append(
             Integrated(
-                run_id=self.run_id,
+                run_id=self.log.run_id,
                 branch=self.branch,
                 commit=self._head,
                 ejected=[task.task_id],

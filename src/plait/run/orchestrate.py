@@ -82,8 +82,7 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
     gate = Gate(
         o.repo,
         base=o.base.commit,
-        store=o.log.store,
-        run_id=o.log.run_id,
+        log=o.log,
         verify_command=o.settings.verify_command,
         runner_for=lambda path: o.runners(path, "gate", {}),
     )
@@ -186,8 +185,8 @@ async def _parallel(
     s = o.settings
     resolvers: list[Resolver] = default_resolvers()
     if o.use_llm_resolver:
-        resolvers.append(LLMResolver(o.model, o.log.store, o.log.run_id, prices=prices))
-    queue = MergeQueue(o.repo, o.log.store, o.log.run_id, o.base.commit, gate=gate, resolvers=resolvers)
+        resolvers.append(LLMResolver(o.model, o.log, prices=prices))
+    queue = MergeQueue(o.repo, o.log, o.base.commit, gate=gate, resolvers=resolvers)
     ctx = RunContext(
         repo=o.repo,
         settings=s,

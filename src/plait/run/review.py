@@ -49,7 +49,7 @@ def resolvers_for(settings: Settings, no_llm: bool, log: RunLog, warn: Callable[
     except MissingApiKey as exc:
         warn(f"the LLM rung is off ({exc}); pass --no-llm to do without it")
         return resolvers
-    return [*resolvers, LLMResolver(model, log.store, log.run_id)]
+    return [*resolvers, LLMResolver(model, log)]
 
 
 def make_gate(repo: Repo, log: RunLog, base: str, settings: Settings) -> Gate:
@@ -71,8 +71,7 @@ def make_gate(repo: Repo, log: RunLog, base: str, settings: Settings) -> Gate:
     return Gate(
         repo,
         base=base,
-        store=log.store,
-        run_id=log.run_id,
+        log=log,
         verify_command=settings.verify_command,
         runner_for=gate_runner,
     )
@@ -143,7 +142,7 @@ def through_the_gate(
     """
 
     async def work() -> QueueReport:
-        checked = await preflight(gate, RunLog(queue.store, queue.run_id), work="the branches")
+        checked = await preflight(gate, queue.log, work="the branches")
         if checked.state == "fails":
             warn(checked.line)
         for task in tasks:
@@ -183,7 +182,7 @@ def reintegrate(
         )
     )
     gate = make_gate(repo, log, base, settings)
-    queue = MergeQueue(repo, log.store, log.run_id, base, gate=gate, resolvers=resolvers, branch=branch)
+    queue = MergeQueue(repo, log, base, gate=gate, resolvers=resolvers, branch=branch)
     report = through_the_gate(queue, gate, tasks, warn)
     status = "done" if not report.ejected else "failed"
     reason = f"integrated again without {', '.join(dropped)}" if dropped else "integrated again"

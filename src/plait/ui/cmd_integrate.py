@@ -126,7 +126,7 @@ def integrate(
         gate.share_worktree()
         if no_verify:
             gate.verify_command, gate.detect = None, False  # no command, so no gate worktree is checked out
-        queue = MergeQueue(repo, store, run_id, base, gate=gate, resolvers=resolvers_for(settings, no_llm, log, _warn))
+        queue = MergeQueue(repo, log, base, gate=gate, resolvers=resolvers_for(settings, no_llm, log, _warn))
         report = through_the_gate(queue, gate, tasks, _warn)
         status = "done" if not report.ejected else "failed"
         reason = f"{len(report.ejected)} of {len(tasks)} branch(es) ejected" if report.ejected else ""
