@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from integrators import git
 
+from plait.cli.cmd_run import sandboxed_runners
 from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.events.types import GateChecked, Integrated, PromptGiven
@@ -20,7 +21,6 @@ from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.single import Base, RunOutcome
 from plait.run.state import load_state
 from plait.settings import Settings
-from plait.ui.cmd_run import sandboxed_runners
 from plait.workspace import Repo
 from plait.workspace.policy import SandboxSettings
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from sandbox_box import FAKE_KEY, SSH_MARKER, found
 
+from plait.cli.cmd_run import sandboxed_runners
 from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import GateChecked, ToolReturned
@@ -26,7 +27,6 @@ from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome
 from plait.run.single import Base
 from plait.settings import Settings
-from plait.ui.cmd_run import sandboxed_runners
 from plait.workspace import Repo
 from plait.workspace.policy import Limits, SandboxSettings
 

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-LATER = ("plait.plan.render", "plait.ui._detach", "plait.ui._run_report", "plait.ui.runview", "rich.table")
+LATER = ("plait.plan.render", "plait.cli._detach", "plait.ui._run_report", "plait.ui.runview", "rich.table")
 
 _PROBE = """
 import json, sys
@@ -20,5 +20,5 @@ print(json.dumps(sorted(sys.modules)))
 def test_the_run_command_leaves_the_end_of_a_run_for_later() -> None:
     proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120, check=True)
     modules = set(json.loads(proc.stdout.strip().splitlines()[-1]))
-    assert "plait.ui.cmd_run" in modules
+    assert "plait.cli.cmd_run" in modules
     assert sorted(m for m in LATER if m in modules) == []

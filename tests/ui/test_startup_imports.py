@@ -28,7 +28,7 @@ FORBIDDEN = (
     "plait.models.scripted",
     "plait.run",
     "plait.agent",
-    "plait.ui.cmd_run",
+    "plait.cli.cmd_run",
 )
 # the progress lines' few string helpers; `config` shows the test command the gate would detect
 ALLOWED = {"plait.reconcile", "plait.reconcile.verdict"}
@@ -153,7 +153,7 @@ def test_the_top_level_help_is_drawn_without_typers_rich_toolkit(recorded: Path,
 def test_the_run_commands_import_no_sdk_before_they_need_one() -> None:
     """`plait run` and `plait resume`: a provider's SDK is imported at the first model call, MCP's when a server
     starts; a resume replays its logged calls without either."""
-    probe = "import json, sys, plait.ui.cmd_run; print(json.dumps(sorted(sys.modules)))"
+    probe = "import json, sys, plait.cli.cmd_run; print(json.dumps(sorted(sys.modules)))"
     modules = set(json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout))
     sdks = ("openai", "anthropic", "mcp", "mcp_types", "textual")
     assert sorted(m for m in modules if m.split(".")[0] in sdks) == []

@@ -32,14 +32,14 @@ COMMANDS: dict[str, Entry] = {
         "plait.cli.cmd_init", "Print the effective settings and where each value came from (secrets masked)."
     ),
     "run": Entry(
-        "plait.ui.cmd_run",
+        "plait.cli.cmd_run",
         "Plan TASK, run its parts in parallel worktrees, and integrate them on plait/RUN/integration.",
     ),
     "resume": Entry(
-        "plait.ui.cmd_run",
+        "plait.cli.cmd_run",
         "Continue an interrupted run: finished work is kept, answered model calls are not paid again.",
     ),
-    "demo": Entry("plait.ui.cmd_run", "Run scripted agents on a bundled repository: no network, no API key."),
+    "demo": Entry("plait.cli.cmd_run", "Run scripted agents on a bundled repository: no network, no API key."),
     "doctor": Entry(
         "plait.cli.cmd_maint",
         "Check this repository's plait state: the event log, worktrees, branches, checkpoints, ref locks.",
@@ -88,12 +88,12 @@ COMMANDS: dict[str, Entry] = {
         "Probe the OS sandbox layers that work here and say which one agents' commands get.",
     ),
     "ask": Entry(
-        "plait.ui.cmd_session",
+        "plait.cli.cmd_session",
         "Ask read-only investigators, one per area of the code; get one answer.",
         function="ask_command",
     ),
     "session": Entry(
-        "plait.ui.cmd_session",
+        "plait.cli.cmd_session",
         "Talk with a lead agent that keeps helpers and dispatches changes.",
         function="session_command",
     ),
@@ -103,16 +103,16 @@ COMMANDS: dict[str, Entry] = {
     ),
     "mcp": Entry("plait.cli.cmd_mcp", "Serve this repository's runs to another agent over MCP (stdio or HTTP)."),
     "review": Entry(
-        "plait.ui.cmd_review",
+        "plait.cli.cmd_review",
         "Review a run task by task: its change against the base and the integration head, its summary, cost,"
         " the merge rung that placed it and the gate's verdict. Every task is kept unless you --drop it.",
     ),
     "pr": Entry(
-        "plait.ui.cmd_pr",
+        "plait.cli.cmd_pr",
         "Push a run's verified result and open a pull request for it (with `gh`, else print where to open one).",
     ),
     "agent": Entry(
-        "plait.ui.cmd_agent",
+        "plait.cli.cmd_agent",
         "Step into one agent of a run: tell it something, pause, resume or stop it, or look at its worktree.",
     ),
     "init": Entry(

@@ -1,7 +1,7 @@
 """Steering from the live view: `m` tells the agent under the cursor something, `s` stops it (its task dropped,
 or tried again), `o` opens a read-only shell in its worktree. Each writes what `plait agent` writes.
 
-The events go through `plait.run.steer.steer`, the shell is `plait agent RUN TASK --shell`'s (`open_shell`).
+The events go through `plait.run.steer.steer`; the shell is `plait agent RUN TASK --shell`'s (`_agent_shell`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from plait.events.store import EventStore
 from plait.events.types import Event
 from plait.run.steer import Action, steer
 from plait.settings import load_settings
+from plait.ui._agent_shell import open_shell
 from plait.ui._common import run_store
-from plait.ui.cmd_agent import open_shell
 from plait.ui.runview import RunView, phase_of
 
 __all__ = ["MessageScreen", "StopScreen", "cannot_steer", "send", "shell"]

@@ -8,27 +8,22 @@ worktree is not opened: a shell there could change the files under the agent's f
 
 from __future__ import annotations
 
-import os
-import shlex
-import shutil
-import subprocess
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from plait.errors import EnvironmentProblem, StateError, UsageError
+from plait.cli._options import RepoOpt
+from plait.errors import StateError, UsageError
 from plait.events.runlog import RunLog
-from plait.events.types import Event, RunFinished, TaskStarted
 from plait.run.steer import Action, steer
 from plait.settings import load_settings
-from plait.ui._common import RepoOpt, err, open_store, out, resolve_run, run_store
+from plait.ui._agent_shell import open_shell, task_state
+from plait.ui._common import open_store, out, resolve_run, run_store
 from plait.ui._safe import escaped
-from plait.ui.runview import RunView
 from plait.workspace import Repo
 
-__all__ = ["open_shell", "register"]
+__all__ = ["agent"]
 
 
 def _action(say: str | None, pause: bool, resume: bool, stop: bool, retry: bool) -> Action | None:
@@ -41,49 +36,6 @@ def _action(say: str | None, pause: bool, resume: bool, stop: bool, retry: bool)
     if len(chosen) > 1:
         raise UsageError("give one of --say, --pause, --resume, --stop or --retry at a time")
     return chosen[0] if chosen else None
-
-
-def _task_state(run_id: str, events: list[Event], task: str) -> str:
-    """The task's state, as `plait status` shows it; a usage error for a task the run does not have."""
-    view = RunView.of(run_id, events)
-    if task not in view.agents:
-        known = ", ".join(view.plan or sorted(view.agents)) or "none yet"
-        raise UsageError(f"run {run_id} has no task '{task}': its tasks are {known}")
-    ended = [e for e in events if isinstance(e, RunFinished)]
-    if ended and ended[-1].status != "interrupted":
-        return "ended"
-    return view.agents[task].state
-
-
-def _shell(run_id: str, events: list[Event], task: str, state: str, command: list[str]) -> int:
-    started = [e for e in events if isinstance(e, TaskStarted) and e.agent == task]
-    if not started or not Path(started[-1].worktree).is_dir():
-        raise StateError(f"task '{task}' of run {run_id} has no worktree on this machine")
-    worktree = started[-1].worktree
-    shell = os.environ.get("SHELL") or "/bin/sh"
-    argv = [shell, "-c", shlex.join(command)] if command else [shell]
-    if state in ("running", "paused"):
-        bwrap = shutil.which("bwrap")
-        if bwrap is None:
-            raise EnvironmentProblem(
-                f"task '{task}' is running and bubblewrap (bwrap) is not installed to open its worktree read-only: "
-                "install it, or wait until the task ends"
-            )
-        argv = [bwrap, "--dev-bind", "/", "/", "--ro-bind", worktree, worktree, "--chdir", worktree, *argv]
-        if not command:
-            err.print(f"[dim]{escaped(worktree)}: read-only while {escaped(task)} runs; exit to leave[/]")
-    try:
-        return subprocess.run(argv, cwd=worktree, check=False).returncode
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot start {argv[0]}: {exc.strerror}") from exc
-
-
-def open_shell(run_id: str, events: list[Event], task: str, command: Sequence[str] = ()) -> int:
-    """`plait agent RUN TASK --shell`: `$SHELL` (or `command`) in the task's worktree, read-only while it runs.
-
-    Returns the shell's exit code; a usage, state or environment error when it cannot be opened.
-    """
-    return _shell(run_id, events, task, _task_state(run_id, events, task), list(command))
 
 
 def agent(
@@ -113,9 +65,9 @@ def agent(
     try:
         run_id = resolve_run(store, run_ref)
         events = store.events(run_id, agent=None)
-        state = _task_state(run_id, events, task)
+        state = task_state(run_id, events, task)
         if shell:
-            raise typer.Exit(_shell(run_id, events, task, state, command or []))
+            raise typer.Exit(open_shell(run_id, events, task, command or [], state=state))
         if state in ("ended", "done", "dropped"):
             where = "the run has ended" if state == "ended" else f"the task is {state}"
             raise StateError(f"task '{task}' of run {run_id} cannot be steered: {where}")
@@ -124,7 +76,3 @@ def agent(
     finally:
         store.close()
     out.print(escaped(told))
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(agent)

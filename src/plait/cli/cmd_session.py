@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal, TypeVar
 import typer
 from rich.table import Table
 
+from plait.cli._options import JsonOpt, RepoOpt
+from plait.cli.cmd_run import sandboxed_runners
 from plait.errors import StateError, UsageError
 from plait.events.lease import lease_for
 from plait.events.runlog import RunLog
@@ -30,13 +32,12 @@ from plait.run.parallel import RunnerFactory
 from plait.run.session import Reply, Session, SessionConfig, latest_session, run_kind
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
-from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run, run_store
+from plait.ui._common import err, open_store, out, resolve_run, run_store
 from plait.ui._safe import escaped
 from plait.ui._session_output import Progress, Spent, priced, print_answer, show_reply, spent_since
-from plait.ui.cmd_run import sandboxed_runners
 from plait.workspace import Repo
 
-__all__ = ["register"]
+__all__ = ["ask_command", "session_command"]
 
 T = TypeVar("T")
 
@@ -352,8 +353,3 @@ def session_command(
     if status == "interrupted":
         raise typer.Exit(130)
     err.print(f"session {run_id} saved: `plait session --resume {run_id}` continues it", soft_wrap=True)
-
-
-def register(app: typer.Typer) -> None:
-    app.command(name="ask")(ask_command)
-    app.command(name="session")(session_command)

@@ -11,7 +11,7 @@ import sys
 
 from plait.errors import EnvironmentProblem, UsageError
 from plait.run.single import new_run_id
-from plait.ui._common import out
+from plait.ui._reading import out
 from plait.workspace import Repo
 
 __all__ = ["detach"]

@@ -14,21 +14,22 @@ from typing import Annotated
 
 import typer
 
+from plait.cli._options import JsonOpt, RepoOpt
+from plait.cli._pushing import base_branch, push, push_args, remote_for, remote_url, result_of, squash
 from plait.errors import EnvironmentProblem
 from plait.events.runlog import RunLog
 from plait.events.store import EventStore, RedactingStore
 from plait.events.types import Decision
 from plait.run.results import has_result
 from plait.settings import load_settings
-from plait.ui._common import JsonOpt, RepoOpt, open_store, out, resolve_run
+from plait.ui._common import open_store, out, resolve_run
 from plait.ui._landing import Landing, compare_url, landing_of
-from plait.ui._pushing import base_branch, push, push_args, remote_for, remote_url, result_of, squash
 from plait.ui._safe import escaped
 from plait.ui.feed import make_redactor
 from plait.ui.runview import RunView
 from plait.workspace import Repo
 
-__all__ = ["register"]
+__all__ = ["pr"]
 
 
 @dataclass
@@ -191,8 +192,3 @@ def _print(opened: Opened, dry_run: bool) -> None:
             f"into {said(opened.base)} on {said(opened.remote)}",
             highlight=False,
         )
-
-
-def register(app: typer.Typer) -> None:
-    """Add `pr` to the CLI."""
-    app.command("pr")(pr)

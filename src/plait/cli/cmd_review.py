@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from plait.cli._options import JsonOpt, RepoOpt
 from plait.errors import UsageError
 from plait.events.runlog import RunLog
 from plait.events.store import EventStore, RedactingStore
@@ -20,12 +21,12 @@ from plait.run.results import has_result
 from plait.run.review import Reintegrated, reintegrate, resolvers_for, taken_along
 from plait.settings import load_settings
 from plait.ui import _fmt
-from plait.ui._common import JsonOpt, RepoOpt, err, open_store, out, resolve_run
+from plait.ui._common import err, open_store, out, resolve_run
 from plait.ui._review import Review, TaskReview, review_of
 from plait.ui.feed import make_redactor
 from plait.workspace import Repo
 
-__all__ = ["kept_branches", "register"]
+__all__ = ["kept_branches", "review"]
 
 
 def kept_branches(review: Review, keep: list[TaskReview]) -> list[TaskBranch]:
@@ -154,8 +155,3 @@ def _print_drop(done: Reintegrated) -> None:
         "bring it in with plait apply",
         highlight=False,
     )
-
-
-def register(app: typer.Typer) -> None:
-    """Add `review` to the CLI."""
-    app.command()(review)
