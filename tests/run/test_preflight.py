@@ -143,10 +143,10 @@ def test_a_verify_command_that_fails_at_the_base_is_recorded_once_and_the_run_go
     assert [e.agent for e in store.events("r1") if isinstance(e, ModelCallStarted)] == ["main", "main"]
 
     # a resumed run does not check again: the answer is read back from the log, for that base and command
-    gate = Gate(repo, base=base, store=store, run_id="r1", verify_command=PYTEST)
+    gate = Gate(repo, base=base, log=RunLog(store, "r1"), verify_command=PYTEST)
     again = asyncio.run(preflight(gate, RunLog(store, "r1")))
     assert again.cached and again.state == "fails" and gate.base_fails is True and gate.runs == 0
-    other = Gate(repo, base=base, store=store, run_id="r1", verify_command=PYTEST + " -x")
+    other = Gate(repo, base=base, log=RunLog(store, "r1"), verify_command=PYTEST + " -x")
     try:
         assert not asyncio.run(preflight(other, RunLog(store, "r1"))).cached
     finally:
