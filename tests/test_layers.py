@@ -16,7 +16,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset(
         {
             *("__init__", "errors", "redact", "textsafe", "trust", "_setting_shown"),
-            *("messages", "plan_model", "globs", "compaction_mark"),
+            *("messages", "plan_model", "globs", "compaction_mark", "log_upgrade"),
         }
     ),
     frozenset({"events"}),

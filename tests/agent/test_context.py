@@ -23,7 +23,7 @@ from plait.agent.prompts import task_prompt
 from plait.agent.tools import Toolbox
 from plait.compaction_mark import SUMMARY_HEADER
 from plait.coord.experts import Expert, ExpertSpec
-from plait.events import Decision, ModelCallStarted, QuestionAnswered, SQLiteEventStore
+from plait.events import ContextCompacted, ModelCallStarted, QuestionAnswered, SQLiteEventStore
 from plait.messages import (
     AssistantMessage,
     Message,
@@ -290,8 +290,8 @@ def _agent(root: Path, store: SQLiteEventStore, model: ScriptedModel | _DiesAt, 
     return agent
 
 
-def _context_decisions(store: SQLiteEventStore) -> list[Decision]:
-    return [e for e in store.events("r", kinds=["decision"]) if isinstance(e, Decision) and e.topic == "context"]
+def _context_decisions(store: SQLiteEventStore) -> list[ContextCompacted]:
+    return [e for e in store.events("r", kinds=["compacted"]) if isinstance(e, ContextCompacted)]
 
 
 @pytest.fixture
@@ -321,8 +321,8 @@ def test_an_agent_near_its_budget_sends_the_brief_a_summary_and_its_last_steps(b
     assert isinstance(after[2], AssistantMessage) and after[2].tool_calls[0].arguments["path"] == "calc.py"
     assert model.calls[5].messages[: len(after)] == after  # compacted once; the next request only appends
     [decision] = _context_decisions(store)
-    assert decision.data["step"] == 5 and decision.data["summarised"] == 3
-    assert decision.data["messages_before"] > decision.data["messages_after"] == len(after)
+    assert decision.step == 5 and decision.summarised == 3
+    assert decision.messages_before > decision.messages_after == len(after)
 
 
 def test_a_finished_agent_that_compacted_replays_from_the_log_alone(big_repo: Repo, tmp_path: Path) -> None:

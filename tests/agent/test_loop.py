@@ -9,7 +9,7 @@ import pytest
 
 from plait.agent.loop import Agent, AgentLimits, AgentResult
 from plait.agent.tools import Toolbox
-from plait.events import AgentStopped, Decision, SQLiteEventStore, ToolReturned
+from plait.events import AgentStopped, NotesDelivered, SQLiteEventStore, ToolReturned
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.workspace import LocalRunner, Repo
@@ -138,7 +138,7 @@ def test_notes_from_the_run_enter_the_next_turn_and_are_logged(repo: Repo, tmp_p
     assert isinstance(model, ScriptedModel)
     sent = model.calls[0].messages[-1]
     assert isinstance(sent, UserMessage) and "the API now returns a dict" in sent.text
-    assert any(isinstance(e, Decision) and e.topic == "notes" for e in store.events("r"))
+    assert any(isinstance(e, NotesDelivered) for e in store.events("r"))
 
 
 def test_cancelling_an_agent_records_that_it_was_interrupted(repo: Repo, tmp_path: Path) -> None:

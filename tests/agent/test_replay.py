@@ -11,7 +11,7 @@ import pytest
 from plait.agent._replay import AttemptRecord
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
-from plait.events import SQLiteEventStore
+from plait.events import NotesDelivered, SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalRunner, Repo, Worktree
@@ -112,6 +112,6 @@ def test_a_note_posted_after_the_crash_waits_for_the_first_live_step(repo: Repo,
     result = asyncio.run(again.run("task"))
     assert result.ok, result.summary
     assert sorted(calls) == [0, 1, 2, 3, 4] and all(n == 1 for n in calls.values())  # no call answered twice
-    delivered = [e for e in store.events("r", kinds=["decision"]) if getattr(e, "topic", "") == "notes"]
-    assert [e.data["step"] for e in delivered] == [4]  # type: ignore[attr-defined]
+    delivered = [e for e in store.events("r", kinds=["notes_delivered"]) if isinstance(e, NotesDelivered)]
+    assert [e.step for e in delivered] == [4]
     worktree.remove()

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from plait.coord import Board
-from plait.events import Decision, NotePosted, SQLiteEventStore
+from plait.events import NotePosted, NotesDelivered, SQLiteEventStore
 from plait.plan_model import Plan
 
 RUN = "r1"
@@ -67,7 +67,7 @@ def test_a_board_rebuilt_from_the_log_keeps_every_note_and_what_was_given(store:
     board.post("api", "ledger-api", "signature: post(entry: Entry) -> int")
     given = board.take("ui")
     # what the agent loop logs when it delivers notes
-    store.append(Decision(run_id=RUN, agent="ui", topic="notes", decision="delivered", data={"notes": given}))
+    store.append(NotesDelivered(run_id=RUN, agent="ui", decision="delivered", notes=given, step=1, attempt=1))
     board.post("api", "ledger-api", "post raises LedgerClosed")
     # the radar appends its warnings to the log directly; the board reads them from there
     store.append(NotePosted(run_id=RUN, agent="radar", topic="conflict", text="radar warning", to=["ui"]))

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from plait.coord import Board, Note
-from plait.events import Decision, SQLiteEventStore
+from plait.events import LeaseChanged, SQLiteEventStore
 from plait.plan_model import Plan
 
 RUN = "r1"
@@ -62,12 +62,8 @@ def test_claims_taken_and_let_go_between_turns_deliver_what_a_rescan_would(
             task, path = rng.choice(claims)
             action = rng.choice(["claim", "release", "expire"])
             store.append(
-                Decision(
-                    run_id=RUN,
-                    agent=task,
-                    topic="lease",
-                    decision=action,
-                    data={"task": task, "path": path, "action": action},
+                LeaseChanged(
+                    run_id=RUN, agent=task, decision=action, task=task, path=path, action=action, holder=task, why=""
                 )
             )
         else:

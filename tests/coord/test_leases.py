@@ -4,7 +4,7 @@ import asyncio
 from collections.abc import Callable
 
 from plait.coord import Claim, Leases, Refusal
-from plait.events import Decision, SQLiteEventStore, TaskFinished
+from plait.events import LeaseChanged, SQLiteEventStore, TaskFinished
 from plait.plan_model import Plan
 
 RUN = "r1"
@@ -20,9 +20,7 @@ class Clock:
 
 def _lease_log(store: SQLiteEventStore) -> list[tuple[str, str, str, str]]:
     return [
-        (e.data["action"], e.data["path"], e.data["task"], e.data["holder"])
-        for e in store.events(RUN, kinds=["decision"])
-        if isinstance(e, Decision) and e.topic == "lease"
+        (e.action, e.path, e.task, e.holder) for e in store.events(RUN, kinds=["lease"]) if isinstance(e, LeaseChanged)
     ]
 
 
@@ -219,9 +217,9 @@ def test_a_wait_that_would_close_a_cycle_is_refused_at_once_and_logged(store: SQ
     assert closing.cycle == ("api", "docs", "ui", "api")
     assert "`docs` waits for `ui` (src/ui/view.py), `ui` waits for you (src/api/ledger.py)" in closing.message
     assert "deadlock" in closing.message and "work around it" in closing.message
-    decisions = [e for e in store.events(RUN, kinds=["decision"]) if isinstance(e, Decision)]
-    cycles = [e for e in decisions if e.data["action"] == "cycle"]
-    assert [(e.agent, e.data["cycle"]) for e in cycles] == [("api", ["api", "docs", "ui", "api"])]
+    decisions = [e for e in store.events(RUN, kinds=["lease"]) if isinstance(e, LeaseChanged)]
+    cycles = [e for e in decisions if e.action == "cycle"]
+    assert [(e.agent, e.cycle) for e in cycles] == [("api", ["api", "docs", "ui", "api"])]
     # the waits that did not close the cycle go on: ui gets api's file once api is done
     assert isinstance(ui_claim, Claim) and ui_claim.after == ("api",)
     assert leases.waits() == {}

@@ -28,7 +28,7 @@ import yaml
 import plait
 from plait.agent.prompts import shared_prefix, task_brief, task_prompt
 from plait.demo import prepare_demo
-from plait.events import Committed, Decision, MergeStep
+from plait.events import Committed, LeaseChanged, MergeStep
 from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.models.scripted import ScriptedModel
@@ -194,8 +194,8 @@ def test_the_demo_serialises_one_file_and_reconciles_another(tmp_path: Path) -> 
     assert outside == {(OUTSIDER, CLAIMED), *((t, CHANGELOG) for t in NOTERS)}
 
     # csv-export waited for percent-split, took its integrated work, and built on it.
-    leases = [e.data for e in store.events("demo", agent=OUTSIDER, kinds=["decision"]) if isinstance(e, Decision)]
-    leases = [d for d in leases if d.get("path") == CLAIMED]
+    found = store.events("demo", agent=OUTSIDER, kinds=["lease"])
+    leases = [e.model_dump() for e in found if isinstance(e, LeaseChanged) and e.path == CLAIMED]
     assert [(d["action"], d["holder"]) for d in leases[:3]] == [
         ("wait", "percent-split"),
         ("claim", OUTSIDER),

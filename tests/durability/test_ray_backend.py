@@ -21,7 +21,7 @@ from keyed_model import KeyedModel
 from test_crash import MARK, _env, _finish, _kill, _plait
 
 from pg_cluster import PostgresServer
-from plait.events import Decision, ModelCallFinished, PostgresEventStore, TaskFinished
+from plait.events import Decision, ModelCallFinished, NotesDelivered, PostgresEventStore, TaskFinished
 from wire_server import WireServer
 
 # Ray's nodes talk over this machine's own address, not 127.0.0.1 (a driver started later finds its node by it)
@@ -180,9 +180,9 @@ def test_a_run_on_the_ray_cluster_ends_with_the_local_runs_verified_tree(
     assert len({p.data["node"] for p in placed}) == 2  # one CPU per node: three attempts use both
     assert not (ray_repo / ".git" / "plait" / "worktrees" / theirs["run_id"]).exists()  # no local worktree made
     store = PostgresEventStore(url)
-    delivered = store.events(theirs["run_id"], agent="gamma", kinds=["decision"])
+    delivered = store.events(theirs["run_id"], agent="gamma", kinds=["notes_delivered"])
     store.close()  # the note alpha posted on one node reached gamma's agent, wherever it ran
-    assert any(isinstance(e, Decision) and e.topic == "notes" and NOTE in str(e.data) for e in delivered)
+    assert any(isinstance(e, NotesDelivered) and NOTE in str(e.notes) for e in delivered)
     store = PostgresEventStore(url)  # beta asked the expert, an actor on the cluster; its answer came back
     answered = store.events(theirs["run_id"], agent="beta", kinds=["tool_result"])
     store.close()

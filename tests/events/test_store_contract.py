@@ -15,9 +15,10 @@ import pytest
 from store_logs import Log
 
 from plait.errors import StateError
-from plait.events import SCHEMA_VERSION, Decision, Event, ModelCallFinished, RunStarted, ToolCalled
+from plait.events import Decision, Event, ModelCallFinished, RunStarted, ToolCalled
 from plait.events.lease import lease_for
 from plait.events.store import RedactingStore
+from plait.log_upgrade import SCHEMA_VERSION
 from plait.messages import ModelResponse, ToolCall, Usage
 from plait.redact import REDACTED, Redactor
 
@@ -191,7 +192,7 @@ def test_the_log_records_its_schema_and_refuses_events_of_a_newer_one(log: Log) 
     assert log.meta()["schema_version"] == str(SCHEMA_VERSION)
     newer = _started("r1").model_dump(mode="json") | {"v": SCHEMA_VERSION + 1}
     log.raw_event("r1", json.dumps(newer))
-    with pytest.raises(StateError, match=r"written by a newer plait \(schema 2\); upgrade plait"):
+    with pytest.raises(StateError, match=rf"written by a newer plait \(schema {SCHEMA_VERSION + 1}\); upgrade plait"):
         log.open().events("r1")
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from plait.errors import ModelError, ScriptError
-from plait.events import AgentStopped, Decision, PlanMade, PlanRejected, SQLiteEventStore, ToolReturned
+from plait.events import AgentStopped, NotesDelivered, PlanMade, PlanRejected, SQLiteEventStore, ToolReturned
 from plait.messages import Model, ModelRequest, ModelResponse
 from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.plan import make_plan, plan_tool_spec
@@ -144,8 +144,8 @@ def test_a_planner_that_never_submits_is_warned_then_stopped(calc_repo: Path, tm
         _plan(calc_repo, model, store, max_steps=5, repo_map="(map)")
 
     assert "(map)" in model.calls[0].system
-    warnings = [e for e in store.events("r") if isinstance(e, Decision) and e.topic == "notes"]
-    assert len(warnings) == 1 and warnings[0].data["notes"] == [
+    warnings = [e for e in store.events("r") if isinstance(e, NotesDelivered)]
+    assert len(warnings) == 1 and warnings[0].notes == [
         "You have 3 model calls left: call submit_plan with your plan now."
     ]
 

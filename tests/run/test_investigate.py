@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from plait.events import (
-    Decision,
     Event,
+    LeadReplied,
     ModelCallStarted,
     NotePosted,
     ObservedStore,
@@ -295,8 +295,8 @@ def test_a_question_cut_short_is_answered_once_before_the_follow_up(shop: Repo, 
 
     assert outcome.ok and outcome.turn == 2 and outcome.answer == "No batch query exists yet."
     store = SQLiteEventStore(db)
-    replies = [e.data for e in store.events(RUN, agent="lead", kinds=["decision"]) if isinstance(e, Decision)]
-    assert [(r["turn"], r["text"]) for r in replies if "ok" in r] == [(1, ANSWER), (2, "No batch query exists yet.")]
+    replies = [e for e in store.events(RUN, agent="lead", kinds=["lead_replied"]) if isinstance(e, LeadReplied)]
+    assert [(r.turn, r.text) for r in replies] == [(1, ANSWER), (2, "No batch query exists yet.")]
     store.close()
     # only the lead's second call, cut short before its answer came, was made again; nothing else was
     assert len(model.calls) == 4

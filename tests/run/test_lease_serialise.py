@@ -13,7 +13,7 @@ from integrators import git
 
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
-from plait.events import Committed, Decision, MergeStep, SQLiteEventStore, ToolReturned
+from plait.events import Committed, LeaseChanged, MergeStep, SQLiteEventStore, ToolReturned
 from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
@@ -52,11 +52,7 @@ def _task_of(request: ModelRequest) -> str:
 
 
 def _leases(store: SQLiteEventStore, agent: str) -> list[dict[str, Any]]:
-    return [
-        e.data
-        for e in store.events(RUN, agent=agent, kinds=["decision"])
-        if isinstance(e, Decision) and e.topic == "lease"
-    ]
+    return [e.model_dump() for e in store.events(RUN, agent=agent, kinds=["lease"]) if isinstance(e, LeaseChanged)]
 
 
 def _contending_model(store: SQLiteEventStore) -> FunctionModel:

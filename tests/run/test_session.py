@@ -169,9 +169,9 @@ def test_a_session_survives_kill_9_with_its_helpers_intact(repo: Repo, tmp_path:
     # the helper's new request carried its whole earlier conversation: question, read, answer, and the new question
     third = next(r for r in rows if r["kind"] == "model_request" and r["agent"] == "expert:storage" and r["call"] == 3)
     assert third["messages"] == 6
-    messages = [r["data"]["text"] for r in rows if r["kind"] == "decision" and r["topic"] == "session"]
+    messages = [r["text"] for r in rows if r["kind"] == "user_said" and r["topic"] == "session"]
     assert messages == ["Make a helper for storage and ask it how data is saved.", "Does it lock the file?"]
-    assert [r["data"]["text"] for r in rows if r["kind"] == "decision" and r["topic"] == "reply"] == [FIRST, SECOND]
+    assert [r["text"] for r in rows if r["kind"] == "lead_replied"] == [FIRST, SECOND]
     assert rows[-1]["kind"] == "run_finished" and rows[-1]["status"] == "done"
     assert git(repo.root, "worktree", "list").count("\n") == 0  # the session's checkout is gone
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
-from plait.events.types import Decision, Event, TaskStarted
+from plait.events.types import Event, NotesDelivered, TaskStarted
 from plait.run.steer import Steering, said, steer
 
 
@@ -34,7 +34,7 @@ def _started(store: SQLiteEventStore, attempt: int = 1) -> None:
 
 
 def _delivered(store: SQLiteEventStore, *notes: str) -> None:
-    store.append(Decision(run_id="r", agent="t", topic="notes", decision="told", data={"notes": list(notes)}))
+    store.append(NotesDelivered(run_id="r", agent="t", decision="told", notes=list(notes), step=1, attempt=1))
 
 
 def test_a_live_call_reads_only_what_was_appended_since(tmp_path: Path) -> None:
@@ -47,7 +47,7 @@ def test_a_live_call_reads_only_what_was_appended_since(tmp_path: Path) -> None:
     assert asyncio.run(steering.hold()) is None
     steer(RunLog(store, "r"), "t", "say", text="look at b.py")
     for i in range(50):  # the other agents go on
-        store.append(Decision(run_id="r", agent="u", topic="notes", decision="told", data={"notes": [f"{i}"]}))
+        store.append(NotesDelivered(run_id="r", agent="u", decision="told", notes=[f"{i}"], step=1, attempt=1))
     end = store.events("r", agent="u")[-1].seq
     assert steering.notes() == [said("look at b.py")]
     store.read, store.afters = 0, []

@@ -38,7 +38,7 @@ def test_the_parallel_demo_plans_runs_agents_at_once_and_integrates_them(plait: 
     events = [json.loads(line) for line in plait("log", "last", "--json", cwd=where).out.splitlines()]
     merges = [e for e in events if e["kind"] == "merge"]
     # csv-export waited for percent-split's tally/money.py and edited on top of its work: no conflict there
-    leases = {(e["agent"], e["data"]["action"], e["data"]["path"]) for e in events if e.get("topic") == "lease"}
+    leases = {(e["agent"], e["action"], e["path"]) for e in events if e["kind"] == "lease"}
     assert {("csv-export", "wait", "tally/money.py"), ("csv-export", "update", "tally/money.py")} <= leases
     assert not any("tally/money.py" in e["files"] for e in merges)
     # the two changelog lines written at the same time are reconciled at integration

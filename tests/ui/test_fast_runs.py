@@ -13,16 +13,15 @@ from synthetic_run import RUN_ID, append_run, parallel_run
 from plait.cli import main
 from plait.events.store import SQLiteEventStore
 from plait.events.types import (
-    SCHEMA_VERSION,
     Event,
     ModelCallFinished,
     ModelCallStarted,
     RunFinished,
     RunStarted,
 )
+from plait.log_upgrade import SCHEMA_VERSION
 from plait.messages import ModelResponse, Usage
 from plait.models.pricing import DEFAULT_PRICES, PriceTable
-from plait.ui import _fast_runs
 from plait.ui._fast_runs import DEFAULT_PRICED, is_priced, run_rows
 from plait.ui.summary import summarize
 
@@ -94,7 +93,7 @@ def test_the_rows_of_a_real_run_are_what_its_summary_says(demo_run: tuple[Path, 
 @pytest.mark.parametrize(
     "change",
     [
-        "UPDATE events SET payload = json_set(payload, '$.v', 2) WHERE kind = 'note'",
+        f"UPDATE events SET payload = json_set(payload, '$.v', {SCHEMA_VERSION + 1}) WHERE kind = 'note'",
         "UPDATE events SET payload = json_set(payload, '$.kind', 'later') WHERE kind = 'note'",
         "UPDATE events SET payload = json_set(payload, '$.cost_usd', '0.5') WHERE kind = 'model_response'",
         "UPDATE events SET payload = json_set(payload, '$.status', 'paused') WHERE kind = 'run_finished'",
@@ -137,7 +136,6 @@ def test_plait_runs_shows_the_same_table_either_way(
 
 def test_what_it_copies_is_what_plait_has() -> None:
     assert set(DEFAULT_PRICES) == DEFAULT_PRICED
-    assert _fast_runs.SCHEMA_VERSION == SCHEMA_VERSION
     models = [*DEFAULT_PRICES, LOCAL, "scripted:x.json", "openai-responses:gpt-5", "openai:gpt-5-2025080", "?", ""]
     models += [f"{m}-20250514" for m in DEFAULT_PRICES] + [f"{m}-latest" for m in DEFAULT_PRICES]
     table = PriceTable()

@@ -12,7 +12,7 @@ from textual.app import App
 
 from plait.coord import Leases
 from plait.events.store import SQLiteEventStore
-from plait.events.types import Decision, Event, RunStarted, TaskStarted
+from plait.events.types import Event, LeaseChanged, RunStarted, TaskStarted
 from plait.plan_model import Plan, PlanTask
 from plait.ui._log_lines import log_line
 from plait.ui.feed import EventFeed
@@ -66,14 +66,14 @@ def _leases_at_work(store: SQLiteEventStore) -> Leases:
 
 
 def _lease_events(store: SQLiteEventStore) -> list[Event]:
-    return [e for e in store.events(RUN, kinds=["decision"]) if isinstance(e, Decision) and e.topic == "lease"]
+    return [e for e in store.events(RUN, kinds=["lease"]) if isinstance(e, LeaseChanged)]
 
 
 def test_the_run_view_knows_who_holds_and_who_waits(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
     _leases_at_work(store)
     events = store.events(RUN)
-    waits = [i for i, e in enumerate(events) if isinstance(e, Decision) and e.data.get("action") == "wait"]
+    waits = [i for i, e in enumerate(events) if isinstance(e, LeaseChanged) and e.action == "wait"]
 
     view = RunView.of(RUN, events[: waits[0] + 1])
     export = view.agents["export"]
@@ -88,7 +88,7 @@ def test_the_run_view_knows_who_holds_and_who_waits(tmp_path: Path) -> None:
 def test_the_dashboard_shows_claims_and_waits(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
     _leases_at_work(store)
-    first_wait = next(e.seq for e in _lease_events(store) if isinstance(e, Decision) and e.data["action"] == "wait")
+    first_wait = next(e.seq for e in _lease_events(store) if isinstance(e, LeaseChanged) and e.action == "wait")
     shown = SQLiteEventStore(tmp_path / "shown.db")  # the run as it stood while export waited
     for event in store.events(RUN):
         if event.seq <= first_wait:
@@ -108,7 +108,7 @@ def test_the_dashboard_shows_claims_and_waits(tmp_path: Path) -> None:
 def test_log_lines_say_what_each_lease_decision_was(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
     _leases_at_work(store)
-    lines = [log_line(e, 0.0).split("decision", 1)[1].strip() for e in _lease_events(store)]
+    lines = [log_line(e, 0.0).split("lease", 1)[1].strip() for e in _lease_events(store)]
     assert lines == [
         "lease: claimed README.md (document the command)",
         "lease: waits for money to finish with tally/money.py (add format_plain)",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from plait.events.types import (
-    Decision,
     Event,
+    LeaseChanged,
     ModelCallFinished,
     ModelCallStarted,
     RunFinished,
@@ -56,11 +56,11 @@ def test_a_model_call_of_no_agent_counts_in_every_total() -> None:
 
 
 def test_a_wait_cut_short_by_its_attempts_end_does_not_eat_the_next_attempt() -> None:
-    data = {"path": "registry.py", "task": "b", "holder": "a", "action": "wait"}
+    lease = {"path": "registry.py", "task": "b", "holder": "a", "why": ""}
     events: list[Event] = [
         _started(),
         TaskStarted(**R, agent="b", ts=0.0, title="b", branch="b/b", worktree="/w", base_commit="c"),
-        Decision(**R, agent="b", ts=2.0, topic="lease", decision="wait", data=data),
+        LeaseChanged(**R, agent="b", ts=2.0, decision="wait", action="wait", **lease),
         TaskFinished(**R, agent="b", ts=5.0, status="failed"),  # the attempt ends while it waits
         TaskStarted(**R, agent="b", ts=20.0, title="b", branch="b/b.2", worktree="/w", base_commit="c", attempt=2),
         TaskFinished(**R, agent="b", ts=30.0, status="done"),

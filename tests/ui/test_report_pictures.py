@@ -15,7 +15,7 @@ import pytest
 from synthetic_run import RUN_ID, T0, parallel_run
 
 from plait.events.store import SQLiteEventStore
-from plait.events.types import Committed, Decision, Event, ModelCallFinished, PlanMade
+from plait.events.types import Committed, Event, LeaseAction, LeaseChanged, ModelCallFinished, PlanMade
 from plait.ui.cost import cost_breakdown
 from plait.ui.report import render_html
 
@@ -96,9 +96,9 @@ def test_a_long_diff_is_capped_with_the_command_to_see_it_all_and_model_text_sta
     assert "The repository was not at hand" in _details(html, "diff-ledger")
 
 
-def _lease(agent: str, at: float, action: str, path: str, holder: str, why: str = "") -> Decision:
-    data = {"path": path, "task": agent, "holder": holder, "action": action, "why": why, "until": 0.0}
-    return Decision(run_id=RUN_ID, agent=agent, ts=T0 + at, topic="lease", decision=f"{action} {path}", data=data)
+def _lease(agent: str, at: float, action: LeaseAction, path: str, holder: str, why: str = "") -> LeaseChanged:
+    ids = {"run_id": RUN_ID, "agent": agent, "ts": T0 + at, "task": agent}
+    return LeaseChanged(**ids, decision=f"{action} {path}", action=action, path=path, holder=holder, why=why)
 
 
 def _with_waits(events: list[Event]) -> list[Event]:
@@ -134,10 +134,10 @@ def test_a_wait_for_a_claimed_path_is_its_own_segment_on_the_lane() -> None:
 
 
 def test_the_demo_shows_its_wait_for_a_held_path(demo: Demo) -> None:
-    waited = [e for e in demo.events if isinstance(e, Decision) and e.topic == "lease" and e.data["action"] == "wait"]
+    waited = [e for e in demo.events if isinstance(e, LeaseChanged) and e.action == "wait"]
     assert waited, "the demo no longer waits for a path"
     waits = _waits(demo.html)
-    assert [(h, p) for h, p, _, _ in waits] == [(str(e.data["holder"]), str(e.data["path"])) for e in waited]
+    assert [(h, p) for h, p, _, _ in waits] == [(e.holder, e.path) for e in waited]
     for (holder, path, title, _), event in zip(waits, waited, strict=True):
         assert title.startswith(f"{event.agent} waits for {holder} to release {path}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plait.events.types import Decision, Event, RunFinished, RunStarted, TaskFinished, TaskStarted
+from plait.events.types import Event, LeaseAction, LeaseChanged, RunFinished, RunStarted, TaskFinished, TaskStarted
 from plait.ui.cost import cost_breakdown
 
 R = {"run_id": "r"}
@@ -14,9 +14,9 @@ def _task(agent: str, t: float) -> TaskStarted:
     return TaskStarted(**R, agent=agent, ts=t, title=agent, branch=f"b/{agent}", worktree="/w", base_commit="c")
 
 
-def _lease(agent: str, t: float, action: str) -> Decision:
-    data = {"path": "registry.py", "task": agent, "holder": "a", "action": action}
-    return Decision(**R, agent=agent, ts=t, topic="lease", decision=action, data=data)
+def _lease(agent: str, t: float, action: LeaseAction) -> LeaseChanged:
+    lease = {"path": "registry.py", "task": agent, "holder": "a", "action": action, "why": ""}
+    return LeaseChanged(**R, agent=agent, ts=t, decision=action, **lease)
 
 
 def test_a_wait_for_a_claimed_file_is_not_busy_time() -> None:

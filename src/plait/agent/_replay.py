@@ -14,8 +14,9 @@ from plait.agent.tools import ToolOutcome
 from plait.events.store import EventStore
 from plait.events.types import (
     AgentStopped,
-    Decision,
+    ContextCompacted,
     ModelCallFinished,
+    NotesDelivered,
     PromptGiven,
     TaskStarted,
     ToolCalled,
@@ -112,10 +113,10 @@ class AttemptRecord:
                 self.results.add(event)
             elif isinstance(event, ModelCallFinished) and event.attempt == attempt:
                 self.answers[event.call] = event
-            elif isinstance(event, Decision) and event.topic == "notes" and event.data.get("attempt") == attempt:
-                self.notes[int(event.data["step"])] = list(event.data["notes"])
-            elif isinstance(event, Decision) and event.topic == "context" and event.data.get("attempt") == attempt:
-                self.compactions.add(int(event.data["step"]))
+            elif isinstance(event, NotesDelivered) and event.attempt == attempt:
+                self.notes[event.step] = list(event.notes)
+            elif isinstance(event, ContextCompacted) and event.attempt == attempt:
+                self.compactions.add(event.step)
 
     @property
     def last_checkpoint(self) -> str:

@@ -25,7 +25,7 @@ from plait.agent._replay import AttemptRecord, replayed
 from plait.agent.journal import ModelCallJournal, valid_text
 from plait.agent.tools import ToolOutcome
 from plait.events.store import EventStore, redaction
-from plait.events.types import AgentStopped, Decision, PromptGiven, ToolCalled, ToolReturned
+from plait.events.types import AgentStopped, ContextCompacted, NotesDelivered, PromptGiven, ToolCalled, ToolReturned
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage
 from plait.redact import Redactor, scrub_strings, strings_in
 
@@ -214,12 +214,13 @@ class LoggedOnce:
             return []  # this step's call was made, and logged, without notes: new ones wait for a live step
         notes = [self._redact(note) for note in source()] if source else []
         if notes:
-            data = {"notes": notes, "step": step, "attempt": self._attempt}
             decision = f"delivered {len(notes)} note(s)"
-            self._store.append(Decision(**self._ids, topic="notes", decision=decision, data=data))
+            self._store.append(
+                NotesDelivered(**self._ids, decision=decision, notes=notes, step=step, attempt=self._attempt)
+            )
         return notes
 
-    def compacted(self, step: int, event: Decision) -> None:
+    def compacted(self, step: int, event: ContextCompacted) -> None:
         """Log a compaction before model call `step`, unless it was logged before."""
         if step not in self._log.compactions:
             self._store.append(event)

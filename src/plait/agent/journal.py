@@ -50,6 +50,8 @@ REPLAYED = (
     "tool_call",
     "tool_result",
     "decision",
+    "notes_delivered",
+    "compacted",
     "agent_stopped",
     "model_response",
     "steer",

@@ -38,7 +38,7 @@ from plait.agent.prompts import REFUSED, cut_reply, cut_text, task_prompt, too_m
 from plait.agent.tools import ToolOutcome
 from plait.errors import ModelError
 from plait.events.store import EventStore, redaction
-from plait.events.types import AgentStopped, Decision, PromptGiven, StopReason
+from plait.events.types import AgentStopped, ContextCompacted, PromptGiven, StopReason
 from plait.messages import (
     AssistantMessage,
     Message,
@@ -339,11 +339,9 @@ class Agent:
             return
         self.messages = done.messages
         budget, step = self.compactor.budget, self.steps + 1
-        data = {**done.data(), "step": step, "attempt": self.attempt, "budget": budget.tokens}
         why = f"the request neared {budget.limit} of the model's {budget.tokens} context tokens"
-        self._once.compacted(
-            step, Decision(**self._ids, topic="context", decision=done.decision, reason=why, data=data)
-        )
+        counts = {"step": step, "attempt": self.attempt, "budget": budget.tokens, **done.data()}
+        self._once.compacted(step, ContextCompacted(**self._ids, decision=done.decision, reason=why, **counts))
 
     def _stopped(self, reason: StopReason, summary: str) -> AgentResult:
         summary = valid_text(summary)

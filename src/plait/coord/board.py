@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from plait.events.store import EventStore
-from plait.events.types import Decision, NotePosted
+from plait.events.types import LeaseChanged, NotePosted, NotesDelivered
 from plait.globs import _matcher, is_glob, matches, normalize
 from plait.plan_model import Plan, PlanTask
 
@@ -115,10 +115,10 @@ class Board:
         rendered: dict[str, int] = {}
         for note in board.notes:
             rendered.setdefault(note.render(), note.seq)
-        for event in store.events(run_id, kinds=["decision"]):
-            if isinstance(event, Decision) and event.topic == "notes":
+        for event in store.events(run_id, kinds=["notes_delivered"]):
+            if isinstance(event, NotesDelivered):
                 given = board._given.setdefault(event.agent, set())
-                given.update(rendered[text] for text in event.data.get("notes", []) if text in rendered)
+                given.update(rendered[text] for text in event.notes if text in rendered)
         return board
 
     def post(self, author: str, topic: str, text: str, paths: Sequence[str] = (), to: Sequence[str] = ()) -> Note:
@@ -241,22 +241,21 @@ class Board:
 
     def _sync(self) -> None:
         with self._lock:
-            for event in self.store.events(self.run_id, kinds=["note", "decision"], after=self._cursor):
+            for event in self.store.events(self.run_id, kinds=["note", "lease"], after=self._cursor):
                 if isinstance(event, NotePosted):
                     note = self._note(event)
                     self.notes.append(note)
                     self._sort(note)
-                elif isinstance(event, Decision) and event.topic == "lease":
-                    self._lease(event.data)
+                elif isinstance(event, LeaseChanged):
+                    self._lease(event)
                 self._cursor = max(self._cursor, event.seq)
 
-    def _lease(self, data: dict[str, object]) -> None:
+    def _lease(self, event: LeaseChanged) -> None:
         """Follow the claims: a claimed path is one of its task's files until it is released or expires."""
-        task, path, action = str(data.get("task", "")), str(data.get("path", "")), data.get("action")
-        if action == "claim":
-            self._claimed.setdefault(task, set()).add(path)
-        elif action in ("release", "expire"):
-            self._claimed.get(task, set()).discard(path)
+        if event.action == "claim":
+            self._claimed.setdefault(event.task, set()).add(event.path)
+        elif event.action in ("release", "expire"):
+            self._claimed.get(event.task, set()).discard(event.path)
 
     @staticmethod
     def _note(event: NotePosted) -> Note:

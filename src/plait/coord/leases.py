@@ -10,7 +10,7 @@ Files the plan declares shared (`Plan.shared`: a registry each task adds to) are
 write-set; a run passes them as `shared` too, so that tasks add their lines at the same time and the merge
 keeps them side by side (without that, every task claims one to edit it and the additions are made in turn).
 Claims end when their task ends (`release_all`) or after a timeout. Every claim, wait, refusal,
-broken cycle and release is a `Decision(topic="lease")` in the log, which rebuilds the claims.
+broken cycle and release is a `LeaseChanged` in the log, which rebuilds the claims.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from plait.events.store import EventStore
-from plait.events.types import Decision, TaskFinished
+from plait.events.types import LeaseAction, LeaseChanged, TaskFinished
 from plait.globs import matches, normalize
 from plait.plan_model import Plan
 
@@ -152,16 +153,13 @@ class Leases:
     ) -> Leases:
         """The leases of a run being resumed, as its log left them (waits end with their process)."""
         leases = cls(store, run_id, plan, timeout=timeout, wait=wait, shared=shared, tracked=tracked)
-        for event in store.events(run_id, kinds=["decision"]):
-            if not (isinstance(event, Decision) and event.topic == "lease"):
+        for event in store.events(run_id, kinds=["lease"]):
+            if not isinstance(event, LeaseChanged):
                 continue
-            data = event.data
-            path, task = str(data.get("path", "")), str(data.get("task", ""))
-            if data.get("action") == "claim":
-                until = float(data.get("until", 0.0))
-                after = tuple(str(t) for t in data.get("after", []))
-                leases.claims[path] = Claim(task, path, str(data.get("why", "")), until, after=after)
-            elif data.get("action") in ("release", "expire") and path in leases.claims:
+            path, task = event.path, event.task
+            if event.action == "claim":
+                leases.claims[path] = Claim(task, path, event.why, event.until, after=tuple(event.after))
+            elif event.action in ("release", "expire") and path in leases.claims:
                 if leases.claims[path].task == task:
                     del leases.claims[path]
         return leases
@@ -363,12 +361,11 @@ class Leases:
                 del self.claims[path]
                 self._record(claim.task, path, claim.task, "expire", f"claim on {path} expired", claim.why)
 
-    def _record(self, task: str, path: str, holder: str, action: str, decision: str, why: str, **more: object) -> None:
-        data = {"path": path, "task": task, "holder": holder, "action": action, "why": why, **more}
-        data.setdefault("until", 0.0)
-        self.store.append(
-            Decision(run_id=self.run_id, agent=task, topic="lease", decision=decision, reason=why, data=data)
-        )
+    def _record(
+        self, task: str, path: str, holder: str, action: LeaseAction, decision: str, why: str, **more: Any
+    ) -> None:
+        ids = {"run_id": self.run_id, "agent": task, "task": task, "path": path, "holder": holder}
+        self.store.append(LeaseChanged(**ids, action=action, why=why, decision=decision, reason=why, **more))
 
     def _sync(self) -> None:
         for event in self.store.events(self.run_id, kinds=[*_ACTIVE, "task_finished"], after=self._cursor):

@@ -33,7 +33,8 @@ from pydantic import ValidationError
 from plait.errors import StateError
 from plait.events._pg_lease import PostgresLease
 from plait.events.store import SQLiteEventStore
-from plait.events.types import SCHEMA_VERSION, Event, EventAdapter
+from plait.events.types import Event, EventAdapter
+from plait.log_upgrade import SCHEMA_VERSION, stored_kinds, upgrade
 from plait.redact import Redactor
 
 __all__ = ["LAYOUT", "PostgresEventStore", "PostgresLease"]
@@ -246,8 +247,8 @@ class PostgresEventStore:
             args.append(agent)
         if kinds:
             query += " AND kind = ANY(%s)"
-            args.append(list(kinds))
-        return list(self._decode(self._read(query + " ORDER BY seq", args)))
+            args.append(stored_kinds(kinds))
+        return [e for e in self._decode(self._read(query + " ORDER BY seq", args)) if not kinds or e.kind in kinds]
 
     def run_ids(self) -> list[str]:
         where, args = ("WHERE scope = %s", [self.scope]) if self.scope else ("", [])
@@ -333,7 +334,7 @@ class PostgresEventStore:
                     f"event {seq} in {self.where} was written by a newer plait (schema {version}); upgrade plait"
                 )
             try:
-                event = EventAdapter.validate_python(data)
+                event = EventAdapter.validate_python(upgrade(data))
             except ValidationError as exc:
                 first = exc.errors()[0]
                 at = ".".join(str(p) for p in first["loc"])

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from plait.errors import StateError
 from plait.events._wal import wal_damage
-from plait.events.types import SCHEMA_VERSION, Event, EventAdapter
+from plait.events.types import Event, EventAdapter
+from plait.log_upgrade import SCHEMA_VERSION, stored_kinds, upgrade
 from plait.redact import Redactor, scrub_strings, strings_in
 
 __all__ = [
@@ -184,14 +185,15 @@ class SQLiteEventStore:
             sql += " AND agent = ?"
             args.append(agent)
         if kinds:
-            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
-            args.extend(kinds)
+            stored = stored_kinds(kinds)
+            sql += f" AND kind IN ({','.join('?' * len(stored))})"
+            args.extend(stored)
         with self._lock:
             try:
                 rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
-        return list(self._decode(rows))
+        return [e for e in self._decode(rows) if not kinds or e.kind in kinds]
 
     def run_ids(self) -> list[str]:
         with self._lock:
@@ -246,7 +248,7 @@ class SQLiteEventStore:
         except json.JSONDecodeError as exc:
             raise StateError(f"an event is not valid JSON ({exc.msg})") from exc
         try:
-            return EventAdapter.validate_python(data)
+            return EventAdapter.validate_python(upgrade(data))
         except ValidationError as exc:
             raise StateError(f"an event is malformed: {exc.errors()[0]['msg']}") from exc
 
@@ -262,7 +264,7 @@ class SQLiteEventStore:
                     f"event {seq} in {self.path} was written by a newer plait (schema {version}); upgrade plait"
                 )
             try:
-                event = EventAdapter.validate_python(data)
+                event = EventAdapter.validate_python(upgrade(data))
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])

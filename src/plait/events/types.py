@@ -2,25 +2,40 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
+from plait.events._base import _Event
+from plait.events._decided import (
+    ContextCompacted,
+    Decided,
+    Decision,
+    LeadReplied,
+    LeaseAction,
+    LeaseChanged,
+    NotesDelivered,
+    UserSaid,
+)
 from plait.messages import ModelResponse, ToolCall, Usage
 
 __all__ = [
     "EXPERT_PREFIX",
-    "SCHEMA_VERSION",
     "AgentStopped",
     "GateChecked",
     "Integrated",
+    "LeadReplied",
+    "LeaseAction",
+    "LeaseChanged",
     "MergeStep",
     "NotePosted",
+    "NotesDelivered",
     "PlanMade",
     "PlanRejected",
     "PolicyDecided",
     "Committed",
+    "ContextCompacted",
+    "Decided",
     "Decision",
     "Event",
     "ExpertStarted",
@@ -39,10 +54,9 @@ __all__ = [
     "TaskStarted",
     "ToolCalled",
     "ToolReturned",
+    "UserSaid",
     "UserSteered",
 ]
-
-SCHEMA_VERSION = 1
 
 StopReason = Literal[
     "finished",
@@ -56,18 +70,6 @@ StopReason = Literal[
     "interrupted",
     "stopped_by_user",
 ]
-
-
-class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    v: int = SCHEMA_VERSION
-    run_id: str
-    agent: str = ""
-    """The agent (task id, `planner`...) the event belongs to; empty for run-level events."""
-    ts: float = Field(default_factory=time.time)
-    seq: int = 0
-    """Position in the store, assigned on append."""
 
 
 class RunStarted(_Event):
@@ -187,16 +189,6 @@ class Committed(_Event):
     branch: str
     message: str
     files: list[str] = []
-
-
-class Decision(_Event):
-    """A choice plait made (a limit hit, a snapshot taken, a merge resolved) and why."""
-
-    kind: Literal["decision"] = "decision"
-    topic: str
-    decision: str
-    reason: str = ""
-    data: dict[str, Any] = {}
 
 
 class AgentStopped(_Event):
@@ -358,6 +350,11 @@ Event = Annotated[
     | ToolReturned
     | Committed
     | Decision
+    | LeaseChanged
+    | NotesDelivered
+    | ContextCompacted
+    | UserSaid
+    | LeadReplied
     | AgentStopped
     | PlanMade
     | PlanRejected

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -24,7 +24,7 @@ from plait.coord.asking import ExpertTools
 from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, specs_from_log
 from plait.events.runlog import RunLog
 from plait.events.store import redaction
-from plait.events.types import Decision, PromptGiven, RunStarted
+from plait.events.types import Decision, LeadReplied, PromptGiven, RunStarted, UserSaid
 from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import repo_map
@@ -180,41 +180,46 @@ class Said:
 class Transcript:
     """The user's messages to a lead and its replies, kept in the log as decisions of the lead."""
 
-    def __init__(self, log: RunLog, topic: str) -> None:
+    def __init__(self, log: RunLog, topic: Literal["question", "session"]) -> None:
         self.log, self.topic = log, topic
         self.messages: list[Said] = []
-        self.replies: dict[int, dict[str, Any]] = {}
-        for event in log.events(agent=LEAD, kinds=["decision"]):
-            if not isinstance(event, Decision):
-                continue
-            if event.topic == topic:
-                self.messages.append(Said(int(event.data["turn"]), str(event.data["text"]), event.seq))
-            elif event.topic == "reply":
-                self.replies[int(event.data["turn"])] = dict(event.data)
+        self.replies: dict[int, LeadReplied] = {}
+        for event in log.events(agent=LEAD, kinds=["user_said", "lead_replied"]):
+            if isinstance(event, UserSaid) and event.topic == topic:
+                self.messages.append(Said(event.turn, event.text, event.seq))
+            elif isinstance(event, LeadReplied):
+                self.replies[event.turn] = event
 
     def said(self, text: str) -> Said:
         """Log the user's next message; the lead sees it only after."""
         turn = len(self.messages) + 1
-        event = Decision(
+        event = UserSaid(
             run_id=self.log.run_id,
             agent=LEAD,
             topic=self.topic,
             decision=f"message {turn} from the user",
-            data={"turn": turn, "text": text},
+            turn=turn,
+            text=text,
         )
         said = Said(turn, text, self.log.append(event).seq)
         self.messages.append(said)
         return said
 
-    def replied(self, turn: int, result: AgentResult, **extra: Any) -> dict[str, Any]:
+    def replied(self, turn: int, result: AgentResult, *, disagreements: str = "") -> LeadReplied:
         """Log the lead's reply to message `turn`."""
         text = result.summary if result.ok else f"the lead stopped ({result.reason}): {result.summary}"
-        data = {"turn": turn, "text": text, "ok": result.ok, **extra}
-        self.log.append(
-            Decision(run_id=self.log.run_id, agent=LEAD, topic="reply", decision=f"reply {turn} to the user", data=data)
+        reply = LeadReplied(
+            run_id=self.log.run_id,
+            agent=LEAD,
+            decision=f"reply {turn} to the user",
+            turn=turn,
+            text=text,
+            ok=result.ok,
+            disagreements=disagreements,
         )
-        self.replies[turn] = data
-        return data
+        self.log.append(reply)
+        self.replies[turn] = reply
+        return reply
 
     async def replay(self, lead: Agent) -> list[tuple[Said, AgentResult]]:
         """Feed every logged message to a new `lead`; returns the turns no reply was logged for (finished now)."""

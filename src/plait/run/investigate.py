@@ -373,13 +373,13 @@ async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
     disagreements = (
         str(answer_arguments(log.store, log.run_id, LEAD, said.seq).get("disagreements", "")) if result.ok else ""
     )
-    data = transcript.replied(said.turn, result, disagreements=disagreements)
+    reply = transcript.replied(said.turn, result, disagreements=disagreements)
     status = "done" if result.ok else "failed"
-    log.append(RunFinished(run_id=log.run_id, status=status, reason="" if result.ok else str(data["text"])))
+    log.append(RunFinished(run_id=log.run_id, status=status, reason="" if result.ok else reply.text))
     return AskOutcome(
         log.run_id,
         o.question,
-        str(data["text"]),
+        reply.text,
         disagreements,
         findings_since(log, said.seq, files, str(root)),
         result.ok,

@@ -229,8 +229,8 @@ class Session:
         return self._reply(said, await self._lead.turn(text))
 
     def _reply(self, said: Said, result: AgentResult) -> Reply:
-        data = self.transcript.replied(said.turn, result)
-        return Reply(said.turn, str(data["text"]), result.ok, said.seq)
+        reply = self.transcript.replied(said.turn, result)
+        return Reply(said.turn, reply.text, result.ok, said.seq)
 
     @property
     def turns(self) -> int:

@@ -22,7 +22,7 @@ from typing import Literal
 
 from plait.agent.journal import agent_events
 from plait.events.runlog import RunLog
-from plait.events.types import Decision, Event, TaskStarted, UserSteered
+from plait.events.types import Decision, Event, NotesDelivered, TaskStarted, UserSteered
 
 __all__ = ["SAID", "Action", "Steering", "notes_from", "said", "steer", "told"]
 
@@ -115,8 +115,8 @@ class Steering:
         if everything:
             self._delivered = Counter()
         for event in fresh:
-            if isinstance(event, Decision) and event.topic == "notes":
-                self._delivered.update(str(n) for n in event.data.get("notes", []))
+            if isinstance(event, NotesDelivered):
+                self._delivered.update(event.notes)
         self._delivered_last = fresh[-1].seq if fresh else self._delivered_last
 
     def notes(self) -> list[str]:

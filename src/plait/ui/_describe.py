@@ -10,7 +10,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from html import escape as html_escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from plait.reconcile.verdict import gate_why
 from plait.ui import _fmt
@@ -19,10 +19,11 @@ if TYPE_CHECKING:  # told apart by their kind: `plait log` describes events read
     from rich.text import Text
 
     from plait.events.types import (
-        Decision,
+        Decided,
         Event,
         GateChecked,
         Integrated,
+        LeaseChanged,
         MergeStep,
         ModelCallFinished,
         ToolReturned,
@@ -145,8 +146,10 @@ def describe(event: Event, *, max_attempts: int | None = None) -> Said | None:
         why = (event.summary or event.reason) if event.status == "done" else (event.reason or event.summary)
         tone = "good" if event.status == "done" else "bad"
         return _said(who, "", (event.status, tone), f": {first_line(why, 200)}" if why.strip() else "")
-    if event.kind == "decision":
-        return _decision(who, event)
+    if event.kind == "lease":
+        return _said(who, "", ("lease: ", "mark"), (_lease(event), _LEASE_TONE.get(event.action, "dim")))
+    if event.kind in _DECIDED:
+        return _decided(who, cast("Decided", event))
     if event.kind == "note":
         return _said(who, "note", f"note ({event.topic}): {event.text}")
     return _run_level(event)
@@ -174,10 +177,11 @@ def _tool_returned(who: str, event: ToolReturned) -> Said:
     return _said(who, "dim", f"{lines[0][:120]}{last}")
 
 
-def _decision(who: str, event: Decision) -> Said:
-    if event.topic == "lease":
-        action = str(event.data.get("action", ""))
-        return _said(who, "", ("lease: ", "mark"), (_lease(event, action), _LEASE_TONE.get(action, "dim")))
+_DECIDED = frozenset({"decision", "notes_delivered", "compacted", "user_said", "lead_replied"})
+"""The kinds of logged choice (a lease aside) worded alike: what was decided, and why."""
+
+
+def _decided(who: str, event: Decided) -> Said:
     why = f": {first_line(event.reason, 300)}" if event.reason.strip() else ""
     return _said(who, "warn", f"{event.decision}{why}")
 
@@ -185,20 +189,19 @@ def _decision(who: str, event: Decision) -> Said:
 _LEASE_TONE = {"claim": "good", "wait": "warn", "refuse": "bad", "cycle": "bad", "update": "info"}
 
 
-def _lease(event: Decision, action: str) -> str:
+def _lease(event: LeaseChanged) -> str:
     """A claim, wait, refusal, broken cycle, release or merge of integrated work."""
-    data = event.data
-    path, holder = data.get("path", ""), data.get("holder", "")
-    why = f" ({data['why']})" if data.get("why") and action in ("claim", "wait", "refuse") else ""
-    if action == "claim" and data.get("after"):
-        return f"claimed {path} after waiting for {', '.join(data['after'])}{why}"
+    action, path, holder = event.action, event.path, event.holder
+    why = f" ({event.why})" if event.why and action in ("claim", "wait", "refuse") else ""
+    if action == "claim" and event.after:
+        return f"claimed {path} after waiting for {', '.join(event.after)}{why}"
     if action == "wait":
         return f"waits for {holder} to finish with {path}{why}"
     if action == "refuse":
-        waited = float(data.get("waited") or 0)
+        waited = event.waited
         return f"refused {path}{why}: held by {holder}" + (f", after waiting {waited:.0f}s" if waited else "")
     if action == "cycle":
-        return f"refused {path}: waiting for {holder} would close the cycle {' → '.join(data.get('cycle', []))}"
+        return f"refused {path}: waiting for {holder} would close the cycle {' → '.join(event.cycle)}"
     return event.decision + (why if action == "claim" else "")
 
 

@@ -18,13 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from plait.log_upgrade import SCHEMA_VERSION, upgrade
 from plait.redact import Redactor, scrub_strings, strings_in
 from plait.textsafe import visible
 
-__all__ = ["FIELDS", "MODELS", "SCHEMA_VERSION", "Fields", "Unread", "decode", "read_events", "run_ids"]
-
-SCHEMA_VERSION = 1
-"""`plait.events.types.SCHEMA_VERSION` (a test keeps the two equal)."""
+__all__ = ["FIELDS", "MODELS", "Fields", "Unread", "decode", "read_events", "run_ids"]
 
 REQUIRED: Any = ...
 """The default of a field the JSON must hold."""
@@ -54,8 +52,10 @@ default is the JSON it is read from."""
 _S, _I, _F, _B, _L, _D = "str", "int", "float", "bool", "list[str]", "dict"
 _R = REQUIRED
 _BASE: dict[str, tuple[Any, Any]] = {
-    **{"v": (_I, 1), "run_id": (_S, _R), "agent": (_S, ""), "ts": (_F, _R), "seq": (_I, 0)}
+    **{"v": (_I, SCHEMA_VERSION), "run_id": (_S, _R), "agent": (_S, ""), "ts": (_F, _R), "seq": (_I, 0)}
 }
+_DECIDED: dict[str, tuple[Any, Any]] = {"decision": (_S, _R), "reason": (_S, "")}
+_STEP: dict[str, tuple[Any, Any]] = {"step": (_I, _R), "attempt": (_I, _R)}
 _OWN: dict[str, dict[str, tuple[Any, Any]]] = {
     "run_started": {
         **{k: (_S, _R) for k in ("task", "repo", "base_commit", "base_ref", "model")},
@@ -87,7 +87,24 @@ _OWN: dict[str, dict[str, tuple[Any, Any]]] = {
         "checkpoint": (_S, ""),
     },
     "commit": {"sha": (_S, _R), "branch": (_S, _R), "message": (_S, _R), "files": (_L, [])},
-    "decision": {"topic": (_S, _R), "decision": (_S, _R), "reason": (_S, ""), "data": (_D, {})},
+    "decision": {**_DECIDED, "topic": (_S, _R), "data": (_D, {})},
+    "lease": {
+        **_DECIDED,
+        "topic": (("lease",), "lease"),
+        "action": (("claim", "wait", "refuse", "cycle", "release", "expire", "update"), _R),
+        **{"path": (_S, _R), "task": (_S, _R), "holder": (_S, _R), "why": (_S, _R), "until": (_F, 0.0)},
+        **{"after": (_L, []), "waited": (_F, 0.0), "cycle": (_L, []), "head": (_S, ""), "conflicts": (_L, [])},
+    },
+    "notes_delivered": {**_DECIDED, "topic": (("notes",), "notes"), "notes": (_L, _R), **_STEP},
+    "compacted": {
+        **{**_DECIDED, "topic": (("context",), "context"), **_STEP, "budget": (_I, 0)},
+        **{k: (_I, 0) for k in ("messages_before", "messages_after", "tokens_before", "tokens_after", "summarised")},
+    },
+    "user_said": {**_DECIDED, "topic": (("question", "session"), _R), "turn": (_I, _R), "text": (_S, _R)},
+    "lead_replied": {
+        **{**_DECIDED, "topic": (("reply",), "reply"), "turn": (_I, _R), "text": (_S, _R), "ok": (_B, _R)},
+        "disagreements": (_S, ""),
+    },
     "agent_stopped": {
         "reason": (
             (
@@ -230,7 +247,8 @@ def read_events(log: Path, run_id: str, redact: Redactor) -> list[Fields] | None
     events = []
     try:
         for seq, data in read:
-            if type(data) is not dict or data.get("kind") not in FIELDS or data.get("v", 1) != SCHEMA_VERSION:
+            data = upgrade(data)
+            if type(data) is not dict or data.get("kind") not in FIELDS or data.get("v") != SCHEMA_VERSION:
                 return None
             kept = {k: data[k] for k in ("v", "kind") if k in data} | {"seq": seq}
             shown = data if change is None else scrub_strings(data, change)

@@ -15,12 +15,10 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plait.log_upgrade import SCHEMA_VERSION
 from plait.ui._usd import dollars
 
-__all__ = ["DEFAULT_PRICED", "SCHEMA_VERSION", "RunRow", "is_priced", "run_rows"]
-
-SCHEMA_VERSION = 1
-"""`plait.events.types.SCHEMA_VERSION` (a test keeps the two equal)."""
+__all__ = ["DEFAULT_PRICED", "RunRow", "is_priced", "run_rows"]
 
 DEFAULT_PRICED = frozenset(
     {
@@ -48,7 +46,7 @@ DEFAULT_PRICED = frozenset(
 _KINDS = frozenset(
     "run_started run_finished task_started task_finished prompt model_request model_retry model_response model_error"
     " tool_call tool_result commit decision agent_stopped plan plan_rejected merge gate integrated policy note expert"
-    " question answer steer".split()
+    " question answer steer lease notes_delivered compacted user_said lead_replied".split()
 )
 _FINISHED = frozenset({"done", "incomplete", "failed", "interrupted"})
 

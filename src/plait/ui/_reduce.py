@@ -11,11 +11,13 @@ from typing import Any
 from plait.events.types import (
     AgentStopped,
     Committed,
+    Decided,
     Decision,
     Event,
     ExpertStarted,
     GateChecked,
     Integrated,
+    LeaseChanged,
     MergeStep,
     ModelCallFailed,
     ModelCallFinished,
@@ -81,7 +83,7 @@ class RunView:
     merges: list[MergeStep] = field(default_factory=list)
     gates: list[GateChecked] = field(default_factory=list)
     integrations: list[Integrated] = field(default_factory=list)
-    decisions: list[Decision] = field(default_factory=list)
+    decisions: list[Decided] = field(default_factory=list)
     commits: list[Committed] = field(default_factory=list)
     config_changes: list[str] = field(default_factory=list)
     """Tasks whose commits changed the repository's `.plait.toml`, to be reviewed before it is trusted."""
@@ -157,7 +159,7 @@ class RunView:
             counts[state] = counts.get(state, 0) + 1
         return counts
 
-    def _agent(self, event: Event, *, busy: bool = False) -> AgentView | None:
+    def _agent(self, event: Event | Decided, *, busy: bool = False) -> AgentView | None:
         """The agent's view; `busy` events (model and tool steps) open a span when none is open."""
         if not event.agent:
             return None
@@ -179,7 +181,7 @@ class RunView:
             self._apply_run(event)
         elif isinstance(event, MergeStep | GateChecked | Integrated):
             self._apply_merge(event)
-        elif isinstance(event, Decision):
+        elif isinstance(event, Decided):
             self._apply_decision(event)
         elif isinstance(event, TaskStarted | TaskFinished | AgentStopped | Committed):
             self._apply_task(event)
@@ -351,22 +353,21 @@ class RunView:
                 if task_id in self.agents:
                     self.agents[task_id].merge = "ejected"
 
-    def _apply_decision(self, event: Decision) -> None:
+    def _apply_decision(self, event: Decided) -> None:
         """A decision; the run's kind, and a lease: the agent waits for a path, holds it, or no longer does."""
         self.decisions.append(event)
-        if event.topic == "kind" and not self.kind:
+        if isinstance(event, Decision) and event.topic == "kind" and not self.kind:
             self.kind = str(event.data.get("kind", ""))
         view = self._agent(event)
-        if view is None or event.topic != "lease":
+        if view is None or not isinstance(event, LeaseChanged):
             return
-        data = event.data
-        action, path, holder = data.get("action"), str(data.get("path", "")), str(data.get("holder", ""))
+        action, path, holder = event.action, event.path, event.holder
         key = (event.agent, path)
         if action == "wait":
             view.waiting_for = f"{holder} ({path})"
             view.now = f"waits for {holder}: {path}"
             if key not in self._waiting:
-                self._waiting[key] = Wait(event.agent, path, holder, str(data.get("why", "")), event.ts)
+                self._waiting[key] = Wait(event.agent, path, holder, event.why, event.ts)
                 self.waits.append(self._waiting[key])
             return
         if action in ("claim", "refuse", "cycle", "release") and key in self._waiting:  # granted, refused, ended

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Protocol
 
-from plait.events.types import Committed, Decision, Event, RunStarted, TaskFinished, TaskStarted
+from plait.events.types import Committed, Event, LeaseChanged, RunStarted, TaskFinished, TaskStarted
 from plait.ui.runview import RunView, phase_of
 
 __all__ = ["Git", "diff_section", "task_diffs", "task_spans"]
@@ -42,10 +42,9 @@ def task_spans(events: list[Event]) -> dict[str, tuple[str, str]]:
             continue
         if isinstance(event, TaskStarted) and event.base_commit:
             bases[event.agent] = event.base_commit
-        elif isinstance(event, Decision) and event.topic == "lease" and event.data.get("action") == "update":
-            head = event.data.get("head")
-            if isinstance(head, str) and head and not event.data.get("conflicts"):
-                bases[event.agent] = head
+        elif isinstance(event, LeaseChanged) and event.action == "update":
+            if event.head and not event.conflicts:
+                bases[event.agent] = event.head
         elif isinstance(event, Committed) and event.sha:
             heads[event.agent] = event.sha
         elif isinstance(event, TaskFinished) and event.commit:

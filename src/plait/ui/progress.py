@@ -9,6 +9,7 @@ from rich.console import Console
 from plait.events.types import (
     AgentStopped,
     Committed,
+    Decided,
     Decision,
     Event,
     GateChecked,
@@ -17,6 +18,7 @@ from plait.events.types import (
     ModelCallFailed,
     ModelCallFinished,
     ModelCallRetried,
+    NotesDelivered,
     RunFinished,
     RunStarted,
     TaskFinished,
@@ -42,7 +44,7 @@ _SHOWN = (
     GateChecked,
     Integrated,
     TaskFinished,
-    Decision,
+    Decided,
     RunFinished,
 )
 """The events that make a line; their words are `describe`'s."""
@@ -86,11 +88,13 @@ class ProgressPrinter:
             return event.status == "dropped"
         if isinstance(event, Integrated):
             return bool(event.tasks or event.ejected)
+        if isinstance(event, NotesDelivered):
+            return False
         if isinstance(event, Decision):
             # an attempt's worktree is said by the start line that follows; a verify command that cannot run stops
             # the run with this line as its error
             cannot_run = event.topic == "verify" and event.data.get("state") == "cannot-run"
-            return event.topic not in ("worktree", "notes") and not cannot_run
+            return event.topic != "worktree" and not cannot_run
         return True
 
     def _ejections(self, event: Integrated, said: Said) -> str:

@@ -11,7 +11,6 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from plait.events.types import (
-    Decision,
     Event,
     GateChecked,
     ModelCallFinished,
@@ -20,6 +19,7 @@ from plait.events.types import (
     PromptGiven,
     ToolCalled,
     ToolReturned,
+    UserSaid,
 )
 from plait.ui._describe import describe
 from plait.ui._safe import visible
@@ -58,9 +58,9 @@ def _render_event(event: Event, max_lines: int) -> RenderableType | None:
             title_align="left",
             border_style=style,
         )
-    if isinstance(event, Decision) and event.topic in _USER_TOPICS and "text" in event.data:
-        title = f"the user, {_USER_TOPICS[event.topic]} {event.data.get('turn', '')}".rstrip()
-        return Panel(Text(str(event.data["text"])), title=title, title_align="left", border_style="magenta")
+    if isinstance(event, UserSaid):
+        title = f"the user, {_USER_TOPICS[event.topic]} {event.turn}"
+        return Panel(Text(event.text), title=title, title_align="left", border_style="magenta")
     if isinstance(event, NotePosted) or (isinstance(event, PolicyDecided) and event.verdict == "allow"):
         return None
     said = describe(event)
@@ -77,7 +77,7 @@ def _render_event(event: Event, max_lines: int) -> RenderableType | None:
 
 
 _USER_TOPICS = {"question": "question", "session": "message"}
-"""Decisions that log what the user said to a lead (`plait ask`, `plait session`), and what to call it."""
+"""What the user said to a lead (`plait ask`, `plait session`): what to call it."""
 
 
 def _answer(who: str, arguments: dict[str, object]) -> RenderableType:
@@ -101,8 +101,8 @@ def render_transcript(
     for event in events:
         if agent is not None and event.agent not in ("", agent):
             continue
-        if isinstance(event, Decision) and event.topic in _USER_TOPICS:
-            said.add(str(event.data.get("text", "")))
+        if isinstance(event, UserSaid):
+            said.add(event.text)
         if isinstance(event, PromptGiven) and event.user in said:
             continue
         shown = _render_event(event, max_lines)

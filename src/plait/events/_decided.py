@@ -1,0 +1,116 @@
+"""Choices plait logs for a person to read (`decision`, `reason`, under a `topic`), and those of them it reads back.
+
+A `Decision` is a one-off choice nothing reads again; what resume or a view reads back is an event of its own
+with typed fields: a lease changed, notes delivered, the context compacted, the user said something to a lead,
+the lead replied. Logs of schema 1 kept these as decisions; `plait.log_upgrade` reads them as these events.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from plait.events._base import _Event
+
+__all__ = [
+    "ContextCompacted",
+    "Decided",
+    "Decision",
+    "LeadReplied",
+    "LeaseAction",
+    "LeaseChanged",
+    "NotesDelivered",
+    "UserSaid",
+]
+
+
+class Decided(_Event):
+    """What every logged choice has: what it was about (`topic`), what was decided, and why."""
+
+    topic: str
+    decision: str
+    reason: str = ""
+
+
+class Decision(Decided):
+    """A choice plait made (a limit hit, a snapshot taken, a merge resolved) and why, that nothing reads back."""
+
+    kind: Literal["decision"] = "decision"
+    data: dict[str, Any] = {}
+
+
+LeaseAction = Literal["claim", "wait", "refuse", "cycle", "release", "expire", "update"]
+"""What happened to a claim: granted, waited for, refused, refused as it would close a cycle, let go, timed out,
+or (`update`) the integrated work on the path merged into the task's worktree."""
+
+
+class LeaseChanged(Decided):
+    """Task `task`'s claim on `path`, a file outside its write-set, changed: the log rebuilds the claims from it."""
+
+    kind: Literal["lease"] = "lease"
+    topic: Literal["lease"] = "lease"
+    action: LeaseAction
+    path: str
+    task: str
+    holder: str
+    """The task that holds the path (the claimant itself when it claims, releases or updates)."""
+    why: str
+    until: float = 0.0
+    """When a granted claim expires (the clock of the process that granted it)."""
+    after: list[str] = []
+    """The tasks a granted claim waited for."""
+    waited: float = 0.0
+    """Seconds a refused claim waited first."""
+    cycle: list[str] = []
+    """The tasks whose waits a refused claim would have closed into a cycle."""
+    head: str = ""
+    """The integration head an `update` merged."""
+    conflicts: list[str] = []
+    """The files an `update` could not merge."""
+
+
+class NotesDelivered(Decided):
+    """The board's notes an agent was given before model call `step` of `attempt`: a resumed agent gets the same."""
+
+    kind: Literal["notes_delivered"] = "notes_delivered"
+    topic: Literal["notes"] = "notes"
+    notes: list[str]
+    step: int
+    attempt: int
+
+
+class ContextCompacted(Decided):
+    """An agent's conversation was summarised before model call `step` of `attempt`, as it neared the context."""
+
+    kind: Literal["compacted"] = "compacted"
+    topic: Literal["context"] = "context"
+    step: int
+    attempt: int
+    budget: int = 0
+    """The model's context, in tokens."""
+    messages_before: int = 0
+    messages_after: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    summarised: int = 0
+    """The last step the summary covers."""
+
+
+class UserSaid(Decided):
+    """Message `turn` from the user to a lead: a question (`plait ask`) or a message of a session."""
+
+    kind: Literal["user_said"] = "user_said"
+    topic: Literal["question", "session"]
+    turn: int
+    text: str
+
+
+class LeadReplied(Decided):
+    """A lead's reply to the user's message `turn`; `ok` is False when the lead stopped instead of answering."""
+
+    kind: Literal["lead_replied"] = "lead_replied"
+    topic: Literal["reply"] = "reply"
+    turn: int
+    text: str
+    ok: bool
+    disagreements: str = ""
+    """What the experts an investigation asked disagreed on."""
