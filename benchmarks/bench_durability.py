@@ -31,7 +31,7 @@ from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import RunContext, run_plan
 from plait.run.state import load_state
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 from plait.workspace.git import PLAIT_IDENTITY
 
 
@@ -100,7 +100,7 @@ def context(repo: Repo, store: EventStore, model: FunctionModel, limit: int) -> 
         model=model,
         log=RunLog(store, "d"),
         base=Base(repo.head(), "main"),
-        runners=lambda p, a, e: LocalRunner(),
+        runners=lambda p, a, e: LocalShell(),
     )
 
 

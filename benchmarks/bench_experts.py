@@ -36,7 +36,7 @@ from plait.coord.experts import Expert, Experts, ExpertSpec
 from plait.events import ModelCallFinished, SQLiteEventStore
 from plait.models.pricing import PriceTable
 from plait.models.scripted import ScriptedModel
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 _ANSWER = (
     "The session interface is SessionInterface in src/flask/sessions.py: open_session(app, request) returns "
@@ -108,7 +108,7 @@ async def _workers(root: Path, db: Path, workers: int, files: list[str], turns: 
     if with_expert:
         spec = ExpertSpec(name="area", area=files, brief="The area every worker needs.")
         experts.add(Expert(spec, run_id="bench", store=store, model=model, prices=prices, root=root))
-    runner = LocalRunner()
+    runner = LocalShell()
     agents = []
     for w in range(workers):
         box = Toolbox(root, runner, read_only=True)

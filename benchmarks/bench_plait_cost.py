@@ -61,7 +61,7 @@ from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import RunContext, run_plan
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 from plait.workspace.git import PLAIT_IDENTITY
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -283,7 +283,7 @@ def full_run(plan: Plan, latency: float, by: str) -> float:
             model=scripted(plan, latency),
             log=RunLog(store, "b"),
             base=Base(repo.head(), "main"),
-            runners=lambda p, a, e: LocalRunner(),
+            runners=lambda p, a, e: LocalShell(),
         )
         with ordered(by):
             started = time.perf_counter()

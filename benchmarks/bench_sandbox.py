@@ -2,7 +2,7 @@
 
 Baselines, measured in the same run: "bare" starts `bash -c COMMAND` with asyncio and reads its output, nothing
 more; "bare bwrap" does the same with the argv the bwrap layer prepares (bubblewrap's own cost); "local" is
-`LocalRunner` (new session, scrubbed environment, capped output, tree kill) with no policy, limits or OS layer.
+`LocalShell` (new session, scrubbed environment, capped output, tree kill) with no policy, limits or OS layer.
 The runners take turns, so drift in the machine's load hits all alike, with a pause between two commands (an
 agent's commands come seconds apart, and some kernel costs, such as moving a process into a cgroup, are paid
 again after a pause). The table gives the median and p90 of each, the median's ratio to bare, and the
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from plait.settings import Settings
-from plait.workspace import CommandResult, LocalRunner, Shell
+from plait.workspace import CommandResult, LocalShell, Shell
 from plait.workspace.policy import Limits, Policy, SandboxSettings
 from plait.workspace.sandbox import SandboxedShell, probe, sandboxed_shell
 
@@ -72,7 +72,7 @@ def workspace(tmp: Path) -> tuple[Path, Path]:
 
 def runners(worktree: Path, common: Path, cgroup: bool) -> dict[str, Shell]:
     found = probe()
-    out: dict[str, Shell] = {"bare": Bare(), "local": LocalRunner()}
+    out: dict[str, Shell] = {"bare": Bare(), "local": LocalShell()}
     layers = [("limits only", "none")] + [(name, name) for name in ("landlock", "bwrap") if name in found.usable()]
     for label, layer in layers:
         limits = Limits(cgroup=cgroup)

@@ -36,7 +36,7 @@ from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import RunContext, run_plan
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 from plait.workspace.git import PLAIT_IDENTITY
 
 
@@ -97,7 +97,7 @@ def one_run(n: int, limit: int, latency: float, seed: int) -> dict[str, float]:
             model=model(latency),
             log=RunLog(store, "b"),
             base=Base(repo.head(), "main"),
-            runners=lambda p, a, e: LocalRunner(),
+            runners=lambda p, a, e: LocalShell(),
         )
         before = resource.getrusage(resource.RUSAGE_SELF)
         tracemalloc.start()

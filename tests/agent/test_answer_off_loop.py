@@ -13,7 +13,7 @@ from plait.agent.tools import Toolbox
 from plait.events import Event, SQLiteEventStore
 from plait.messages import ModelRequest, UserMessage
 from plait.models import PriceTable, ScriptedModel
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 
 class HeldStore:
@@ -76,7 +76,7 @@ def test_the_tool_calls_of_an_answer_run_only_once_it_is_logged(tmp_path: Path) 
         run_id="r",
         agent_id="a",
         model=ScriptedModel([writes, finish]),
-        toolbox=Toolbox(root, LocalRunner(), command_timeout=30, output_limit=4000),
+        toolbox=Toolbox(root, LocalShell(), command_timeout=30, output_limit=4000),
         store=store,
         prices=PriceTable(),
         system="You are a test agent.",

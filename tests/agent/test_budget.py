@@ -13,7 +13,7 @@ from plait.events.runlog import RunLog
 from plait.messages import Usage
 from plait.models import PriceTable, ScriptedModel
 from plait.models.pricing import Price
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 
 def _decisions(store: SQLiteEventStore) -> list[Decision]:
@@ -57,7 +57,7 @@ def test_an_agent_stops_before_the_call_that_would_overspend(repo: Repo, tmp_pat
         run_id="r",
         agent_id="main",
         model=model,
-        toolbox=Toolbox(repo.root, LocalRunner()),
+        toolbox=Toolbox(repo.root, LocalShell()),
         store=store,
         prices=prices,
         system="s",
@@ -84,7 +84,7 @@ def test_a_resumed_run_is_charged_what_it_paid_once_and_replays_are_not_charged_
             run_id="r",
             agent_id="main",
             model=model,
-            toolbox=Toolbox(repo.root, LocalRunner()),
+            toolbox=Toolbox(repo.root, LocalShell()),
             store=store,
             prices=prices,
             system="s",

@@ -36,7 +36,7 @@ from plait.messages import (
 )
 from plait.models import PriceTable, ScriptedModel
 from plait.settings import Settings, load_settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 BRIEF = UserMessage(text="Your task:\n\nfix add. You use the interface ledger-api: `def post(entry) -> int`")
 BIG = "\n".join(f"{i}: OLD-CONTENT line {i}" for i in range(1, 201))
@@ -280,7 +280,7 @@ def _agent(root: Path, store: SQLiteEventStore, model: ScriptedModel | _DiesAt, 
         run_id="r",
         agent_id="main",
         model=model,
-        toolbox=Toolbox(root, LocalRunner(), command_timeout=60),
+        toolbox=Toolbox(root, LocalShell(), command_timeout=60),
         store=store,
         prices=PriceTable(),
         system="You are a test agent.",

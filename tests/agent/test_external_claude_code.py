@@ -21,7 +21,7 @@ from plait.agent.external.claude_code import claude_env
 from plait.agent.loop import AgentResult
 from plait.events import SQLiteEventStore
 from plait.events.types import AgentStopped, Decision, ModelCallFinished, ToolCalled, ToolReturned
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 pytestmark = pytest.mark.skipif(
     shutil.which("claude") is None,
@@ -59,7 +59,7 @@ def _work(
     with StreamServer(_in(worktree, reply)) as server:
         env = claude_env({"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key"})
         worker = ClaudeCodeWorker(
-            Job(run_id="r1", agent_id="t", attempt=1, store=store, runner=LocalRunner(), worktree=worktree,
+            Job(run_id="r1", agent_id="t", attempt=1, store=store, runner=LocalShell(), worktree=worktree,
                 system="You work for plait.", env=env, max_turns=5, **job)
         )  # fmt: skip
         result = asyncio.run(worker.run("Your task is `t`: write notes.txt."))

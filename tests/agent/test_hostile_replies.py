@@ -14,7 +14,7 @@ from plait.agent.tools import Toolbox
 from plait.events import AgentStopped, SQLiteEventStore, ToolReturned
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolResultMessage, UserMessage
 from plait.models import FunctionModel, PriceTable
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 Reply = Callable[[int, ModelRequest], ModelResponse]
 
@@ -28,7 +28,7 @@ def _agent(root: Path, reply: Reply, store: SQLiteEventStore, **limits: int) -> 
         run_id="r",
         agent_id="main",
         model=model,
-        toolbox=Toolbox(root, LocalRunner(), command_timeout=30, output_limit=4000),
+        toolbox=Toolbox(root, LocalShell(), command_timeout=30, output_limit=4000),
         store=store,
         prices=PriceTable(),
         system="You are a test agent.",

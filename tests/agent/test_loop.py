@@ -12,7 +12,7 @@ from plait.agent.tools import Toolbox
 from plait.events import AgentStopped, NotesDelivered, SQLiteEventStore, ToolReturned
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel, PriceTable, ScriptedModel
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -24,7 +24,7 @@ def _agent(root: Path, model: Model, store: SQLiteEventStore, **limits: int) -> 
         run_id="r",
         agent_id="main",
         model=model,
-        toolbox=Toolbox(root, LocalRunner(), command_timeout=30, output_limit=4000),
+        toolbox=Toolbox(root, LocalShell(), command_timeout=30, output_limit=4000),
         store=store,
         prices=PriceTable(),
         system="You are a test agent.",

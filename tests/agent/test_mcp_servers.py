@@ -15,7 +15,7 @@ from plait.agent.tools import ToolOutcome
 from plait.events import SQLiteEventStore
 from plait.messages import ToolCall, ToolSpec
 from plait.settings import load_settings
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 from plait.workspace.policy import McpRule, Policy, SandboxSettings
 
 SERVER = '[mcp_servers.notes]\ncommand = ["python", "notes.py"]\n'
@@ -110,7 +110,7 @@ def _tools(tmp_path: Path, rules: list[McpRule]) -> McpTools:
     tools = McpTools(
         _Inner(),
         {"notes": McpServer(command=["/nonexistent/server"])},
-        runner=LocalRunner(),
+        runner=LocalShell(),
         worktree=tmp_path,
         policy=Policy.from_settings(SandboxSettings(mcp=rules)),
         store=SQLiteEventStore(tmp_path / "events.db"),

@@ -14,7 +14,7 @@ from plait.events.store import RedactingStore, SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
 from plait.redact import Redactor
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 KEY = "sk-proj-Abc123def456ghi789jkl012"
 TOKEN = "Zq8mN3xW7pL2vK9tR4yB6cJ1"
@@ -51,7 +51,7 @@ def _agent(root: Path, store: RedactingStore, model: FunctionModel) -> Agent:
         run_id="r",
         agent_id="main",
         model=model,
-        toolbox=Toolbox(root, LocalRunner()),
+        toolbox=Toolbox(root, LocalShell()),
         store=store,
         prices=PriceTable(),
         system="s",

@@ -14,7 +14,7 @@ from plait.agent.tools import Toolbox
 from plait.events import NotesDelivered, SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
-from plait.workspace import LocalRunner, Repo, Worktree
+from plait.workspace import LocalShell, Repo, Worktree
 
 STEPS = [
     ("write_file", {"path": "notes.txt", "content": "one\n"}),
@@ -55,7 +55,7 @@ def _agent(worktree: Worktree, store: SQLiteEventStore, model: FunctionModel) ->
         run_id="r",
         agent_id="main",
         model=model,
-        toolbox=Toolbox(worktree.path, LocalRunner()),
+        toolbox=Toolbox(worktree.path, LocalShell()),
         store=store,
         prices=PriceTable(),
         system="s",

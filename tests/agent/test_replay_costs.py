@@ -16,7 +16,7 @@ from plait.events import SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage, UserMessage
 from plait.models import FunctionModel, PriceTable
 from plait.redact import REDACTED, Redactor
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 SECRET = "Zq8mN3xW7pL2vK9tR4yB6cJ1"
 
@@ -90,7 +90,7 @@ def test_a_replay_asks_for_the_tools_once_not_at_every_step(repo: Repo, tmp_path
         return ModelResponse(tool_calls=(ToolCall.parse(f"c{turn}", "read_file", {"path": "calc.py"}),))
 
     def agent(model: FunctionModel) -> tuple[Agent, CountingTools]:
-        tools = CountingTools(Toolbox(repo.root, LocalRunner()))
+        tools = CountingTools(Toolbox(repo.root, LocalShell()))
         made = Agent(run_id="r", agent_id="a", model=model, toolbox=tools, store=store, prices=PriceTable(), system="s")
         return made, tools
 

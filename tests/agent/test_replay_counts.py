@@ -12,7 +12,7 @@ from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 
 class Crash(BaseException):
@@ -32,7 +32,7 @@ def _agent(root: Path, store: SQLiteEventStore, crash_at: int | None) -> Agent:
         run_id="r",
         agent_id="main",
         model=FunctionModel(reply),
-        toolbox=Toolbox(root, LocalRunner()),
+        toolbox=Toolbox(root, LocalShell()),
         store=store,
         prices=PriceTable(),
         system="s",

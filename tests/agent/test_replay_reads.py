@@ -11,7 +11,7 @@ from plait.agent.tools import Toolbox
 from plait.events import Event, SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 
 class CountingStore:
@@ -49,7 +49,7 @@ def _agent(root: Path, store: CountingStore) -> Agent:
         run_id="r",
         agent_id="main",
         model=FunctionModel(_reply),
-        toolbox=Toolbox(root, LocalRunner()),
+        toolbox=Toolbox(root, LocalShell()),
         store=store,
         prices=PriceTable(),
         system="s",

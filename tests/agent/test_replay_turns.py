@@ -14,7 +14,7 @@ from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 PAST = 12
 """Model calls each agent made before the crash."""
@@ -37,7 +37,7 @@ def _agent(root: Path, store: SQLiteEventStore, name: str, model: FunctionModel,
         run_id="r",
         agent_id=name,
         model=model,
-        toolbox=Toolbox(root, LocalRunner()),
+        toolbox=Toolbox(root, LocalShell()),
         store=store,
         prices=PriceTable(),
         system="s",

@@ -29,7 +29,7 @@ from plait.messages import (
     UserMessage,
 )
 from plait.models import FunctionModel, PriceTable
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 COMMANDS = ["echo one >> log.txt", "echo two >> log.txt", "echo three >> log.txt"]
 
@@ -54,7 +54,7 @@ async def _drive(root: Path, store: SQLiteEventStore, model: FunctionModel) -> l
     past = AttemptRecord(store, "r", "worker", 1)
     journal = ModelCallJournal(store, "r", "worker", PriceTable(), 1, answered=past.answers)
     asking = ReplayingModel(model, journal, redact=redaction(store))
-    tools = ReplayingTools(Toolbox(root, LocalRunner()), past, store, run_id="r", agent="worker", attempt=1)
+    tools = ReplayingTools(Toolbox(root, LocalShell()), past, store, run_id="r", agent="worker", attempt=1)
     messages: list[Message] = [UserMessage(text="go")]
     for step in range(1, len(COMMANDS) + 1):
         request = ModelRequest(system="s", messages=tuple(messages), tools=tools.specs())

@@ -11,7 +11,7 @@ from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolResultMessage, UserMessage
 from plait.models import FunctionModel, PriceTable
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 MADE = 1000
 
@@ -28,7 +28,7 @@ def _agent(root: Path, store: SQLiteEventStore, model: FunctionModel) -> Agent:
         run_id="r",
         agent_id="a",
         model=model,
-        toolbox=Toolbox(root, LocalRunner()),
+        toolbox=Toolbox(root, LocalShell()),
         store=store,
         prices=PriceTable(),
         system="s",

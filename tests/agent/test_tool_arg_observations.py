@@ -10,7 +10,7 @@ import pytest
 
 from plait.agent.tools import Toolbox, ToolOutcome
 from plait.messages import ToolCall
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def call(root: Path, name: str, **arguments: Any) -> ToolOutcome:
-    toolbox = Toolbox(root, LocalRunner(grace=0.3), use_ripgrep=False)
+    toolbox = Toolbox(root, LocalShell(grace=0.3), use_ripgrep=False)
     return asyncio.run(toolbox.execute(ToolCall(id="c1", name=name, arguments=arguments)))
 
 

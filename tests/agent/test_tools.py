@@ -13,7 +13,7 @@ import pytest
 
 from plait.agent.tools import Toolbox, ToolOutcome
 from plait.messages import ToolCall
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 APP = """def total(items):
     result = 0
@@ -50,7 +50,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def box(root: Path, **kwargs: Any) -> Toolbox:
     kwargs.setdefault("use_ripgrep", False)
-    return Toolbox(root, LocalRunner(grace=0.3), **kwargs)
+    return Toolbox(root, LocalShell(grace=0.3), **kwargs)
 
 
 def call(toolbox: Toolbox, name: str, **arguments: Any) -> ToolOutcome:

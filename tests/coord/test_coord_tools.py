@@ -14,13 +14,13 @@ from plait.events import NotePosted, SQLiteEventStore, ToolReturned
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.plan_model import Plan
-from plait.workspace import LocalRunner, Repo, Worktree
+from plait.workspace import LocalShell, Repo, Worktree
 
 RUN = "r1"
 
 
 def _agent(task: str, model: Model, root: Path, store: SQLiteEventStore, board: Board, leases: Leases) -> Agent:
-    tools = CoordTools(Toolbox(root, LocalRunner()), task, board, leases, root=root)
+    tools = CoordTools(Toolbox(root, LocalShell()), task, board, leases, root=root)
     return Agent(
         run_id=RUN,
         agent_id=task,
@@ -42,7 +42,7 @@ def _results(store: SQLiteEventStore, agent: str) -> list[ToolReturned]:
 
 
 def test_the_tools_offer_post_note_and_claim_before_finish(store: SQLiteEventStore, plan: Plan, repo: Path) -> None:
-    tools = CoordTools(Toolbox(repo, LocalRunner()), "api", Board(store, RUN, plan), Leases(store, RUN, plan))
+    tools = CoordTools(Toolbox(repo, LocalShell()), "api", Board(store, RUN, plan), Leases(store, RUN, plan))
     names = [s.name for s in tools.specs()]
     assert names[-3:] == ["post_note", "claim", "finish"] and "write_file" in names
     described = {s.name: s.description for s in tools.specs()}
@@ -143,7 +143,7 @@ def test_a_claim_that_may_not_wait_is_refused_naming_the_holder_who_is_asked_by_
     assert "add a UI section" in "\n".join(board.take("api"))
     leases.release_all("api")
     retry = asyncio.run(
-        CoordTools(Toolbox(repo, LocalRunner()), "ui", board, leases).execute(
+        CoordTools(Toolbox(repo, LocalShell()), "ui", board, leases).execute(
             ToolCall.parse("9", "write_file", {"path": "README.md", "content": "mine\n"})
         )
     )
@@ -161,7 +161,7 @@ def test_files_a_command_changed_that_another_running_task_holds_are_put_back(
     git = Repo.discover(repo)
     worktree = Worktree(path=repo, branch="main", base=git.head(), repo=git)
     leases = Leases(store, RUN, plan)
-    tools = CoordTools(Toolbox(repo, LocalRunner()), "ui", Board(store, RUN, plan), leases, worktree=worktree)
+    tools = CoordTools(Toolbox(repo, LocalShell()), "ui", Board(store, RUN, plan), leases, worktree=worktree)
     command = (
         "mkdir -p src/ui src/api/new && echo 'view' > src/ui/view.py && echo 'changed' > src/api/ledger.py"
         " && echo 'made' > src/api/new/mod.py && echo '# mine' >> README.md && echo 'exit code of mine'"

@@ -39,7 +39,7 @@ from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome
 from plait.run.single import Base
 from plait.settings import Settings
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 DEMO = Path(plait.__file__).parent / "demo"
 REPO = DEMO / "repo"
@@ -170,7 +170,7 @@ def _run_demo(where: Path, store: SQLiteEventStore) -> tuple[ParallelOutcome, Sc
         model=model,
         log=RunLog(store, "demo"),
         base=base,
-        runners=lambda path, agent, env: LocalRunner(env={**_env(), **env}),
+        runners=lambda path, agent, env: LocalShell(env={**_env(), **env}),
         use_llm_resolver=False,
     )
     outcome = asyncio.run(orchestrate(work))

@@ -14,7 +14,7 @@ from plait.models import PriceTable, ScriptedModel
 from plait.plan import make_plan
 from plait.plan.load import load_plan
 from plait.plan_model import PlanError
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 
 def _plan_of(n: int) -> dict[str, Any]:
@@ -36,7 +36,7 @@ def _make(root: Path, store: SQLiteEventStore, turns: list[dict[str, Any]], max_
         store=store,
         run_id="r",
         prices=PriceTable(),
-        runner=LocalRunner(),
+        runner=LocalShell(),
         split="always",
         max_tasks=max_tasks,
     )

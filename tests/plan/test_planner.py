@@ -13,7 +13,7 @@ from plait.messages import Model, ModelRequest, ModelResponse
 from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.plan import make_plan, plan_tool_spec
 from plait.plan_model import Plan, PlanError
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 TASK = "Fix add and document it"
 VALID = {
@@ -52,7 +52,7 @@ def _plan(root: Path, model: Model, store: SQLiteEventStore, **options: Any) -> 
             store=store,
             run_id="r",
             prices=PriceTable(),
-            runner=LocalRunner(),
+            runner=LocalShell(),
             **options,
         )
     )

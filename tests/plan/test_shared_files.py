@@ -11,7 +11,7 @@ from plait.models import PriceTable, ScriptedModel
 from plait.plan import make_plan, resolve_overlaps
 from plait.plan._prompt import planner_system, planner_task
 from plait.plan_model import Plan, validate_plan
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 FILES = ["shapes/__init__.py", "shapes/registry.py", "shapes/square.py", "tests/test_registry.py"]
 
@@ -68,7 +68,7 @@ def test_the_planner_is_told_when_branches_are_gated_and_the_verify_command(tmp_
             store=store,
             run_id="r",
             prices=PriceTable(),
-            runner=LocalRunner(),
+            runner=LocalShell(),
             repo_map="(map)",
             verify="pytest -q",
         )

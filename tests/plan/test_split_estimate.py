@@ -15,7 +15,7 @@ from plait.plan import make_plan
 from plait.plan._areamap import RepoIndex
 from plait.plan._decision import choose_mode, estimate_split
 from plait.plan_model import Plan, PlanTask
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 CLAUDE = (0.1, 1.25)
 """Anthropic's cache read and write, as parts of the input price."""
@@ -115,7 +115,7 @@ def _planner(plan: Plan) -> FunctionModel:
 
 def _make_plan(root: Path, model: FunctionModel | ScriptedModel, tmp_path: Path) -> Plan:
     store = SQLiteEventStore(tmp_path / "events.db")
-    options = {"model": model, "store": store, "run_id": "r", "prices": PriceTable(), "runner": LocalRunner()}
+    options = {"model": model, "store": store, "run_id": "r", "prices": PriceTable(), "runner": LocalShell()}
     return asyncio.run(make_plan(TASK, repo_root=root, **options))  # type: ignore[arg-type]
 
 
@@ -143,7 +143,7 @@ def test_split_always_runs_the_planners_plan_as_proposed(tmp_path: Path) -> None
     root = make_repo(tmp_path / "entangled", _entangled())
     plan = _engines_plan({e: [f"{e}.py"] for e in ("alpha", "beta", "gamma", "delta")})
     store = SQLiteEventStore(tmp_path / "events.db")
-    options = {"model": _planner(plan), "store": store, "run_id": "r", "prices": PriceTable(), "runner": LocalRunner()}
+    options = {"model": _planner(plan), "store": store, "run_id": "r", "prices": PriceTable(), "runner": LocalShell()}
     decided = asyncio.run(make_plan(TASK, repo_root=root, split="always", **options))  # type: ignore[arg-type]
     assert decided == plan and decided.mode == "parallel"
 

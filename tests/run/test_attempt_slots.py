@@ -15,7 +15,7 @@ from plait.plan_model import Plan, PlanTask
 from plait.run.parallel import RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 from plait.workspace.git import worktree_lock
 
 
@@ -61,7 +61,7 @@ def test_an_attempt_waiting_to_merge_gives_its_slot_to_the_next(repo: Repo, tmp_
         model=ScriptedModel(conversations=[_task("alpha"), _task("beta")]),
         log=RunLog(store, "r1"),
         base=base,
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
     )
 
     outcome = asyncio.run(run_plan(ctx, Plan(mode="parallel", reason="two", tasks=tasks), integrator))

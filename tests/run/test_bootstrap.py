@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from plait.errors import EnvironmentProblem
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 from plait.workspace.bootstrap import Bootstrap, include_patterns, port_env
 
 
@@ -27,11 +27,11 @@ def test_untracked_files_listed_in_settings_or_worktreeinclude_are_copied(repo: 
 
 def test_the_setup_command_runs_in_the_worktree_and_a_failure_is_one_line(repo: Repo, tmp_path: Path) -> None:
     wt = repo.add_worktree(tmp_path / "wt", "b", repo.head())
-    asyncio.run(Bootstrap(repo.root, setup_command="echo ready > made.txt").run_setup(wt.path, LocalRunner()))
+    asyncio.run(Bootstrap(repo.root, setup_command="echo ready > made.txt").run_setup(wt.path, LocalShell()))
     assert (wt.path / "made.txt").read_text() == "ready\n"
     failing = Bootstrap(repo.root, setup_command="echo cannot install; exit 3")
     with pytest.raises(EnvironmentProblem, match="setup command .* failed in wt: cannot install"):
-        asyncio.run(failing.run_setup(wt.path, LocalRunner()))
+        asyncio.run(failing.run_setup(wt.path, LocalShell()))
 
 
 def test_each_agent_gets_its_own_block_of_ports() -> None:

@@ -40,7 +40,7 @@ from plait.ui.cost import cost_breakdown
 from plait.ui.overview import render_cost
 from plait.ui.report import render_html
 from plait.ui.summary import summarize
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 RUN = "r1"
 EXPERT = expert_id("core")
@@ -108,7 +108,7 @@ def _context(repo: Repo, store: SQLiteEventStore, model: Any, **state: Any) -> R
         model=model,
         log=RunLog(store, RUN),
         base=Base(repo.head(), "main"),
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
         budget=budget,
         **state,
     )
@@ -243,7 +243,7 @@ def _orchestration(repo: Repo, store: SQLiteEventStore, model: Any) -> Orchestra
         model=model,
         log=RunLog(store, RUN),
         base=Base(repo.head(), "main"),
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
         use_llm_resolver=False,
     )
 

@@ -26,7 +26,7 @@ from plait.plan_model import Plan, PlanTask
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 from responses_stream import ResponsesServer
 
 AGENT = """
@@ -70,7 +70,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, **settings: Any) -> tuple[Paral
         model=ScriptedModel(conversations=[]),
         log=RunLog(store, "r1"),
         base=base,
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
         budget=Budget("run", Limits(), store, "r1"),
     )
     return asyncio.run(run_plan(ctx, plan, integrator)), store, integrator.branch

@@ -29,7 +29,7 @@ from plait.run.integrate import QueueIntegrator
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 from plait.workspace.git import PLAIT_IDENTITY
 
 RUN = "r1"
@@ -120,7 +120,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, **setting
         model=model,
         log=RunLog(store, RUN),
         base=base,
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
         verify=VERIFY,
     )
     try:

@@ -17,7 +17,7 @@ from plait.plan_model import Contract, Plan, PlanTask
 from plait.run.parallel import RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 SIGNATURE = "def alpha() -> int"
 FOR_BETA = "alpha() returns 1 from now on; add 1 to it"
@@ -120,7 +120,7 @@ def test_a_consumer_gets_its_brief_the_contract_and_its_notes_never_another_agen
         model=model,
         log=RunLog(store, "r1"),
         base=base,
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
         budget=Budget("run", Limits(), store, "r1"),
     )
     outcome = asyncio.run(run_plan(ctx, _plan(), MergeTreeIntegrator(repo, "r1", base.commit)))

@@ -27,7 +27,7 @@ from plait.run.parallel import ParallelOutcome
 from plait.run.session import Session, SessionConfig
 from plait.run.single import Base, run_single
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 RUN = "r1"
 ROOT_RULE = "ROOT RULE: every function has a docstring."
@@ -96,7 +96,7 @@ def test_the_planner_and_each_worker_get_the_root_file_and_their_own_directories
         model=model,
         log=RunLog(store, RUN),
         base=base,
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
         use_llm_resolver=False,
     )
     outcome = asyncio.run(orchestrate(o))
@@ -131,7 +131,7 @@ def test_one_agent_gets_the_root_file(layered: Repo, tmp_path: Path) -> None:
             model=FunctionModel(_answer),
             log=RunLog(store, RUN),
             base=Base(layered.head(), "main"),
-            runner=LocalRunner(),
+            runner=LocalShell(),
         )
     )
     assert outcome.status == "done", outcome
@@ -191,7 +191,7 @@ def test_a_continued_session_keeps_the_prompts_it_was_given(layered: Repo, tmp_p
     first, second = _session_model(), _session_model()
 
     async def talk(model: ScriptedModel, settings: Settings, base: Base | None, text: str) -> str:
-        runners = lambda log: lambda path, agent, env: LocalRunner()  # noqa: E731
+        runners = lambda log: lambda path, agent, env: LocalShell()  # noqa: E731
         session = Session(SessionConfig(layered, settings, model, RunLog(store, RUN), runners, base))
         await session.open()
         reply = await session.say(text)

@@ -25,7 +25,7 @@ from plait.run.integrate import QueueIntegrator
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 RUN = "r1"
 ALPHA_WORK = "    return 1\n\n\ndef alpha_two():\n    return 2\n"
@@ -90,7 +90,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, store: SQ
         model=model,
         log=RunLog(store, RUN),
         base=base,
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
     )
     try:
         return asyncio.run(run_plan(ctx, plan, QueueIntegrator(queue)))
@@ -176,7 +176,7 @@ def test_a_claim_whose_merge_conflicts_is_refused_and_leaves_the_worktree_as_it_
     (worktree.path / "beta.py").write_text("def beta():\n    return 5\n")
     plan, leases = _plan(), Leases(store, RUN, _plan(), tracked=True)
     leases.start("beta")
-    tools = CoordTools(Toolbox(worktree.path, LocalRunner()), "beta", Board(store, RUN, plan), leases)
+    tools = CoordTools(Toolbox(worktree.path, LocalShell()), "beta", Board(store, RUN, plan), leases)
     tools.worktree, tools.head = worktree, lambda: head
 
     outcome = asyncio.run(tools.execute(ToolCall.parse("1", "claim", {"path": "gamma.py", "why": "a fix"})))

@@ -26,7 +26,7 @@ from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 from plait.workspace.sandbox.factory import sandboxed_shell
 from plait.workspace.sandbox.probe import probe
 
@@ -69,7 +69,7 @@ def _run(
 
     def runner(path: Path, agent: str, env: dict[str, str]) -> Any:
         if not sandboxed:
-            return LocalRunner()
+            return LocalShell()
         return sandboxed_shell(
             settings,
             worktree=path,

@@ -16,7 +16,7 @@ from plait.plan_model import Plan, PlanTask
 from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 
 def _edit(name: str, value: int) -> dict[str, str]:
@@ -76,7 +76,7 @@ def _run(
         model=model,
         log=RunLog(store, "r1"),
         base=base,
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
         budget=Budget("run", limits, store, "r1"),
     )
     return asyncio.run(run_plan(ctx, plan, integrator)), store, integrator
@@ -132,7 +132,7 @@ def test_a_run_budget_stops_the_run(repo: Repo, tmp_path: Path) -> None:
         model=model,
         log=RunLog(store, "r1"),
         base=base,
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
         prices=__import__("plait.models", fromlist=["PriceTable"]).PriceTable(
             {"scripted:inline": Price(input=10_000.0, output=10_000.0)}
         ),

@@ -16,7 +16,7 @@ from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.single import Base
 from plait.run.state import load_state
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 
 def _orchestration(repo: Repo, model: FunctionModel, store: SQLiteEventStore) -> Orchestration:
@@ -27,7 +27,7 @@ def _orchestration(repo: Repo, model: FunctionModel, store: SQLiteEventStore) ->
         model=model,
         log=RunLog(store, "r1"),
         base=Base(repo.head(), "main"),
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
     )
 
 

@@ -15,7 +15,7 @@ from plait.plan_model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.parallel import RunContext, run_plan
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 
 def test_two_agents_changing_the_same_lines_are_warned_at_their_next_turn(repo: Repo, tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_two_agents_changing_the_same_lines_are_warned_at_their_next_turn(repo: 
         model=FunctionModel(reply),
         log=RunLog(store, "r1"),
         base=Base(repo.head(), "main"),
-        runners=lambda p, a, e: LocalRunner(),
+        runners=lambda p, a, e: LocalShell(),
     )
     asyncio.run(
         run_plan(ctx, Plan(mode="parallel", reason="test", tasks=tasks), MergeTreeIntegrator(repo, "r1", repo.head()))

@@ -20,7 +20,7 @@ from plait.run.parallel import ParallelOutcome, RunContext, run_plan
 from plait.run.single import Base
 from plait.run.state import RunState, load_state
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 RUN = "r1"
 
@@ -53,7 +53,7 @@ def _context(repo: Repo, store: SQLiteEventStore, model: Any, state: RunState | 
         model=model,
         log=RunLog(store, RUN),
         base=Base(repo.head(), "main"),
-        runners=lambda path, agent, env: LocalRunner(),
+        runners=lambda path, agent, env: LocalShell(),
         budget=Budget("run", Limits(), store, RUN),
         state=state,
     )

@@ -24,7 +24,7 @@ from plait.models import ScriptedModel
 from plait.run.base import Base
 from plait.run.session import Session, SessionConfig
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 LEAD = "You are the lead of an interactive plait session"
 FIRST = "A storage helper now watches store.py: save() writes JSON (store.py:2)."
@@ -206,7 +206,7 @@ def test_a_session_dispatches_a_change_through_the_pipeline(repo: Repo, tmp_path
     store = SQLiteEventStore(tmp_path / "events.db")
 
     def runners(log: RunLog) -> Any:
-        return lambda path, agent, env: LocalRunner()
+        return lambda path, agent, env: LocalShell()
 
     session = Session(SessionConfig(repo, settings, model, RunLog(store, "s1"), runners, Base(repo.head(), "main")))
 

@@ -18,7 +18,7 @@ from plait.models import ScriptedModel
 from plait.run.base import Base
 from plait.run.session import Session, SessionConfig
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 LEAD = "You are the lead of an interactive plait session"
 
@@ -51,7 +51,7 @@ def test_a_dispatched_change_comes_back_with_its_files_diff_and_test_count(repo:
     store = SQLiteEventStore(tmp_path / "events.db")
 
     def runners(log: RunLog) -> Any:
-        return lambda path, agent, env: LocalRunner()
+        return lambda path, agent, env: LocalShell()
 
     session = Session(SessionConfig(repo, settings, model, RunLog(store, "s1"), runners, Base(repo.head(), "main")))
 

@@ -27,7 +27,7 @@ from plait.run._brief import plan_overview, worker_systems
 from plait.run.parallel import RunContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 from wire_cache import PromptCache, prompt_tokens
 from wire_server import WireServer
 
@@ -142,7 +142,7 @@ def test_workers_calls_read_their_prefix_from_the_cache_and_are_billed_for_it(sh
             model=model,
             log=RunLog(store, "r1"),
             base=base,
-            runners=lambda path, agent, env: LocalRunner(),
+            runners=lambda path, agent, env: LocalShell(),
         )
         outcome = asyncio.run(run_plan(ctx, _plan(), MergeTreeIntegrator(shop, "r1", base.commit)))
         requests = server.requests

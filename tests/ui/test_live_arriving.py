@@ -21,7 +21,7 @@ from plait.models.openai_provider import OpenAIModel
 from plait.ui._arriving import Channel
 from plait.ui.feed import EventFeed
 from plait.ui.live import Dashboard
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 from wire_server import WireServer
 
 FIRST = "I have read the module and the failing test, "
@@ -73,7 +73,7 @@ def test_a_reply_streaming_in_shows_in_the_agents_row_then_clears(tmp_path: Path
                 run_id="r1",
                 agent_id="main",
                 model=model,
-                toolbox=Toolbox(tmp_path, LocalRunner(), command_timeout=30, output_limit=4000),
+                toolbox=Toolbox(tmp_path, LocalShell(), command_timeout=30, output_limit=4000),
                 store=store,
                 prices=PriceTable(),
                 system="You are a test agent.",

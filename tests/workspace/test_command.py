@@ -1,4 +1,4 @@
-"""LocalRunner with real bash: exit codes, timeouts that kill whole trees, capped output, scrubbed environment."""
+"""LocalShell with real bash: exit codes, timeouts that kill whole trees, capped output, scrubbed environment."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from plait.workspace import CommandResult, LocalRunner, Shell, cap_output, scrub_env
+from plait.workspace import CommandResult, LocalShell, Shell, cap_output, scrub_env
 
 
 def run(
-    command: str, cwd: Path, *, timeout: float = 20, limit: int = 10_000, runner: LocalRunner | None = None
+    command: str, cwd: Path, *, timeout: float = 20, limit: int = 10_000, runner: LocalShell | None = None
 ) -> CommandResult:
-    chosen: Shell = runner or LocalRunner(grace=0.5)
+    chosen: Shell = runner or LocalShell(grace=0.5)
     return asyncio.run(chosen.run(command, cwd=cwd, timeout=timeout, output_limit=limit))
 
 
@@ -91,7 +91,7 @@ def test_background_processes_are_killed_when_the_command_ends(tmp_path: Path) -
 
 def test_an_orphan_holding_the_output_open_does_not_hang_the_runner(tmp_path: Path) -> None:
     # The subshell exits at once, so its setsid child is re-parented and cannot be found: a known limit.
-    runner = LocalRunner(grace=0.3, drain=0.2)
+    runner = LocalShell(grace=0.3, drain=0.2)
     result = run("(setsid sleep 300 & echo $! > orphan.pid); echo hi", tmp_path, runner=runner)
     orphan = int((tmp_path / "orphan.pid").read_text())
     try:
@@ -157,7 +157,7 @@ def test_environment_is_scrubbed_of_credentials(tmp_path: Path) -> None:
         "KEEP_ME": "kept",
         "PAGER": "less",
     }
-    result = run("env", tmp_path, runner=LocalRunner(env=env))
+    result = run("env", tmp_path, runner=LocalShell(env=env))
     seen = dict(line.split("=", 1) for line in result.output.splitlines() if "=" in line)
     for secret in ("OPENAI_API_KEY", "GH_TOKEN", "github_token", "MY_SECRET_VALUE", "DB_PASSWORD", "SSH_AUTH_SOCK"):
         assert secret not in seen
@@ -178,7 +178,7 @@ def test_the_default_environment_is_this_process_scrubbed(tmp_path: Path, monkey
 
 
 def test_local_runner_is_a_command_runner() -> None:
-    runner: Shell = LocalRunner()
+    runner: Shell = LocalShell()
     assert callable(runner.run)
 
 

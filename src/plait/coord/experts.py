@@ -33,7 +33,7 @@ from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, Q
 from plait.messages import Model, ToolCall, ToolResultMessage, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan_model import ExpertSpec
-from plait.workspace import LocalRunner
+from plait.workspace import LocalShell
 
 __all__ = [
     "EXPERT_STEPS",
@@ -170,7 +170,7 @@ class Expert:
         self.spec, self.run_id, self.store = spec, run_id, store
         self.id = expert_id(spec.name)
         self.root, self.commit, self.origin = root, commit, origin
-        toolbox = Toolbox(root, LocalRunner(), read_only=True)
+        toolbox = Toolbox(root, LocalShell(), read_only=True)
         self.agent = Agent(
             run_id=run_id,
             agent_id=self.id,

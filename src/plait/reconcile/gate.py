@@ -30,7 +30,7 @@ from plait.reconcile._testrun import Report, deselecting, read_report
 from plait.reconcile._trees import changed_paths, read_blobs, tree_paths
 from plait.reconcile.semantic import Breakage, attribute, find_breakage
 from plait.reconcile.verify import DETECTED_FROM, KEEP_ON_CLEAN, IntegrationWorktree, detect_verify_command
-from plait.workspace import LocalRunner, Repo, Shell, cap_output
+from plait.workspace import LocalShell, Repo, Shell, cap_output
 
 __all__ = ["Allowance", "Gate", "GateResult", "Stage"]
 
@@ -102,7 +102,7 @@ class Gate:
 
         `runner_for` makes the runner of the verify command for the integration worktree, on first need; the gate
         closes it in `close`. A `runner` given instead is the caller's to close; with neither, commands run
-        unconfined (`LocalRunner`).
+        unconfined (`LocalShell`).
         """
         self.repo, self.base, self.log = repo, base, log
         self.verify_command, self.detect = verify_command, detect
@@ -235,7 +235,7 @@ class Gate:
         """The runner of the verify command (made by `runner_for` on first use)."""
         if self._runner is None:
             if self._runner_for is None:
-                self._runner = LocalRunner()
+                self._runner = LocalShell()
             else:
                 self._runner = self._made = self._runner_for(self.worktree.path)
         return self._runner

@@ -53,7 +53,7 @@ from plait.run.base import Base
 from plait.run.single import record_start
 from plait.run.state import recharge
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo
+from plait.workspace import LocalShell, Repo
 
 __all__ = ["Area", "AskOutcome", "Finding", "Inquiry", "Investigation", "InvestigateTools", "ask", "split_areas"]
 
@@ -354,7 +354,7 @@ async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
     investigation = Investigation(maker, experts, concurrency=s.concurrency, files=files)
     tools = _AnswerTools(
         LeadAskTools(
-            InvestigateTools(ReadOnly(Toolbox(root, LocalRunner(), read_only=True)), investigation),
+            InvestigateTools(ReadOnly(Toolbox(root, LocalShell(), read_only=True)), investigation),
             LEAD,
             experts,
             "investigation",

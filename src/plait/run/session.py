@@ -55,7 +55,7 @@ from plait.run.parallel import RunnerFactory
 from plait.run.single import record_start
 from plait.run.state import load_state, recharge
 from plait.settings import Settings
-from plait.workspace import GitError, LocalRunner, Repo
+from plait.workspace import GitError, LocalShell, Repo
 
 __all__ = ["Helper", "Reply", "Runners", "Session", "SessionConfig", "latest_session", "run_kind"]
 
@@ -216,7 +216,7 @@ class Session:
         maker = self._maker = ExpertMaker(log, cfg.model, PriceTable(s.prices), root, commit, s, budget)
         await rebuild_experts(maker, self.experts)
         investigation = Investigation(maker, self.experts, concurrency=s.concurrency, files=files)
-        readonly = ReadOnly(Toolbox(root, LocalRunner(), read_only=True))
+        readonly = ReadOnly(Toolbox(root, LocalShell(), read_only=True))
         asking = LeadAskTools(InvestigateTools(readonly, investigation), LEAD, self.experts, "session")
         tools = _SessionTools(asking, self)
         self._lead = lead_agent(maker, tools, _SYSTEM, files)

@@ -23,7 +23,7 @@ from plait.run.parallel import RunContext, RunnerFactory, run_plan
 from plait.run.scheduler import Attempt
 from plait.run.state import RunState, recharge
 from plait.settings import Settings
-from plait.workspace import LocalRunner, Repo, Shell
+from plait.workspace import LocalShell, Repo, Shell
 
 __all__ = ["TASK_ID", "Base", "RunOutcome", "choose_base", "new_run_id", "one_task_plan", "record_start", "run_single"]
 
@@ -151,7 +151,7 @@ async def run_single(
         model=model,
         log=log,
         base=base,
-        runners=runners or (lambda path, agent, env: runner or LocalRunner()),
+        runners=runners or (lambda path, agent, env: runner or LocalShell()),
         prices=PriceTable(s.prices),
         budget=budget,
         system=system_prompt(await asyncio.to_thread(instructions.root_section)),

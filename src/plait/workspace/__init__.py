@@ -10,13 +10,13 @@ from plait.workspace.git import PLAIT_IDENTITY, GitError, Repo, Worktree
 from plait.workspace.paths import PathEscape, confine
 
 if TYPE_CHECKING:
-    from plait.workspace.command import CommandResult, LocalRunner, Shell, cap_output, scrub_env
+    from plait.workspace.command import CommandResult, LocalShell, Shell, cap_output, scrub_env
 
 __all__ = [
     "PLAIT_IDENTITY",
     "CommandResult",
     "GitError",
-    "LocalRunner",
+    "LocalShell",
     "PathEscape",
     "Repo",
     "Shell",
@@ -26,7 +26,7 @@ __all__ = [
     "scrub_env",
 ]
 
-_COMMAND = ("CommandResult", "Shell", "LocalRunner", "cap_output", "scrub_env")
+_COMMAND = ("CommandResult", "Shell", "LocalShell", "cap_output", "scrub_env")
 
 
 def __getattr__(name: str) -> Any:

@@ -25,7 +25,7 @@ from plait.workspace._spawn import Process, spawn
 __all__ = [
     "CommandResult",
     "Launch",
-    "LocalRunner",
+    "LocalShell",
     "Shell",
     "Watch",
     "cap_output",
@@ -60,7 +60,7 @@ class CommandResult(BaseModel):
 
 
 class Shell(Protocol):
-    """Runs one shell command in a directory; a sandbox wraps or replaces `LocalRunner` behind this."""
+    """Runs one shell command in a directory; a sandbox wraps or replaces `LocalShell` behind this."""
 
     async def run(self, command: str, *, cwd: Path, timeout: float, output_limit: int) -> CommandResult:  # noqa: ASYNC109
         """Run `command` with bash in `cwd`, killing it and its descendants after `timeout` seconds."""
@@ -259,7 +259,7 @@ async def _pump(stream: asyncio.StreamReader, capture: _Capture) -> None:
     capture.feed(b"", final=True)
 
 
-class LocalRunner:
+class LocalShell:
     """Runs commands directly on this machine, with no sandbox: `bash -c` in a new session."""
 
     def __init__(self, *, env: Mapping[str, str] | None = None, grace: float = 2.0, drain: float = 1.0) -> None:

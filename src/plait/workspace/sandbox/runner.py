@@ -15,7 +15,7 @@ from pathlib import Path
 from plait.events.store import EventStore
 from plait.events.types import PolicyDecided
 from plait.redact import Redactor
-from plait.workspace.command import CommandResult, Launch, LocalRunner
+from plait.workspace.command import CommandResult, Launch, LocalShell
 from plait.workspace.policy import Asker, Decision, Limits, Policy
 from plait.workspace.sandbox._bounds import Bounds
 from plait.workspace.sandbox._cgroups import AgentCgroups
@@ -90,7 +90,7 @@ class SandboxedShell:
         self._disk = DiskBudget((confinement.worktree, confinement.tmp), limits.disk_mb, where)
         self._root = root
         self._drop = CapabilityDrop() if root and layer.name != "bwrap" else None
-        self._local = LocalRunner(grace=grace, drain=drain)
+        self._local = LocalShell(grace=grace, drain=drain)
         self._link = GitLink(confinement.worktree)
         self._answers: dict[str, bool] = {}
         self._cleanup = weakref.finalize(self, _release, layer, confinement.tmp, self._cgroups)
