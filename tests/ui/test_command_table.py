@@ -11,7 +11,6 @@ import pytest
 from typer.models import ParameterInfo
 
 import plait.cli
-import plait.ui
 from plait.cli import main
 from plait.cli._app import load_command
 from plait.cli._commands import COMMANDS
@@ -23,12 +22,7 @@ def _first_paragraph(text: str | None) -> str:
 
 def _command_modules() -> set[str]:
     """Every module that defines commands: the command line's `cmd_` modules."""
-    return {
-        f"{package.__name__}.{info.name}"
-        for package in (plait.cli, plait.ui)
-        for info in pkgutil.iter_modules(package.__path__)
-        if info.name.startswith("cmd_")
-    }
+    return {f"plait.cli.{m.name}" for m in pkgutil.iter_modules(plait.cli.__path__) if m.name.startswith("cmd_")}
 
 
 def _takes_options(function: object, names: dict[str, object]) -> bool:
@@ -47,8 +41,6 @@ def test_every_command_is_in_the_table_under_its_module() -> None:
     named = {(e.module, f) for name, e in COMMANDS.items() for f in (e.subcommands or (e.function or name,))}
     for module_name in _command_modules():
         module = import_module(module_name)
-        if hasattr(module, "register"):
-            continue
         functions = vars(module)
         defined = {(module_name, n) for n, f in functions.items() if _takes_options(f, functions)}
         assert defined == {(m, f) for m, f in named if m == module_name}

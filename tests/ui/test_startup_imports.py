@@ -136,12 +136,7 @@ def test_the_version_imports_nothing_but_itself(recorded: Path, env: dict[str, s
 def test_the_top_level_help_imports_no_command_module(recorded: Path, env: dict[str, str]) -> None:
     code, modules = _imported(["--help"], recorded, env)
     assert code == 0
-    assert (
-        sorted(
-            m for m in modules if m.startswith(("plait.cli.cmd_", "plait.ui.cmd_", "plait.events", "plait.settings"))
-        )
-        == []
-    )
+    assert sorted(m for m in modules if m.startswith(("plait.cli.cmd_", "plait.events", "plait.settings"))) == []
 
 
 def test_the_top_level_help_is_drawn_without_typers_rich_toolkit(recorded: Path, env: dict[str, str]) -> None:

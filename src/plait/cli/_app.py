@@ -31,9 +31,7 @@ def load_command(name: str) -> _click.Command:
     entry = COMMANDS[name]
     module = import_module(entry.module)
     own = typer.Typer(rich_markup_mode="rich")
-    if hasattr(module, "register"):  # a module not yet moved to this package adds its own commands
-        module.register(own)
-    elif entry.subcommands:
+    if entry.subcommands:
         group = typer.Typer(help=entry.help, no_args_is_help=True)
         for sub in entry.subcommands:
             group.command(sub)(getattr(module, sub))

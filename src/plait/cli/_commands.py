@@ -74,11 +74,11 @@ COMMANDS: dict[str, Entry] = {
         "Print a run as OpenTelemetry spans (JSON, one per line) with GenAI token usage; needs the otel extra.",
     ),
     "integrate": Entry(
-        "plait.ui.cmd_integrate",
+        "plait.cli.cmd_integrate",
         "Merge BRANCHes onto a new, verified integration branch; your checkout is not touched.",
     ),
     "apply": Entry(
-        "plait.ui.cmd_integrate",
+        "plait.cli.cmd_integrate",
         "Bring a run's verified result into your current branch (fast-forward, else a merge commit; --squash: one"
         " commit). The commits made here are yours (git's user.name and user.email).",
         function="apply_run",

@@ -1,14 +1,11 @@
-"""What the commands share: the consoles, common options, and opening a repository's event log.
+"""What the commands share: the consoles, opening a repository's event log, and a run's log as a run writes it.
 
 The consoles, the log and naming a run are `plait.ui._reading`'s, which the read-only commands use without typer.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from plait.ui._reading import console, err, has_log, open_store, out, resolve_run
 
@@ -18,8 +15,6 @@ if TYPE_CHECKING:  # the event log and the settings are imported where used: `pl
     from plait.settings import Settings
 
 __all__ = [
-    "JsonOpt",
-    "RepoOpt",
     "console",
     "err",
     "has_log",
@@ -29,10 +24,6 @@ __all__ = [
     "resolve_run",
     "run_store",
 ]
-
-
-RepoOpt = Annotated[Path, typer.Option("--repo", "-C", help="The git repository to work on.", show_default=False)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 
 
 def run_store(store: EventStore, settings: Settings | None) -> ObservedStore:

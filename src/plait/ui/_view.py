@@ -1,4 +1,4 @@
-"""The bodies of `plait status`, `log` and `cost`, and what `plait.ui.cmd_view`'s other commands share, without
+"""The bodies of `plait status`, `log` and `cost`, and what `plait.cli.cmd_view`'s other commands share, without
 the command-line machinery: the typer commands and the fast start (`plait.cli._fast`) both call these."""
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from plait.cli._options import RepoOpt
 from plait.errors import UsageError
 from plait.events.runlog import RunLog
 from plait.events.store import RedactingStore
@@ -27,10 +28,8 @@ from plait.workspace import GitError, Repo
 if TYPE_CHECKING:
     from plait.reconcile.apply import Applied
 
-__all__ = ["register"]
+__all__ = ["apply_run", "integrate"]
 
-
-RepoOpt = Annotated[Path, typer.Option("--repo", "-C", help="The git repository to work on.", show_default=False)]
 _INTENT_LIMIT = 4000
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -169,10 +168,10 @@ def apply_run(
 ) -> None:
     """Bring a run's verified result into your current branch (fast-forward, else a merge commit; --squash: one
     commit). The commits made here are yours (git's user.name and user.email)."""
+    from plait.cli._apply_parts import pick as pick_branches
+    from plait.cli._apply_parts import picked_tasks, squash_message
     from plait.reconcile.apply import apply_commit, internal_commits
     from plait.run.results import has_result, result_branch
-    from plait.ui._apply_parts import pick as pick_branches
-    from plait.ui._apply_parts import picked_tasks, squash_message
     from plait.ui._config_notes import config_notes
     from plait.ui._review import review_of
 
@@ -238,9 +237,3 @@ def _print_applied(run_id: str, head: str, applied: Applied, dry_run: bool) -> N
         f"{len(applied.files)} file(s) changed",
         highlight=False,
     )
-
-
-def register(app: typer.Typer) -> None:
-    """Add `integrate` and `apply` to the CLI."""
-    app.command()(integrate)
-    app.command("apply")(apply_run)
