@@ -28,7 +28,7 @@ from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator
-from plait.run.parallel import RunContext, run_plan
+from plait.run.parallel import PlanContext, run_plan
 from plait.run.state import load_state
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -92,9 +92,9 @@ def plan(n: int) -> Plan:
     return Plan(mode="parallel", reason="benchmark", tasks=tasks)
 
 
-def context(repo: Repo, store: EventStore, model: FunctionModel, limit: int) -> RunContext:
+def context(repo: Repo, store: EventStore, model: FunctionModel, limit: int) -> PlanContext:
     settings = Settings(concurrency=limit, max_attempts=1, task_wall_time=None, max_steps=10_000, max_tokens=10**12)
-    return RunContext(
+    return PlanContext(
         repo=repo,
         settings=settings,
         model=model,

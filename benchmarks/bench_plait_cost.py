@@ -59,7 +59,7 @@ from plait.plan_model import Contract, Plan, PlanTask
 from plait.run import parallel, scheduler
 from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator
-from plait.run.parallel import RunContext, run_plan
+from plait.run.parallel import PlanContext, run_plan
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 from plait.workspace.git import PLAIT_IDENTITY
@@ -277,7 +277,7 @@ def full_run(plan: Plan, latency: float, by: str) -> float:
             subprocess.run(["git", *args], cwd=root, check=True, env={**PLAIT_IDENTITY, "PATH": "/usr/bin:/bin"})
         repo = Repo.discover(root)
         store = TimedStore(SQLiteEventStore(Path(tmp) / "events.db"))
-        ctx = RunContext(
+        ctx = PlanContext(
             repo=repo,
             settings=Settings(concurrency=CONCURRENCY, max_attempts=1, task_wall_time=None),
             model=scripted(plan, latency),

@@ -34,7 +34,7 @@ from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator
-from plait.run.parallel import RunContext, run_plan
+from plait.run.parallel import PlanContext, run_plan
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 from plait.workspace.git import PLAIT_IDENTITY
@@ -91,7 +91,7 @@ def one_run(n: int, limit: int, latency: float, seed: int) -> dict[str, float]:
         store = SQLiteEventStore(Path(tmp) / "events.db")
         plan = dag(n, seed)
         settings = Settings(concurrency=limit, max_attempts=1, task_wall_time=None)
-        ctx = RunContext(
+        ctx = PlanContext(
             repo=repo,
             settings=settings,
             model=model(latency),

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from plait.coord import Board
 from plait.events import NotePosted, NotesDelivered, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.plan_model import Plan
 
 RUN = "r1"
@@ -101,7 +102,7 @@ def test_the_planner_tells_the_tasks_an_overlap_decision_changed(store: SQLiteEv
     )
     plan, decisions = resolve_overlaps(raw, ["src/cli.py", "src/a.py", "src/b.py", "src/c.py"])
     assert decisions
-    _post_decisions(store, RUN, plan, decisions)
+    _post_decisions(RunLog(store, RUN), plan, decisions)
     board = Board(store, RUN, plan)
     told = {t.id: _texts(board.take(t.id)) for t in plan.tasks}
     assert told["c"] == ""

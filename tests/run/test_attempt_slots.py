@@ -12,7 +12,7 @@ from plait.events import Event, ObservedStore, SQLiteEventStore, TaskStarted
 from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.plan_model import Plan, PlanTask
-from plait.run.parallel import RunContext, run_plan
+from plait.run.parallel import PlanContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -55,7 +55,7 @@ def test_an_attempt_waiting_to_merge_gives_its_slot_to_the_next(repo: Repo, tmp_
     base = Base(repo.head(), "main")
     integrator = HeldIntegrator(repo, "r1", base.commit, "alpha", beta_started)
     tasks = [PlanTask(id=n, title=n, instructions=f"Make {n} return 1.", writes=[f"{n}.py"]) for n in ("alpha", "beta")]
-    ctx = RunContext(
+    ctx = PlanContext(
         repo=repo,
         settings=Settings(concurrency=1, max_attempts=1),
         model=ScriptedModel(conversations=[_task("alpha"), _task("beta")]),

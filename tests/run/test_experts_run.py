@@ -32,7 +32,7 @@ from plait.models import ScriptedModel
 from plait.models.scripted import FunctionModel
 from plait.plan_model import ExpertSpec, Plan, PlanTask
 from plait.run.orchestrate import Orchestration, orchestrate
-from plait.run.parallel import ParallelOutcome, RunContext, run_plan
+from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.run.single import Base
 from plait.run.state import load_state
 from plait.settings import Settings
@@ -100,9 +100,9 @@ def _plan(experts: list[ExpertSpec] | None = None) -> Plan:
 SPEC = ExpertSpec(name="core", area=["core.py"], brief="The scaling core.")
 
 
-def _context(repo: Repo, store: SQLiteEventStore, model: Any, **state: Any) -> RunContext:
+def _context(repo: Repo, store: SQLiteEventStore, model: Any, **state: Any) -> PlanContext:
     budget = Budget("run", Limits(), store, RUN)
-    return RunContext(
+    return PlanContext(
         repo=repo,
         settings=Settings(concurrency=3, experts=[SPEC]),
         model=model,

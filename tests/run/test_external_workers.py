@@ -23,7 +23,7 @@ from plait.events.runlog import RunLog
 from plait.events.types import AgentStopped
 from plait.models import ScriptedModel
 from plait.plan_model import Plan, PlanTask
-from plait.run.parallel import ParallelOutcome, RunContext, run_plan
+from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -64,7 +64,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, **settings: Any) -> tuple[Paral
     base = Base(repo.head(), "main")
     integrator = MergeTreeIntegrator(repo, "r1", base.commit)
     template = f"command:{sys.executable} {script} {{prompt_file}} {{worktree}}"
-    ctx = RunContext(
+    ctx = PlanContext(
         repo=repo,
         settings=Settings(**{"agent": template, "max_attempts": 1, **settings}),
         model=ScriptedModel(conversations=[]),

@@ -26,7 +26,7 @@ from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.queue import MergeQueue
 from plait.run.integrate import QueueIntegrator
-from plait.run.parallel import ParallelOutcome, RunContext, run_plan
+from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -114,7 +114,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, **setting
     gate = Gate(repo, base=base.commit, log=RunLog(store, RUN), verify_command=VERIFY)
     queue = MergeQueue(repo, RunLog(store, RUN), base.commit, gate=gate, resolvers=default_resolvers())
     values = {"concurrency": 4, "max_attempts": 1, "radar_interval": 0, "max_format_errors": 1, **settings}
-    ctx = RunContext(
+    ctx = PlanContext(
         repo=repo,
         settings=Settings(**values),
         model=model,

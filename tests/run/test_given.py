@@ -14,7 +14,7 @@ from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ToolResultMessage, UserMessage
 from plait.models import ScriptedModel
 from plait.plan_model import Contract, Plan, PlanTask
-from plait.run.parallel import RunContext, run_plan
+from plait.run.parallel import PlanContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -114,7 +114,7 @@ def test_a_consumer_gets_its_brief_the_contract_and_its_notes_never_another_agen
     model = ScriptedModel(conversations=_conversations())
     store = SQLiteEventStore(tmp_path / "events.db")
     base = Base(repo.head(), "main")
-    ctx = RunContext(
+    ctx = PlanContext(
         repo=repo,
         settings=Settings(max_format_errors=3),
         model=model,

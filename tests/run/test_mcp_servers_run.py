@@ -24,7 +24,7 @@ from plait.models.scripted import ScriptedModel
 from plait.plan_model import Plan, PlanTask
 from plait.run.base import Base
 from plait.run.integrate import DirectIntegrator
-from plait.run.parallel import ParallelOutcome, RunContext, run_plan
+from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 from plait.workspace.sandbox.factory import sandboxed_shell
@@ -80,7 +80,7 @@ def _run(
             interactive=False,
         )
 
-    ctx = RunContext(
+    ctx = PlanContext(
         repo=repo,
         settings=settings,
         model=model,

@@ -13,7 +13,7 @@ from plait.events import ModelCallStarted, SQLiteEventStore, TaskFinished, TaskS
 from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.plan_model import Plan, PlanTask
-from plait.run.parallel import ParallelOutcome, RunContext, run_plan
+from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -70,7 +70,7 @@ def _run(
     base = Base(repo.head(), "main")
     integrator = MergeTreeIntegrator(repo, "r1", base.commit)
     limits = Limits(usd=settings.pop("run_max_usd", None))
-    ctx = RunContext(
+    ctx = PlanContext(
         repo=repo,
         settings=Settings(**{"max_format_errors": 3, **settings}),
         model=model,
@@ -126,7 +126,7 @@ def test_a_run_budget_stops_the_run(repo: Repo, tmp_path: Path) -> None:
     model = ScriptedModel(conversations=[_edit_task("alpha", 1), _edit_task("beta", 2)])
     store = SQLiteEventStore(tmp_path / "events.db")
     base = Base(repo.head(), "main")
-    ctx = RunContext(
+    ctx = PlanContext(
         repo=repo,
         settings=Settings(concurrency=1),
         model=model,

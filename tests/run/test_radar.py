@@ -13,7 +13,7 @@ from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCa
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
 from plait.run.base import Base
-from plait.run.parallel import RunContext, run_plan
+from plait.run.parallel import PlanContext, run_plan
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 
@@ -44,7 +44,7 @@ def test_two_agents_changing_the_same_lines_are_warned_at_their_next_turn(repo: 
         PlanTask(id=i, title=f"{i} change to alpha", instructions="change alpha", writes=["alpha.py"])
         for i in ("left", "right")
     ]
-    ctx = RunContext(
+    ctx = PlanContext(
         repo=repo,
         settings=Settings(concurrency=2, max_attempts=1, radar_interval=0.05),
         model=FunctionModel(reply),

@@ -16,7 +16,7 @@ from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolResultMessage, UserMessage
 from plait.models import FunctionModel, ScriptedModel
 from plait.plan_model import Plan, PlanTask
-from plait.run.parallel import ParallelOutcome, RunContext, run_plan
+from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.run.single import Base
 from plait.run.state import RunState, load_state
 from plait.settings import Settings
@@ -46,8 +46,8 @@ def _plan(*ids: str) -> Plan:
     return Plan(mode="parallel", reason="independent modules", tasks=tasks)
 
 
-def _context(repo: Repo, store: SQLiteEventStore, model: Any, state: RunState | None = None) -> RunContext:
-    return RunContext(
+def _context(repo: Repo, store: SQLiteEventStore, model: Any, state: RunState | None = None) -> PlanContext:
+    return PlanContext(
         repo=repo,
         settings=Settings(max_format_errors=2, max_attempts=2, concurrency=1),
         model=model,

@@ -24,7 +24,7 @@ from plait.models import AnthropicModel, PriceTable
 from plait.plan import repo_map
 from plait.plan_model import Contract, Plan, PlanTask
 from plait.run._brief import plan_overview, worker_systems
-from plait.run.parallel import RunContext, run_plan
+from plait.run.parallel import PlanContext, run_plan
 from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -136,7 +136,7 @@ def test_workers_calls_read_their_prefix_from_the_cache_and_are_billed_for_it(sh
     cache = PromptCache(min_tokens=512)
     with WireServer(_reply, cache=cache) as server:
         model = AnthropicModel("anthropic:claude-haiku-4-5", "claude-haiku-4-5", api_key="k", base_url=server.url)
-        ctx = RunContext(
+        ctx = PlanContext(
             repo=shop,
             settings=Settings(concurrency=1),
             model=model,

@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,9 +22,9 @@ from plait.models.registry import make_model
 from plait.plan.overlap import OverlapDecision
 from plait.plan_model import Plan
 from plait.redact import scrub_strings
+from plait.run.context import RunnerFactory, Runners
 from plait.run.maintenance import ended_note
 from plait.run.orchestrate import Orchestration, orchestrate
-from plait.run.parallel import RunnerFactory
 from plait.run.session import run_kind
 from plait.run.single import Base, choose_base, new_run_id
 from plait.run.state import load_state
@@ -59,10 +59,6 @@ def _confirm_base(repo: Repo, *, include_uncommitted: bool, yes: bool) -> None:
         raise EnvironmentProblem(message + "; pass --yes to go ahead, or --include-uncommitted to snapshot them")
     if not typer.confirm(message + ". Go ahead?", default=False, err=True):
         raise typer.Exit(1)
-
-
-Runners = Callable[[RunLog], RunnerFactory]
-"""Given the run's log, the factory of each agent's command runner."""
 
 
 def sandboxed_runners(

@@ -27,8 +27,8 @@ from plait.events.types import (
 from plait.messages import Model
 from plait.models.registry import make_model
 from plait.run.base import Base, choose_base, new_run_id
+from plait.run.context import RunnerFactory
 from plait.run.investigate import Inquiry, ask
-from plait.run.parallel import RunnerFactory
 from plait.run.session import Reply, Session, SessionConfig, latest_session, run_kind
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings

@@ -28,11 +28,13 @@ from plait.agent.context import ContextBudget, context_budget
 from plait.agent.loop import Agent, AgentLimits, Spending, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
 from plait.coord._prompts import Origin, expert_system
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
 from plait.messages import Model, ToolCall, ToolResultMessage, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan_model import ExpertSpec
+from plait.settings import Settings
 from plait.workspace import LocalShell
 
 __all__ = [
@@ -192,6 +194,39 @@ class Expert:
         a turn short and leave the conversation half-way through a tool call for the next question."""
         self._waiters: dict[int, asyncio.Future[None]] = {}
         self._load()
+
+    @classmethod
+    def from_settings(
+        cls,
+        spec: ExpertSpec,
+        settings: Settings,
+        *,
+        log: RunLog,
+        model: Model,
+        root: Path,
+        commit: str = "",
+        origin: Origin = "config",
+        repo_map: str = "",
+        budget: Spending | None = None,
+        prices: PriceTable | None = None,
+        most_steps: int | None = EXPERT_STEPS,
+    ) -> Expert:
+        """An expert of the run of `log`, with what the settings give every expert: its limits (at most `most_steps`
+        model calls an answer), its context budget and, unless given, the prices of its calls."""
+        return cls(
+            spec,
+            run_id=log.run_id,
+            store=log.store,
+            model=model,
+            prices=prices or PriceTable(settings.prices),
+            root=root,
+            commit=commit,
+            origin=origin,
+            repo_map=repo_map,
+            budget=budget,
+            limits=AgentLimits.from_settings(settings, most_steps=most_steps),
+            context=context_budget(model.name, settings.context_tokens),
+        )
 
     def _load(self) -> None:
         started = False

@@ -140,18 +140,17 @@ class ExpertMaker:
 
     def expert(self, spec: ExpertSpec, origin: Origin) -> Expert:
         """An expert of the run; a new one is given the project instructions, a rebuilt one what it was given."""
-        expert = Expert(
+        expert = Expert.from_settings(
             spec,
-            run_id=self.log.run_id,
-            store=self.log.store,
+            self.settings,
+            log=self.log,
             model=self.model,
-            prices=self.prices,
             root=self.root,
             commit=self.commit,
             origin=origin,
             budget=self.budget,
-            limits=AgentLimits.from_settings(self.settings),
-            context=context_budget(self.model.name, self.settings.context_tokens),
+            prices=self.prices,
+            most_steps=None,  # a lead's investigators and helpers answer with the steps every agent has
         )
         system = logged_system(self.log, expert.id)
         known = self.instructions() if system is None else ""

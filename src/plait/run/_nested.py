@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from plait.run.parallel import RunnerFactory
+from plait.run.context import RunnerFactory
 from plait.workspace import CommandResult, GitError, Repo, Shell
 
 __all__ = ["NestedRepoNotice", "noticing"]

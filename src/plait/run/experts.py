@@ -11,8 +11,6 @@ import asyncio
 from collections.abc import Sequence
 
 from plait.agent.budget import Budget, Limits
-from plait.agent.context import ContextBudget
-from plait.agent.loop import AgentLimits
 from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, expert_id, specs_from_log
 from plait.events.runlog import RunLog
 from plait.messages import Model
@@ -52,15 +50,14 @@ class RunExperts:
         commit: str,
         budget: Budget | None = None,
         repo_map: str = "",
-        limits: AgentLimits | None = None,
-        context: ContextBudget | None = None,
+        settings: Settings,
         backend: AttemptBackend | None = None,
     ) -> None:
         """With `backend`, the experts run where it places them (no checkout here)."""
         self.specs = list(specs)
         self.backend = backend
         self.repo, self.log, self.model, self.prices = repo, log, model, prices
-        self.commit, self.repo_map, self.limits, self.context = commit, repo_map, limits, context
+        self.commit, self.repo_map, self.settings = commit, repo_map, settings
         self.budgets: dict[str, Budget] = {}
         if budget is not None:
             self.budgets = {expert_id(s.name): budget.child(expert_id(s.name), Limits()) for s, _ in self.specs}
@@ -79,19 +76,17 @@ class RunExperts:
             return self.experts
         root = await asyncio.to_thread(self.checkout.checkout, self.commit)
         for spec, origin in self.specs:
-            expert = Expert(
+            expert = Expert.from_settings(
                 spec,
-                run_id=self.log.run_id,
-                store=self.log.store,
+                self.settings,
+                log=self.log,
                 model=self.model,
-                prices=self.prices,
                 root=root,
                 commit=self.commit,
                 origin=origin,
                 repo_map=self.repo_map,
                 budget=self.budgets.get(expert_id(spec.name)),
-                limits=self.limits,
-                context=self.context,
+                prices=self.prices,
             )
             self.experts.add(expert)
         return self.experts

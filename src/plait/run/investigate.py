@@ -30,7 +30,7 @@ from plait.coord.experts import Answer, Expert, Experts, ExpertSpec, answer_argu
 from plait.errors import UsageError
 from plait.events.runlog import RunLog
 from plait.events.types import ExpertStarted, NotePosted, QuestionAnswered, QuestionAsked, RunFinished
-from plait.messages import Model, ToolCall, ToolSpec
+from plait.messages import ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import tracked_files
 from plait.plan_model import Plan, PlanTask
@@ -50,10 +50,10 @@ from plait.run._lead import (
     started,
 )
 from plait.run.base import Base
+from plait.run.context import RunContext
 from plait.run.single import record_start
 from plait.run.state import recharge
-from plait.settings import Settings
-from plait.workspace import LocalShell, Repo
+from plait.workspace import LocalShell
 
 __all__ = ["Area", "AskOutcome", "Finding", "Inquiry", "Investigation", "InvestigateTools", "ask", "split_areas"]
 
@@ -266,13 +266,9 @@ def _message(turn: int, question: str) -> str:
 
 
 @dataclass
-class Inquiry:
+class Inquiry(RunContext):
     """A question to investigate: a new run from `base`, or a follow-up in the run of `log`."""
 
-    repo: Repo
-    settings: Settings
-    model: Model
-    log: RunLog
     question: str
     base: Base | None = None
     """The commit a new investigation reads; None for a follow-up, which reads its run's commit."""

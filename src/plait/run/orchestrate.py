@@ -14,7 +14,6 @@ from plait.agent.instructions import ProjectInstructions
 from plait.errors import PlaitError
 from plait.events.runlog import RunLog
 from plait.events.types import Decision, NotePosted, PlanMade, RunFinished
-from plait.messages import Model
 from plait.models.pricing import PriceTable
 from plait.plan.load import load_plan
 from plait.plan.overlap import OverlapDecision, resolve_overlaps
@@ -28,14 +27,14 @@ from plait.reconcile.queue import MergeQueue
 from plait.reconcile.types import Resolver
 from plait.run._nested import noticing
 from plait.run.backends import AttemptBackend, open_backend
+from plait.run.context import RunContext, RunnerFactory
 from plait.run.integrate import QueueIntegrator
 from plait.run.maintenance import tidy_run
-from plait.run.parallel import ParallelOutcome, RunContext, RunnerFactory, run_plan
+from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.run.preflight import preflight
 from plait.run.single import Base, RunOutcome, one_task_plan, planned_single, record_start, run_single
 from plait.run.state import RunState, recharge
-from plait.settings import Settings
-from plait.workspace import CommandResult, Repo
+from plait.workspace import CommandResult
 
 __all__ = ["Orchestration", "Review", "orchestrate"]
 
@@ -51,14 +50,10 @@ class _NoCommands:
 
 
 @dataclass
-class Orchestration:
-    """The run to make: where, what, with which model, and how agents' commands run."""
+class Orchestration(RunContext):
+    """The change to make: what, from which commit, and how agents' commands run."""
 
-    repo: Repo
     task: str
-    settings: Settings
-    model: Model
-    log: RunLog
     base: Base
     runners: RunnerFactory
     plan_file: Path | None = None
@@ -187,7 +182,7 @@ async def _parallel(
     if o.use_llm_resolver:
         resolvers.append(LLMResolver(o.model, o.log, prices=prices))
     queue = MergeQueue(o.repo, o.log, o.base.commit, gate=gate, resolvers=resolvers)
-    ctx = RunContext(
+    ctx = PlanContext(
         repo=o.repo,
         settings=s,
         model=o.model,

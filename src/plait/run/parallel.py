@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Literal
 
 from plait.agent._replay import last_checkpoint
@@ -19,12 +18,9 @@ from plait.agent.prompts import task_brief
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
 from plait.coord.asking import ExpertTools
-from plait.coord.experts import EXPERT_STEPS
 from plait.errors import PlaitError
-from plait.events.runlog import RunLog
 from plait.events.types import Decision, RunFinished, TaskFinished
 from plait.globs import matches
-from plait.messages import Model
 from plait.models.pricing import PriceTable
 from plait.plan_model import Plan, PlanTask
 from plait.run._brief import ProjectInstructions, interfaces, worker_systems
@@ -35,31 +31,26 @@ from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_c
 from plait.run._wrapup import wrap_up
 from plait.run.backends import AttemptBackend
 from plait.run.base import Base
+from plait.run.context import RunContext, RunnerFactory
 from plait.run.experts import RunExperts, run_expert_specs
 from plait.run.integrate import Integrator, PlannedIntegrator
 from plait.run.radar import Radar
 from plait.run.scheduler import Attempt, Scheduler, TaskResult, release_slot
 from plait.run.state import RunState, recharge
 from plait.run.steer import Steering, notes_from
-from plait.settings import Settings
 from plait.ui._arriving import CHANNEL
-from plait.workspace import Repo, Shell, Worktree
+from plait.workspace import Shell, Worktree
 from plait.workspace.bootstrap import Bootstrap, port_env
 
 TaskStatus = Literal["done", "failed", "interrupted", "dropped"]
 
-__all__ = ["ParallelOutcome", "RunContext", "run_plan"]
-
-RunnerFactory = Callable[[Path, str, dict[str, str]], Shell]
-"""(worktree, agent id, extra environment) -> the runner for that agent's commands."""
+__all__ = ["ParallelOutcome", "PlanContext", "run_plan"]
 
 
 @dataclass
-class RunContext:
-    repo: Repo
-    settings: Settings
-    model: Model
-    log: RunLog
+class PlanContext(RunContext):
+    """A run of a plan's tasks: where it starts, how its agents' commands run, and what they share."""
+
     base: Base
     runners: RunnerFactory
     repo_map: str = ""
@@ -96,7 +87,7 @@ class ParallelOutcome:
 class _TaskRunner:
     """The attempts of every task of one run."""
 
-    def __init__(self, ctx: RunContext, plan: Plan, integrator: Integrator) -> None:
+    def __init__(self, ctx: PlanContext, plan: Plan, integrator: Integrator) -> None:
         self.ctx, self.plan, self.integrator = ctx, plan, integrator
         self.tasks = {t.id: t for t in plan.tasks}
         at = ProjectInstructions(ctx.repo.root, ctx.base.commit, ctx.settings.instructions_chars)  # the run's base
@@ -117,8 +108,7 @@ class _TaskRunner:
             commit=ctx.base.commit,
             budget=ctx.budget,
             repo_map=ctx.repo_map,
-            context=context_budget(ctx.model.name, s.context_tokens),
-            limits=AgentLimits.from_settings(s, most_steps=EXPERT_STEPS),
+            settings=s,
             backend=ctx.backend,
         )
         if ctx.state is not None and ctx.budget is not None:
@@ -350,7 +340,7 @@ class _TaskRunner:
         self.ctx.log.append(event)
 
 
-async def run_plan(ctx: RunContext, plan: Plan, integrator: Integrator) -> ParallelOutcome:
+async def run_plan(ctx: PlanContext, plan: Plan, integrator: Integrator) -> ParallelOutcome:
     """Run every task of `plan`, integrating each as it finishes; tasks that keep failing are dropped."""
     runner = _TaskRunner(ctx, plan, integrator)
     radar = None if ctx.single else Radar(ctx.repo, ctx.log, plan, lambda: integrator.head)

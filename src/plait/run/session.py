@@ -29,7 +29,7 @@ from plait.errors import PlaitError, UsageError
 from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.events.types import Decision, GateChecked, ModelCallFinished, RunFinished, TaskFinished
-from plait.messages import Model, ToolCall, ToolSpec
+from plait.messages import ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import tracked_files
 from plait.reconcile.verdict import gate_why
@@ -49,18 +49,14 @@ from plait.run._lead import (
     started,
 )
 from plait.run.base import Base, choose_base, new_run_id
+from plait.run.context import RunContext, Runners
 from plait.run.investigate import InvestigateTools, Investigation
 from plait.run.orchestrate import Orchestration, orchestrate
-from plait.run.parallel import RunnerFactory
 from plait.run.single import record_start
 from plait.run.state import load_state, recharge
-from plait.settings import Settings
 from plait.workspace import GitError, LocalShell, Repo
 
 __all__ = ["Helper", "Reply", "Runners", "Session", "SessionConfig", "latest_session", "run_kind"]
-
-Runners = Callable[[RunLog], RunnerFactory]
-"""Given a dispatched run's log, the factory of its agents' command runners."""
 
 TASK = "plait session"
 
@@ -71,14 +67,11 @@ def latest_session(store: EventStore) -> str | None:
 
 
 @dataclass
-class SessionConfig:
+class SessionConfig(RunContext):
     """A session to start (with `base`) or to continue (the `log` of one, no base)."""
 
-    repo: Repo
-    settings: Settings
-    model: Model
-    log: RunLog
     runners: Runners
+    """Given a dispatched run's log, the factory of its agents' shells."""
     base: Base | None = None
     hold: Callable[[str], AbstractContextManager[object]] | None = None
     """Holds a dispatched run's lease while the session drives it, so no other process drives it too."""

@@ -18,8 +18,9 @@ from plait.plan_model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.run._gated import GatedIntegrator
 from plait.run.base import Base, choose_base, new_run_id
+from plait.run.context import RunnerFactory
 from plait.run.integrate import DirectIntegrator, Integrator
-from plait.run.parallel import RunContext, RunnerFactory, run_plan
+from plait.run.parallel import PlanContext, run_plan
 from plait.run.scheduler import Attempt
 from plait.run.state import RunState, recharge
 from plait.settings import Settings
@@ -145,7 +146,7 @@ async def run_single(
         command = await asyncio.to_thread(gate.command_for, base.commit)
         verify = command or ""
     instructions = ProjectInstructions(repo.root, base.commit, s.instructions_chars)
-    ctx = RunContext(
+    ctx = PlanContext(
         repo=repo,
         settings=s if gate is not None else s.model_copy(update={"max_attempts": 1}),
         model=model,

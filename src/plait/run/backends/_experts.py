@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plait.coord.experts import EXPERT_STEPS, Answer, Experts, ExpertSpec, expert_id, roster
+from plait.coord.experts import Answer, Experts, ExpertSpec, expert_id, roster
 
 __all__ = ["ActorExperts", "ExpertActor", "ExpertJob", "NAMESPACE", "actor_name"]
 
@@ -57,11 +57,9 @@ class ExpertActor:
         return answer
 
     def _build(self) -> Any:
-        from plait.agent.context import context_budget
-        from plait.agent.loop import AgentLimits
         from plait.coord.experts import Expert
         from plait.events.backends import open_event_store
-        from plait.models.pricing import PriceTable
+        from plait.events.runlog import RunLog
         from plait.models.registry import make_model
         from plait.settings import Settings
         from plait.workspace.bundles import clone_from_bundle
@@ -69,18 +67,15 @@ class ExpertActor:
         job, s = self.job, Settings.model_validate(self.job.settings)
         root = clone_from_bundle(Path(self._dir.name) / "repo", self.base)
         model = make_model(job.model, s)
-        return Expert(
+        return Expert.from_settings(
             ExpertSpec.model_validate(job.spec),
-            run_id=job.run_id,
-            store=open_event_store(job.store, Path(), scope=job.scope),
+            s,
+            log=RunLog(open_event_store(job.store, Path(), scope=job.scope), job.run_id),
             model=model,
-            prices=PriceTable(s.prices),
             root=root,
             commit=job.commit,
             origin=job.origin,  # type: ignore[arg-type]
             repo_map=job.repo_map,
-            limits=AgentLimits.from_settings(s, most_steps=EXPERT_STEPS),
-            context=context_budget(model.name, s.context_tokens),
         )
 
 
