@@ -22,7 +22,7 @@ from plait.models.registry import make_model
 from plait.plan.overlap import OverlapDecision
 from plait.plan_model import Plan
 from plait.redact import scrub_strings
-from plait.run.context import RunnerFactory, Runners
+from plait.run.context import Runners, ShellFactory
 from plait.run.maintenance import ended_note
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.session import run_kind
@@ -78,7 +78,7 @@ def sandboxed_runners(
     if extra_path:
         base_env["PATH"] = os.pathsep.join([extra_path, base_env.get("PATH", "")])
 
-    def bind(log: RunLog) -> RunnerFactory:
+    def bind(log: RunLog) -> ShellFactory:
         def make(worktree: Path, agent: str, env: dict[str, str]) -> Shell:
             return sandboxed_shell(
                 settings,

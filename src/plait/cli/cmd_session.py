@@ -27,7 +27,7 @@ from plait.events.types import (
 from plait.messages import Model
 from plait.models.registry import make_model
 from plait.run.base import Base, choose_base, new_run_id
-from plait.run.context import RunnerFactory
+from plait.run.context import ShellFactory
 from plait.run.investigate import Inquiry, ask
 from plait.run.session import Reply, Session, SessionConfig, latest_session, run_kind
 from plait.run.state import load_state
@@ -321,10 +321,10 @@ def session_command(
     extra = str(Path(sys.executable).parent) if llm.name.startswith("scripted:") else ""
     bound: list[Any] = []
 
-    def runners(dispatched: RunLog) -> RunnerFactory:
+    def runners(dispatched: RunLog) -> ShellFactory:
         if not bound:  # the sandbox is probed on the first dispatch only
             bound.append(sandboxed_runners(settings, repo, extra_path=extra, quiet=True))
-        factory: RunnerFactory = bound[0](dispatched)
+        factory: ShellFactory = bound[0](dispatched)
         return factory
 
     hold = functools.partial(_held, store, what="run")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from plait.run.context import RunnerFactory
+from plait.run.context import ShellFactory
 from plait.workspace import CommandResult, GitError, Repo, Shell
 
 __all__ = ["NestedRepoNotice", "noticing"]
@@ -47,7 +47,7 @@ class NestedRepoNotice:
             close()
 
 
-def noticing(runners: RunnerFactory, repo: Repo) -> RunnerFactory:
+def noticing(runners: ShellFactory, repo: Repo) -> ShellFactory:
     """`runners`, each runner wrapped in a `NestedRepoNotice` for its worktree."""
 
     def make(worktree: Path, agent: str, env: dict[str, str]) -> Shell:

@@ -27,7 +27,7 @@ from plait.reconcile.queue import MergeQueue
 from plait.reconcile.types import Resolver
 from plait.run._nested import noticing
 from plait.run.backends import AttemptBackend, open_backend
-from plait.run.context import RunContext, RunnerFactory
+from plait.run.context import RunContext, ShellFactory
 from plait.run.integrate import QueueIntegrator
 from plait.run.maintenance import tidy_run
 from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
@@ -55,7 +55,7 @@ class Orchestration(RunContext):
 
     task: str
     base: Base
-    runners: RunnerFactory
+    runners: ShellFactory
     plan_file: Path | None = None
     single: bool = False
     use_llm_resolver: bool = True

@@ -31,7 +31,7 @@ from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_c
 from plait.run._wrapup import wrap_up
 from plait.run.backends import AttemptBackend
 from plait.run.base import Base
-from plait.run.context import RunContext, RunnerFactory
+from plait.run.context import RunContext, ShellFactory
 from plait.run.experts import RunExperts, run_expert_specs
 from plait.run.integrate import Integrator, PlannedIntegrator
 from plait.run.radar import Radar
@@ -52,7 +52,7 @@ class PlanContext(RunContext):
     """A run of a plan's tasks: where it starts, how its agents' commands run, and what they share."""
 
     base: Base
-    runners: RunnerFactory
+    runners: ShellFactory
     repo_map: str = ""
     prices: PriceTable = field(default_factory=PriceTable)
     budget: Budget | None = None

@@ -18,7 +18,7 @@ from plait.plan_model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.run._gated import GatedIntegrator
 from plait.run.base import Base, choose_base, new_run_id
-from plait.run.context import RunnerFactory
+from plait.run.context import ShellFactory
 from plait.run.integrate import DirectIntegrator, Integrator
 from plait.run.parallel import PlanContext, run_plan
 from plait.run.scheduler import Attempt
@@ -119,7 +119,7 @@ async def run_single(
     log: RunLog,
     base: Base,
     runner: Shell | None = None,
-    runners: RunnerFactory | None = None,
+    runners: ShellFactory | None = None,
     started: bool = False,
     state: RunState | None = None,
     gate: Gate | None = None,
