@@ -26,7 +26,7 @@ from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
-from plait.run.base import Base
+from plait.run.base import RunBase
 from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import PlanContext, run_plan
 from plait.run.state import load_state
@@ -99,7 +99,7 @@ def context(repo: Repo, store: EventStore, model: FunctionModel, limit: int) -> 
         settings=settings,
         model=model,
         log=RunLog(store, "d"),
-        base=Base(repo.head(), "main"),
+        base=RunBase(repo.head(), "main"),
         runners=lambda p, a, e: LocalShell(),
     )
 

@@ -57,7 +57,7 @@ from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.plan_model import Contract, Plan, PlanTask
 from plait.run import parallel, scheduler
-from plait.run.base import Base
+from plait.run.base import RunBase
 from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import PlanContext, run_plan
 from plait.settings import Settings
@@ -282,7 +282,7 @@ def full_run(plan: Plan, latency: float, by: str) -> float:
             settings=Settings(concurrency=CONCURRENCY, max_attempts=1, task_wall_time=None),
             model=scripted(plan, latency),
             log=RunLog(store, "b"),
-            base=Base(repo.head(), "main"),
+            base=RunBase(repo.head(), "main"),
             runners=lambda p, a, e: LocalShell(),
         )
         with ordered(by):

@@ -32,7 +32,7 @@ from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
-from plait.run.base import Base
+from plait.run.base import RunBase
 from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import PlanContext, run_plan
 from plait.settings import Settings
@@ -96,7 +96,7 @@ def one_run(n: int, limit: int, latency: float, seed: int) -> dict[str, float]:
             settings=settings,
             model=model(latency),
             log=RunLog(store, "b"),
-            base=Base(repo.head(), "main"),
+            base=RunBase(repo.head(), "main"),
             runners=lambda p, a, e: LocalShell(),
         )
         before = resource.getrusage(resource.RUSAGE_SELF)

@@ -72,7 +72,7 @@ def test_an_agent_stops_before_the_call_that_would_overspend(repo: Repo, tmp_pat
 def test_a_resumed_run_is_charged_what_it_paid_once_and_replays_are_not_charged_again(
     repo: Repo, tmp_path: Path
 ) -> None:
-    from plait.run.state import recharge
+    from plait.run.state import charge_earlier_spending
 
     store = SQLiteEventStore(tmp_path / "e.db")
     turn = {"tool_calls": [{"name": "list_files", "arguments": {}}], "usage": {"input_tokens": 1000}}
@@ -96,9 +96,9 @@ def test_a_resumed_run_is_charged_what_it_paid_once_and_replays_are_not_charged_
     assert first.usd == pytest.approx(0.3)
 
     again = Budget("run", Limits(), store, "r")  # a new process resuming the same run
-    recharge(again, RunLog(store, "r"))
+    charge_earlier_spending(again, RunLog(store, "r"))
     task = again.child("main", Limits())
-    recharge(again, RunLog(store, "r"), {"main": task})
+    charge_earlier_spending(again, RunLog(store, "r"), {"main": task})
     assert again.usd == pytest.approx(0.3) and task.usd == pytest.approx(0.3)
     replay = ScriptedModel([])  # every call is read back: none reaches the model, none is charged again
     assert asyncio.run(agent(replay, task).run("t")).ok

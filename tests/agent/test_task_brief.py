@@ -27,9 +27,9 @@ def test_a_brief_is_its_agent_s_first_message_under_one_heading() -> None:
 
 
 def test_one_agent_s_brief_says_its_task_once_without_an_id() -> None:
-    from plait.run.single import one_task_plan, single_brief
+    from plait.run.one_agent import one_agent_brief, one_task_plan
 
     task = "Fix the --compact flag of the command line."
     (planned,) = one_task_plan(task).tasks
-    brief = single_brief("pytest -q")(planned, None)
+    brief = one_agent_brief("pytest -q")(planned, None)
     assert brief.startswith(f"Your task:\n\n{task}\n") and brief.count("--compact") == 1

@@ -35,9 +35,9 @@ from plait.models.scripted import ScriptedModel
 from plait.plan import resolve_overlaps, tracked_files
 from plait.plan_model import Plan, parse_plan
 from plait.run._brief import plan_overview
+from plait.run.base import RunBase
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome
-from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell
 
@@ -162,7 +162,7 @@ def test_each_first_message_picks_its_own_conversation() -> None:
 def _run_demo(where: Path, store: SQLiteEventStore) -> tuple[ParallelOutcome, ScriptedModel, str]:
     """The parallel demo, prepared as `plait demo --fast` prepares it, run to its end in this process."""
     repo, task, model = prepare_demo(where, fast=True, parallel=True)
-    base = Base(repo.head(), "main")
+    base = RunBase(repo.head(), "main")
     work = Orchestration(
         repo=repo,
         task=task,

@@ -27,7 +27,7 @@ from plait.events.types import (
 )
 from plait.messages import ModelResponse, ToolCall, Usage
 from plait.models.pricing import PriceTable
-from plait.run.state import load_state, recharge
+from plait.run.state import charge_earlier_spending, load_state
 
 RUN = "r"
 STEPS = 200
@@ -89,8 +89,8 @@ def test_the_runs_past_is_decoded_once_by_all_that_read_it(tmp_path: Path) -> No
     store = CountingStore(_long_run(tmp_path / "events.db", ["a", "b"]))
     run = Budget(scope="run", limits=Limits(), store=store, run_id=RUN)
     tasks = {agent: run.child(agent, Limits()) for agent in ("a", "b")}
-    recharge(run, RunLog(store, RUN))  # as a resumed run does: the run's budget, then each task's
-    recharge(run, RunLog(store, RUN), tasks)
+    charge_earlier_spending(run, RunLog(store, RUN))  # as a resumed run does: the run's budget, then each task's
+    charge_earlier_spending(run, RunLog(store, RUN), tasks)
     for agent in ("a", "b"):  # the attempt's last checkpoint before its worktree, again for its agent, then the
         # agent's journal and its own replay
         for _ in range(2):

@@ -12,8 +12,8 @@ from plait.events import Event, ObservedStore, SQLiteEventStore, TaskStarted
 from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.plan_model import Plan, PlanTask
+from plait.run.base import RunBase
 from plait.run.parallel import PlanContext, run_plan
-from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 from plait.workspace.git import worktree_lock
@@ -52,7 +52,7 @@ def test_an_attempt_waiting_to_merge_gives_its_slot_to_the_next(repo: Repo, tmp_
             beta_started.set()
 
     store = ObservedStore(SQLiteEventStore(tmp_path / "events.db"), started)
-    base = Base(repo.head(), "main")
+    base = RunBase(repo.head(), "main")
     integrator = HeldIntegrator(repo, "r1", base.commit, "alpha", beta_started)
     tasks = [PlanTask(id=n, title=n, instructions=f"Make {n} return 1.", writes=[f"{n}.py"]) for n in ("alpha", "beta")]
     ctx = PlanContext(

@@ -31,9 +31,9 @@ from plait.messages import AssistantMessage, ModelRequest, ModelResponse
 from plait.models import ScriptedModel
 from plait.models.scripted import FunctionModel
 from plait.plan_model import ExpertSpec, Plan, PlanTask
+from plait.run.base import RunBase
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
-from plait.run.single import Base
 from plait.run.state import load_state
 from plait.settings import Settings
 from plait.ui.cost import cost_breakdown
@@ -107,7 +107,7 @@ def _context(repo: Repo, store: SQLiteEventStore, model: Any, **state: Any) -> P
         settings=Settings(concurrency=3, experts=[SPEC]),
         model=model,
         log=RunLog(store, RUN),
-        base=Base(repo.head(), "main"),
+        base=RunBase(repo.head(), "main"),
         runners=lambda path, agent, env: LocalShell(),
         budget=budget,
         **state,
@@ -242,7 +242,7 @@ def _orchestration(repo: Repo, store: SQLiteEventStore, model: Any) -> Orchestra
         settings=Settings(concurrency=3, verify_command="true"),
         model=model,
         log=RunLog(store, RUN),
-        base=Base(repo.head(), "main"),
+        base=RunBase(repo.head(), "main"),
         runners=lambda path, agent, env: LocalShell(),
         use_llm_resolver=False,
     )

@@ -23,8 +23,8 @@ from plait.events.runlog import RunLog
 from plait.events.types import AgentStopped
 from plait.models import ScriptedModel
 from plait.plan_model import Plan, PlanTask
+from plait.run.base import RunBase
 from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
-from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 from responses_stream import ResponsesServer
@@ -61,7 +61,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, **settings: Any) -> tuple[Paral
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
     store = SQLiteEventStore(tmp_path / "events.db")
-    base = Base(repo.head(), "main")
+    base = RunBase(repo.head(), "main")
     integrator = MergeTreeIntegrator(repo, "r1", base.commit)
     template = f"command:{sys.executable} {script} {{prompt_file}} {{worktree}}"
     ctx = PlanContext(

@@ -14,8 +14,8 @@ from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ToolResultMessage, UserMessage
 from plait.models import ScriptedModel
 from plait.plan_model import Contract, Plan, PlanTask
+from plait.run.base import RunBase
 from plait.run.parallel import PlanContext, run_plan
-from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 
@@ -113,7 +113,7 @@ def test_a_consumer_gets_its_brief_the_contract_and_its_notes_never_another_agen
 ) -> None:
     model = ScriptedModel(conversations=_conversations())
     store = SQLiteEventStore(tmp_path / "events.db")
-    base = Base(repo.head(), "main")
+    base = RunBase(repo.head(), "main")
     ctx = PlanContext(
         repo=repo,
         settings=Settings(max_format_errors=3),

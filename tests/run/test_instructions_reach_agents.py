@@ -22,10 +22,11 @@ from plait.messages import SYSTEM_BREAK, ModelRequest, ModelResponse, ToolCall, 
 from plait.models.scripted import FunctionModel, ScriptedModel
 from plait.reconcile.ladder import default_resolvers, merge_commits
 from plait.reconcile.llm_resolver import LLMResolver
+from plait.run.base import RunBase
+from plait.run.one_agent import run_one_agent
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome
 from plait.run.session import Session, SessionConfig
-from plait.run.single import Base, run_single
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 
@@ -82,7 +83,7 @@ def _systems(store: SQLiteEventStore) -> dict[str, str]:
 
 
 def test_the_planner_and_each_worker_get_the_root_file_and_their_own_directories(layered: Repo, tmp_path: Path) -> None:
-    base = Base(layered.head(), "main")
+    base = RunBase(layered.head(), "main")
     # after the run's base: a commit, and an uncommitted edit; neither is the run's
     (layered.root / "AGENTS.md").write_text("LATER RULE: committed after the base.\n")
     git(layered.root, "commit", "-q", "-am", "later")
@@ -124,13 +125,13 @@ def test_the_planner_and_each_worker_get_the_root_file_and_their_own_directories
 def test_one_agent_gets_the_root_file(layered: Repo, tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
     outcome = asyncio.run(
-        run_single(
+        run_one_agent(
             layered,
             "Add a model.",
             settings=Settings(),
             model=FunctionModel(_answer),
             log=RunLog(store, RUN),
-            base=Base(layered.head(), "main"),
+            base=RunBase(layered.head(), "main"),
             runner=LocalShell(),
         )
     )
@@ -190,7 +191,7 @@ def test_a_continued_session_keeps_the_prompts_it_was_given(layered: Repo, tmp_p
     store = SQLiteEventStore(tmp_path / "events.db")
     first, second = _session_model(), _session_model()
 
-    async def talk(model: ScriptedModel, settings: Settings, base: Base | None, text: str) -> str:
+    async def talk(model: ScriptedModel, settings: Settings, base: RunBase | None, text: str) -> str:
         runners = lambda log: lambda path, agent, env: LocalShell()  # noqa: E731
         session = Session(SessionConfig(layered, settings, model, RunLog(store, RUN), runners, base))
         await session.open()
@@ -198,7 +199,7 @@ def test_a_continued_session_keeps_the_prompts_it_was_given(layered: Repo, tmp_p
         await session.close(None)
         return reply.text
 
-    said = asyncio.run(talk(first, Settings(), Base(layered.head(), "main"), "What models are there?"))
+    said = asyncio.run(talk(first, Settings(), RunBase(layered.head(), "main"), "What models are there?"))
     assert said == "MODELS is empty."
     # between the two processes the root's AGENTS.md changes, and so does the user's budget for instructions
     (layered.root / "AGENTS.md").write_text("LATER RULE: committed after the session started.\n")

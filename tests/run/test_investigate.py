@@ -31,7 +31,7 @@ from plait.events.runlog import RunLog
 from plait.messages import ToolResultMessage, UserMessage
 from plait.models import ScriptedModel
 from plait.run._areas import locate
-from plait.run.base import Base
+from plait.run.base import RunBase
 from plait.run.investigate import AskOutcome, Inquiry, ask, split_areas
 from plait.settings import Settings
 from plait.ui.cost import cost_breakdown
@@ -128,7 +128,7 @@ def _ask(repo: Repo, db: Path, model: ScriptedModel, question: str, *, new: bool
             model=model,
             log=RunLog(store, RUN),
             question=question,
-            base=Base(repo.head(), "main") if new else None,
+            base=RunBase(repo.head(), "main") if new else None,
         )
         return asyncio.run(ask(inquiry))
     finally:
@@ -281,7 +281,7 @@ def test_a_question_cut_short_is_answered_once_before_the_follow_up(shop: Repo, 
                 combining.set()
 
         store = ObservedStore(SQLiteEventStore(db), watch)
-        base = Base(shop.head(), "main")
+        base = RunBase(shop.head(), "main")
         work = asyncio.ensure_future(ask(Inquiry(shop, Settings(), slow, RunLog(store, RUN), QUESTION, base)))
         await combining.wait()
         work.cancel()

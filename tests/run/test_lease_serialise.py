@@ -21,9 +21,9 @@ from plait.plan_model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.queue import MergeQueue
+from plait.run.base import RunBase
 from plait.run.integrate import QueueIntegrator
 from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
-from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 
@@ -81,7 +81,7 @@ def _contending_model(store: SQLiteEventStore) -> FunctionModel:
 
 
 def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, store: SQLiteEventStore) -> ParallelOutcome:
-    base = Base(repo.head(), "main")
+    base = RunBase(repo.head(), "main")
     gate = Gate(repo, base=base.commit, log=RunLog(store, RUN), verify_command="true", detect=False)
     queue = MergeQueue(repo, RunLog(store, RUN), base.commit, gate=gate, resolvers=default_resolvers())
     ctx = PlanContext(

@@ -22,7 +22,7 @@ from plait.events.runlog import RunLog
 from plait.events.types import Decision, PromptGiven, ToolCalled, ToolReturned
 from plait.models.scripted import ScriptedModel
 from plait.plan_model import Plan, PlanTask
-from plait.run.base import Base
+from plait.run.base import RunBase
 from plait.run.integrate import DirectIntegrator
 from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.settings import Settings
@@ -63,7 +63,7 @@ def _run(
     git(repo.root, "add", "-A")
     git(repo.root, "commit", "-q", "-m", "notes server")
     store = SQLiteEventStore(tmp_path / "events.db")
-    base = Base(repo.head(), "main")
+    base = RunBase(repo.head(), "main")
     settings = _settings(tmp_path)
     model = ScriptedModel(turns)
 
@@ -88,7 +88,8 @@ def _run(
         base=base,
         runners=runner,
         budget=Budget("run", Limits(), store, "r1"),
-        single=True,
+        coordinated=False,
+        retry_failed=False,
     )
     plan = Plan(mode="single", reason="one", tasks=[PlanTask(id="main", title="notes", instructions="Take notes.")])
     outcome = asyncio.run(run_plan(ctx, plan, DirectIntegrator(base.commit, "plait/r1/main")))

@@ -13,8 +13,8 @@ from plait.events import ModelCallStarted, SQLiteEventStore, TaskFinished, TaskS
 from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.plan_model import Plan, PlanTask
+from plait.run.base import RunBase
 from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
-from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 
@@ -67,7 +67,7 @@ def _run(
     repo: Repo, tmp_path: Path, plan: Plan, model: ScriptedModel, **settings: Any
 ) -> tuple[ParallelOutcome, SQLiteEventStore, MergeTreeIntegrator]:
     store = SQLiteEventStore(tmp_path / "events.db")
-    base = Base(repo.head(), "main")
+    base = RunBase(repo.head(), "main")
     integrator = MergeTreeIntegrator(repo, "r1", base.commit)
     limits = Limits(usd=settings.pop("run_max_usd", None))
     ctx = PlanContext(
@@ -125,7 +125,7 @@ def test_a_run_budget_stops_the_run(repo: Repo, tmp_path: Path) -> None:
 
     model = ScriptedModel(conversations=[_edit_task("alpha", 1), _edit_task("beta", 2)])
     store = SQLiteEventStore(tmp_path / "events.db")
-    base = Base(repo.head(), "main")
+    base = RunBase(repo.head(), "main")
     ctx = PlanContext(
         repo=repo,
         settings=Settings(concurrency=1),

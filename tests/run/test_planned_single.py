@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plait.plan_model import Plan, PlanTask
-from plait.run.single import one_task_plan, planned_single
+from plait.run.one_agent import as_one_task, one_task_plan
 
 TASK = "Add is_sorted to itertoolz and export it"
 
@@ -20,7 +20,7 @@ def test_the_planners_notes_reach_the_one_agent() -> None:
             )
         ],
     )
-    single = planned_single(TASK, plan)
+    single = as_one_task(TASK, plan)
     (task,) = single.tasks
     assert task.id == "main" and task.instructions.startswith(TASK)
     assert "The planner's notes on how to do it" in task.instructions and "toolz/itertoolz.py" in task.instructions
@@ -29,7 +29,7 @@ def test_the_planners_notes_reach_the_one_agent() -> None:
 
 def test_a_plan_with_nothing_beyond_the_task_is_the_task_as_given() -> None:
     plan = Plan(mode="single", reason="small", tasks=[PlanTask(id="main", title="t", instructions=TASK)])
-    assert planned_single(TASK, plan).tasks[0].instructions == one_task_plan(TASK).tasks[0].instructions
+    assert as_one_task(TASK, plan).tasks[0].instructions == one_task_plan(TASK).tasks[0].instructions
 
 
 def test_a_retry_is_told_why_once() -> None:
@@ -49,7 +49,7 @@ def test_a_planner_that_says_the_task_says_it_all_adds_no_notes() -> None:
 
     for said in ("As given.", "as given", ""):
         plan = Plan(mode="single", reason="small", tasks=[PlanTask(id="main", title="t", instructions=said)])
-        assert planned_single(TASK, plan).tasks[0].instructions == TASK
+        assert as_one_task(TASK, plan).tasks[0].instructions == TASK
         assert not validate_plan(plan), "one agent's plan may leave the instructions empty"
     split = Plan(mode="parallel", reason="r", tasks=[PlanTask(id="a", title="t", instructions="")])
     assert any("instructions are empty" in p for p in validate_plan(split))

@@ -12,8 +12,8 @@ from plait.events import RunFinished, SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, ModelResponse
 from plait.models.scripted import FunctionModel
+from plait.run.base import RunBase
 from plait.run.orchestrate import Orchestration, orchestrate
-from plait.run.single import Base
 from plait.run.state import load_state
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -26,7 +26,7 @@ def _orchestration(repo: Repo, model: FunctionModel, store: SQLiteEventStore) ->
         settings=Settings(verify_command="true"),
         model=model,
         log=RunLog(store, "r1"),
-        base=Base(repo.head(), "main"),
+        base=RunBase(repo.head(), "main"),
         runners=lambda path, agent, env: LocalShell(),
     )
 

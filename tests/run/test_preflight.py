@@ -20,9 +20,10 @@ from plait.events.runlog import RunLog
 from plait.events.types import Decision, GateChecked, ModelCallStarted, RunFinished
 from plait.models import ScriptedModel
 from plait.reconcile.gate import Gate
+from plait.run.base import RunBase
+from plait.run.one_agent import RunOutcome
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.preflight import preflight
-from plait.run.single import Base, RunOutcome
 from plait.settings import Settings
 from plait.workspace import Repo
 from plait.workspace.policy import PathRule, SandboxSettings
@@ -51,9 +52,9 @@ def _orchestration(repo: Repo, store: SQLiteEventStore, settings: Settings, mode
         settings=settings,
         model=model,
         log=RunLog(store, "r1"),
-        base=Base(repo.head(), "main"),
+        base=RunBase(repo.head(), "main"),
         runners=sandboxed_runners(settings, repo, quiet=True)(RunLog(store, "r1")),
-        single=True,
+        one_agent=True,
     )
 
 

@@ -12,7 +12,7 @@ from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
-from plait.run.base import Base
+from plait.run.base import RunBase
 from plait.run.parallel import PlanContext, run_plan
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -49,7 +49,7 @@ def test_two_agents_changing_the_same_lines_are_warned_at_their_next_turn(repo: 
         settings=Settings(concurrency=2, max_attempts=1, radar_interval=0.05),
         model=FunctionModel(reply),
         log=RunLog(store, "r1"),
-        base=Base(repo.head(), "main"),
+        base=RunBase(repo.head(), "main"),
         runners=lambda p, a, e: LocalShell(),
     )
     asyncio.run(

@@ -16,8 +16,8 @@ from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolResultMessage, UserMessage
 from plait.models import FunctionModel, ScriptedModel
 from plait.plan_model import Plan, PlanTask
+from plait.run.base import RunBase
 from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
-from plait.run.single import Base
 from plait.run.state import RunState, load_state
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -52,7 +52,7 @@ def _context(repo: Repo, store: SQLiteEventStore, model: Any, state: RunState | 
         settings=Settings(max_format_errors=2, max_attempts=2, concurrency=1),
         model=model,
         log=RunLog(store, RUN),
-        base=Base(repo.head(), "main"),
+        base=RunBase(repo.head(), "main"),
         runners=lambda path, agent, env: LocalShell(),
         budget=Budget("run", Limits(), store, RUN),
         state=state,

@@ -22,9 +22,9 @@ from plait.plan_model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.reconcile.ladder import default_resolvers
 from plait.reconcile.queue import MergeQueue
+from plait.run.base import RunBase
 from plait.run.integrate import QueueIntegrator
 from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
-from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 from plait.workspace.git import PLAIT_IDENTITY
@@ -65,7 +65,7 @@ def _turn(request: ModelRequest) -> int:
 
 def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, verify: str, **settings: Any) -> ParallelOutcome:
     store = SQLiteEventStore(tmp_path / "events.db")
-    base = Base(repo.head(), "main")
+    base = RunBase(repo.head(), "main")
     gate = Gate(repo, base=base.commit, log=RunLog(store, RUN), verify_command=verify)
     queue = MergeQueue(repo, RunLog(store, RUN), base.commit, gate=gate, resolvers=default_resolvers())
     values = {"concurrency": 2, "max_attempts": 2, "radar_interval": 0, "max_format_errors": 1, **settings}

@@ -21,7 +21,7 @@ from integrators import git
 from plait.events import Decision, RunFinished, SQLiteEventStore, ToolReturned
 from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
-from plait.run.base import Base
+from plait.run.base import RunBase
 from plait.run.session import Session, SessionConfig
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -208,7 +208,7 @@ def test_a_session_dispatches_a_change_through_the_pipeline(repo: Repo, tmp_path
     def runners(log: RunLog) -> Any:
         return lambda path, agent, env: LocalShell()
 
-    session = Session(SessionConfig(repo, settings, model, RunLog(store, "s1"), runners, Base(repo.head(), "main")))
+    session = Session(SessionConfig(repo, settings, model, RunLog(store, "s1"), runners, RunBase(repo.head(), "main")))
 
     async def talk() -> str:
         await session.open()

@@ -15,7 +15,7 @@ from integrators import git
 from plait.events import SQLiteEventStore, ToolReturned
 from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
-from plait.run.base import Base
+from plait.run.base import RunBase
 from plait.run.session import Session, SessionConfig
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
@@ -53,7 +53,7 @@ def test_a_dispatched_change_comes_back_with_its_files_diff_and_test_count(repo:
     def runners(log: RunLog) -> Any:
         return lambda path, agent, env: LocalShell()
 
-    session = Session(SessionConfig(repo, settings, model, RunLog(store, "s1"), runners, Base(repo.head(), "main")))
+    session = Session(SessionConfig(repo, settings, model, RunLog(store, "s1"), runners, RunBase(repo.head(), "main")))
 
     async def talk() -> None:
         await session.open()

@@ -17,8 +17,9 @@ from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.events.types import GateChecked, Integrated, PromptGiven
 from plait.models import ScriptedModel
+from plait.run.base import RunBase
+from plait.run.one_agent import RunOutcome
 from plait.run.orchestrate import Orchestration, orchestrate
-from plait.run.single import Base, RunOutcome
 from plait.run.state import load_state
 from plait.settings import Settings
 from plait.workspace import Repo
@@ -57,9 +58,9 @@ def _run(repo: Repo, tmp_path: Path, model: ScriptedModel, **settings: Any) -> t
         settings=config,
         model=model,
         log=RunLog(store, "r1"),
-        base=Base(repo.head(), "main"),
+        base=RunBase(repo.head(), "main"),
         runners=sandboxed_runners(config, repo, quiet=True)(RunLog(store, "r1")),
-        single=True,
+        one_agent=True,
         state=load_state(RunLog(store, "r1")) if store.events("r1") else None,
     )
     outcome = asyncio.run(orchestrate(work))

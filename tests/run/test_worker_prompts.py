@@ -24,8 +24,8 @@ from plait.models import AnthropicModel, PriceTable
 from plait.plan import repo_map
 from plait.plan_model import Contract, Plan, PlanTask
 from plait.run._brief import plan_overview, worker_systems
+from plait.run.base import RunBase
 from plait.run.parallel import PlanContext, run_plan
-from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 from wire_cache import PromptCache, prompt_tokens
@@ -132,7 +132,7 @@ def _reply(fmt: str, body: dict[str, Any]) -> dict[str, Any]:
 
 def test_workers_calls_read_their_prefix_from_the_cache_and_are_billed_for_it(shop: Repo, tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
-    base = Base(shop.head(), "main")
+    base = RunBase(shop.head(), "main")
     cache = PromptCache(min_tokens=512)
     with WireServer(_reply, cache=cache) as server:
         model = AnthropicModel("anthropic:claude-haiku-4-5", "claude-haiku-4-5", api_key="k", base_url=server.url)

@@ -23,9 +23,9 @@ from plait.events.store import SQLiteEventStore
 from plait.events.types import GateChecked, ToolReturned
 from plait.models import ScriptedModel
 from plait.reconcile.apply import apply_commit
+from plait.run.base import RunBase
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome
-from plait.run.single import Base
 from plait.settings import Settings
 from plait.workspace import Repo
 from plait.workspace.policy import Limits, SandboxSettings
@@ -148,7 +148,7 @@ def test_a_planted_nested_repository_and_conftest_run_nothing_on_the_host(
         settings=settings,
         model=model,
         log=RunLog(store, "r1"),
-        base=Base(repo.head(), "main"),
+        base=RunBase(repo.head(), "main"),
         runners=sandboxed_runners(settings, repo, quiet=True)(RunLog(store, "r1")),
         plan_file=plan,
         use_llm_resolver=False,

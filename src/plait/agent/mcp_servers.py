@@ -37,7 +37,7 @@ from plait.workspace.policy import Policy
 if TYPE_CHECKING:
     import mcp_types
 
-    from plait.run.parallel import _TaskRunner
+    from plait.run.parallel import TaskAttempts
 
 __all__ = ["McpTools", "serve", "with_mcp"]
 
@@ -207,7 +207,7 @@ class McpTools:
 
 
 def with_mcp(
-    attempts: _TaskRunner, task_id: str, attempt: int, runner: Shell, worktree: Path, inner: ToolSet
+    attempts: TaskAttempts, task_id: str, attempt: int, runner: Shell, worktree: Path, inner: ToolSet
 ) -> ToolSet:
     """`inner` with the run's MCP servers' tools, or `inner` itself when none is configured."""
     ctx = attempts.ctx
@@ -245,7 +245,7 @@ def with_mcp(
     )
 
 
-async def serve(attempts: _TaskRunner, task_id: str, attempt: int, worker: _Worker, brief: str) -> AgentResult:
+async def serve(attempts: TaskAttempts, task_id: str, attempt: int, worker: _Worker, brief: str) -> AgentResult:
     """Run `worker` on `brief`; plait's own agent gets the run's MCP servers' tools, the servers started around it."""
     tools = getattr(worker, "toolbox", None)
     box = tools

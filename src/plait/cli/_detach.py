@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from plait.errors import EnvironmentProblem, UsageError
-from plait.run.single import new_run_id
+from plait.run.base import new_run_id
 from plait.ui._reading import out
 from plait.workspace import Repo
 

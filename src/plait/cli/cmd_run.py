@@ -22,11 +22,11 @@ from plait.models.registry import make_model
 from plait.plan.overlap import OverlapDecision
 from plait.plan_model import Plan
 from plait.redact import scrub_strings
+from plait.run.base import RunBase, choose_base, new_run_id
 from plait.run.context import Runners, ShellFactory
 from plait.run.maintenance import ended_note
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.session import run_kind
-from plait.run.single import Base, choose_base, new_run_id
 from plait.run.state import load_state
 from plait.settings import Settings, load_settings, run_settings
 from plait.ui._common import err, open_store, out, resolve_run, run_store
@@ -262,7 +262,7 @@ def run(
         model=llm,
         run_id=run_id,
         plan_file=plan_file,
-        single=single,
+        one_agent=single,
         use_llm_resolver=not no_llm,
         review=_review if review else None,
         tui=not no_tui and not review,  # the review asks on the terminal before the view would start
@@ -297,7 +297,7 @@ def resume(
     started = state.started
     settings = run_settings(repo.root, started.settings)
     llm = make_model(started.model, settings)
-    base = Base(started.base_commit, started.base_ref, snapshot=started.snapshot)
+    base = RunBase(started.base_commit, started.base_ref, snapshot=started.snapshot)
     extra = str(Path(sys.executable).parent) if started.model.startswith("scripted:") else ""
     err.print(f"resuming run {run_id}: {escaped(started.task.splitlines()[0]) if started.task else ''}")
     outcome, store = _start(
@@ -346,7 +346,7 @@ def demo(
         quiet=False,
         runners=runners,
         model=llm,
-        single=single,
+        one_agent=single,
         use_llm_resolver=False,
         tui=not no_tui,
     )

@@ -26,7 +26,7 @@ from plait.events.types import (
 )
 from plait.messages import Model
 from plait.models.registry import make_model
-from plait.run.base import Base, choose_base, new_run_id
+from plait.run.base import RunBase, choose_base, new_run_id
 from plait.run.context import ShellFactory
 from plait.run.investigate import Inquiry, ask
 from plait.run.session import Reply, Session, SessionConfig, latest_session, run_kind
@@ -182,7 +182,7 @@ def _find(store: EventStore, ref: str | None, kind: str) -> str:
     return run_id
 
 
-Prepared = tuple[ObservedStore, str, Settings, Model, Base | None]
+Prepared = tuple[ObservedStore, str, Settings, Model, RunBase | None]
 
 
 def _prepare(repo: Repo, flags: dict[str, Any], model: str | None, *, kind: str, again: str | None) -> Prepared:

@@ -22,7 +22,7 @@ from plait.workspace.bootstrap import port_env
 from plait.workspace.scope import store_scope
 
 if TYPE_CHECKING:
-    from plait.run.parallel import _TaskRunner
+    from plait.run.parallel import TaskAttempts
 
 __all__ = ["carry_commit", "placed_attempt"]
 
@@ -30,7 +30,7 @@ _SECRETS = {"openai_api_key", "anthropic_api_key"}
 
 
 async def placed_attempt(
-    runner: _TaskRunner, backend: AttemptBackend, task: PlanTask, number: int, last: Attempt | None, branch: str
+    runner: TaskAttempts, backend: AttemptBackend, task: PlanTask, number: int, last: Attempt | None, branch: str
 ) -> Attempt:
     """Attempt `number` of `task` on the backend; integrated when its agent finished."""
     ctx, state, key = runner.ctx, runner.ctx.state, (task.id, number)

@@ -49,10 +49,9 @@ from plait.run._lead import (
     run_kind,
     started,
 )
-from plait.run.base import Base
+from plait.run.base import RunBase, record_start
 from plait.run.context import RunContext
-from plait.run.single import record_start
-from plait.run.state import recharge
+from plait.run.state import charge_earlier_spending
 from plait.workspace import LocalShell
 
 __all__ = ["Area", "AskOutcome", "Finding", "Inquiry", "Investigation", "InvestigateTools", "ask", "split_areas"]
@@ -270,7 +269,7 @@ class Inquiry(RunContext):
     """A question to investigate: a new run from `base`, or a follow-up in the run of `log`."""
 
     question: str
-    base: Base | None = None
+    base: RunBase | None = None
     """The commit a new investigation reads; None for a follow-up, which reads its run's commit."""
 
 
@@ -342,7 +341,7 @@ async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
     s, log = o.settings, o.log
     budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), log.store, log.run_id)
     if o.base is None:
-        recharge(budget, log)
+        charge_earlier_spending(budget, log)
     files = tracked_files(root)
     maker = ExpertMaker(log, o.model, PriceTable(s.prices), root, commit, s, budget)
     experts = Experts()

@@ -27,13 +27,14 @@ from plait.reconcile.queue import MergeQueue
 from plait.reconcile.types import Resolver
 from plait.run._nested import noticing
 from plait.run.backends import AttemptBackend, open_backend
+from plait.run.base import RunBase, record_start
 from plait.run.context import RunContext, ShellFactory
 from plait.run.integrate import QueueIntegrator
 from plait.run.maintenance import tidy_run
+from plait.run.one_agent import RunOutcome, as_one_task, one_task_plan, run_one_agent
 from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.run.preflight import preflight
-from plait.run.single import Base, RunOutcome, one_task_plan, planned_single, record_start, run_single
-from plait.run.state import RunState, recharge
+from plait.run.state import RunState, charge_earlier_spending
 from plait.workspace import CommandResult
 
 __all__ = ["Orchestration", "Review", "orchestrate"]
@@ -54,10 +55,11 @@ class Orchestration(RunContext):
     """The change to make: what, from which commit, and how agents' commands run."""
 
     task: str
-    base: Base
+    base: RunBase
     runners: ShellFactory
     plan_file: Path | None = None
-    single: bool = False
+    one_agent: bool = False
+    """One agent on the task as given, no planner (`--single`)."""
     use_llm_resolver: bool = True
     review: Review | None = None
     state: RunState | None = None
@@ -83,7 +85,7 @@ async def orchestrate(o: Orchestration) -> RunOutcome | ParallelOutcome | None:
     )
     try:
         await preflight(gate, o.log)
-        if not o.single:
+        if not o.one_agent:
             o.backend = open_backend(o.settings, o.repo, o.log.store, o.base.commit)
         return await _run(o, gate)
     finally:
@@ -103,12 +105,12 @@ def _ended(log: RunLog) -> bool:
 async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | None:
     s, state = o.settings, o.state
     prices = PriceTable(s.prices)
-    if o.single or (state is not None and state.single):
+    if o.one_agent or (state is not None and state.one_agent):
         return await _one_agent(o, gate)
     limits = Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time)
     budget = Budget("run", limits, o.log.store, o.log.run_id)
     if state is not None:
-        recharge(budget, o.log)
+        charge_earlier_spending(budget, o.log)
     files = tracked_files(o.repo.root)
     shared_map = repo_map(o.repo.root, files=files)
     if state is not None and state.plan is not None:
@@ -201,11 +203,11 @@ async def _parallel(
 
 async def _one_agent(o: Orchestration, gate: Gate, planned: Plan | None = None) -> RunOutcome:
     if o.state is None or o.state.plan is None:
-        plan = one_task_plan(o.task) if planned is None else planned_single(o.task, planned)
+        plan = one_task_plan(o.task) if planned is None else as_one_task(o.task, planned)
         o.log.append(PlanMade(run_id=o.log.run_id, plan=plan.model_dump(mode="json"), source="single"))
     else:
         plan = o.state.plan
-    return await run_single(
+    return await run_one_agent(
         o.repo,
         o.task,
         settings=o.settings,

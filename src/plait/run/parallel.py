@@ -30,13 +30,13 @@ from plait.run._placed import placed_attempt
 from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_carried, logged_carried
 from plait.run._wrapup import wrap_up
 from plait.run.backends import AttemptBackend
-from plait.run.base import Base
+from plait.run.base import RunBase
 from plait.run.context import RunContext, ShellFactory
 from plait.run.experts import RunExperts, run_expert_specs
 from plait.run.integrate import Integrator, PlannedIntegrator
 from plait.run.radar import Radar
 from plait.run.scheduler import Attempt, Scheduler, TaskResult, release_slot
-from plait.run.state import RunState, recharge
+from plait.run.state import RunState, charge_earlier_spending
 from plait.run.steer import Steering, notes_from
 from plait.ui._arriving import CHANNEL
 from plait.workspace import Shell, Worktree
@@ -44,22 +44,24 @@ from plait.workspace.bootstrap import Bootstrap, port_env
 
 TaskStatus = Literal["done", "failed", "interrupted", "dropped"]
 
-__all__ = ["ParallelOutcome", "PlanContext", "run_plan"]
+__all__ = ["ParallelOutcome", "PlanContext", "TaskAttempts", "run_plan"]
 
 
 @dataclass
 class PlanContext(RunContext):
     """A run of a plan's tasks: where it starts, how its agents' commands run, and what they share."""
 
-    base: Base
+    base: RunBase
     runners: ShellFactory
     repo_map: str = ""
     prices: PriceTable = field(default_factory=PriceTable)
     budget: Budget | None = None
     system: str = ""
     """The system prompt; empty for the shared prefix of a parallel run (repository map and plan)."""
-    single: bool = False
-    """One agent on the user's task as given, no plan around it."""
+    coordinated: bool = True
+    """The tasks work side by side: a board for notes, claims on files, experts and the conflict radar."""
+    retry_failed: bool = True
+    """An attempt whose agent failed is tried again (else only work the gate turned down is)."""
     state: RunState | None = None
     """Where an interrupted run stood, when this is its resumption."""
     verify: str = ""
@@ -84,8 +86,8 @@ class ParallelOutcome:
         return {t: r.reason for t, r in self.results.items() if r.status == "dropped"}
 
 
-class _TaskRunner:
-    """The attempts of every task of one run."""
+class TaskAttempts:
+    """The attempts of every task of one run: the scheduler calls it to make each attempt."""
 
     def __init__(self, ctx: PlanContext, plan: Plan, integrator: Integrator) -> None:
         self.ctx, self.plan, self.integrator = ctx, plan, integrator
@@ -100,7 +102,7 @@ class _TaskRunner:
             if ctx.budget is not None
         }
         self.experts = RunExperts(
-            [] if ctx.single else run_expert_specs(s, plan, ctx.log),
+            run_expert_specs(s, plan, ctx.log) if ctx.coordinated else [],
             repo=ctx.repo,
             log=ctx.log,
             model=ctx.model,
@@ -113,7 +115,7 @@ class _TaskRunner:
         )
         if ctx.state is not None and ctx.budget is not None:
             # the run's own total was charged by its caller
-            recharge(ctx.budget, ctx.log, {**self.budgets, **self.experts.budgets})
+            charge_earlier_spending(ctx.budget, ctx.log, {**self.budgets, **self.experts.budgets})
         self.turns = ReplayTurns()
         """The resumed agents replay their past one at a time, each then making its first new call at once."""
         self.slots = {t.id: i for i, t in enumerate(plan.tasks)}
@@ -123,8 +125,8 @@ class _TaskRunner:
             integrator.planned(plan)
         self.summaries: dict[str, str] = {}
         self.steering = {t.id: Steering(ctx.log, t.id) for t in plan.tasks}
-        self.board = None if ctx.single else Board.from_log(ctx.log.store, ctx.log.run_id, plan)
-        use_leases = ctx.settings.leases and not ctx.single
+        self.board = None if not ctx.coordinated else Board.from_log(ctx.log.store, ctx.log.run_id, plan)
+        use_leases = ctx.settings.leases and ctx.coordinated
         self.leases = (
             Leases.from_log(
                 ctx.log.store,
@@ -196,13 +198,12 @@ class _TaskRunner:
             commit = await asyncio.shield(self.git.run(self._wrap_up, worktree, task, result, number))
             if result is None and not failure:
                 self.finished(task_id, "interrupted", "stopped before the agent finished", commit)
-        # one agent on the user's task is tried again only when the gate rejects its work
         if result is None:
             self.finished(task_id, "failed", failure, commit)
-            return Attempt(False, failure, retry=not ctx.single)
+            return Attempt(False, failure, retry=ctx.retry_failed)
         if not result.ok:
             self.finished(task_id, "failed", f"{result.reason}: {result.summary}", commit)
-            retry = result.reason not in ("budget", "interrupted", "stopped_by_user") and not ctx.single
+            retry = result.reason not in ("budget", "interrupted", "stopped_by_user") and ctx.retry_failed
             retry = retry or self.steering[task_id].retry  # the user who stopped it said whether to try again
             return Attempt(False, f"the agent stopped ({result.reason}): {result.summary}", retry=retry)
         self.summaries[task_id] = result.summary
@@ -342,8 +343,8 @@ class _TaskRunner:
 
 async def run_plan(ctx: PlanContext, plan: Plan, integrator: Integrator) -> ParallelOutcome:
     """Run every task of `plan`, integrating each as it finishes; tasks that keep failing are dropped."""
-    runner = _TaskRunner(ctx, plan, integrator)
-    radar = None if ctx.single else Radar(ctx.repo, ctx.log, plan, lambda: integrator.head)
+    runner = TaskAttempts(ctx, plan, integrator)
+    radar = Radar(ctx.repo, ctx.log, plan, lambda: integrator.head) if ctx.coordinated else None
     s = ctx.settings
     scheduler = Scheduler(
         {t.id: t.depends_on for t in plan.tasks},

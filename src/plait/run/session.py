@@ -48,12 +48,11 @@ from plait.run._lead import (
     run_kind,
     started,
 )
-from plait.run.base import Base, choose_base, new_run_id
+from plait.run.base import RunBase, choose_base, new_run_id, record_start
 from plait.run.context import RunContext, Runners
 from plait.run.investigate import InvestigateTools, Investigation
 from plait.run.orchestrate import Orchestration, orchestrate
-from plait.run.single import record_start
-from plait.run.state import load_state, recharge
+from plait.run.state import charge_earlier_spending, load_state
 from plait.workspace import GitError, LocalShell, Repo
 
 __all__ = ["Helper", "Reply", "Runners", "Session", "SessionConfig", "latest_session", "run_kind"]
@@ -72,7 +71,7 @@ class SessionConfig(RunContext):
 
     runners: Runners
     """Given a dispatched run's log, the factory of its agents' shells."""
-    base: Base | None = None
+    base: RunBase | None = None
     hold: Callable[[str], AbstractContextManager[object]] | None = None
     """Holds a dispatched run's lease while the session drives it, so no other process drives it too."""
 
@@ -204,7 +203,7 @@ class Session:
         root = self._root = open_checkout(cfg.repo, log.run_id, commit, "session")
         budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), log.store, log.run_id)
         if cfg.base is None:
-            recharge(budget, log)
+            charge_earlier_spending(budget, log)
         files = tracked_files(root)
         maker = self._maker = ExpertMaker(log, cfg.model, PriceTable(s.prices), root, commit, s, budget)
         await rebuild_experts(maker, self.experts)
@@ -289,7 +288,7 @@ class Session:
             return ToolOutcome(f"there is no plan file {plan_file} in the repository.", is_error=True)
         if state is not None and state.started is not None:
             s = state.started
-            base = Base(s.base_commit, s.base_ref, snapshot=s.snapshot)
+            base = RunBase(s.base_commit, s.base_ref, snapshot=s.snapshot)
         else:
             state = None
             base = choose_base(cfg.repo, include_uncommitted=cfg.settings.include_uncommitted)

@@ -21,7 +21,7 @@ from plait.plan_model import Plan
 from plait.run._opening import Opening, logged_openings
 from plait.run.scheduler import Attempt, TaskResult
 
-__all__ = ["RunState", "load_state", "recharge"]
+__all__ = ["RunState", "charge_earlier_spending", "load_state"]
 
 Key = tuple[str, int]
 
@@ -44,7 +44,7 @@ class RunState:
     started: RunStarted | None = None
     finished: RunFinished | None = None
     plan: Plan | None = None
-    single: bool = False
+    one_agent: bool = False
     """The run is one agent on the task as given (its plan was made for it, not by a planner)."""
     attempts: dict[str, int] = field(default_factory=dict)
     """The latest attempt started at each task."""
@@ -105,7 +105,7 @@ def load_state(log: RunLog) -> RunState:
             state.finished = event
         elif isinstance(event, PlanMade):
             state.plan = Plan.model_validate(event.plan)
-            state.single = event.source == "single"
+            state.one_agent = event.source == "single"
         elif isinstance(event, TaskStarted):
             current[event.agent] = event.attempt
             state.attempts[event.agent] = max(event.attempt, state.attempts.get(event.agent, 0))
@@ -127,7 +127,7 @@ def load_state(log: RunLog) -> RunState:
     return state
 
 
-def recharge(run: Budget, log: RunLog, tasks: dict[str, Budget] | None = None) -> None:
+def charge_earlier_spending(run: Budget, log: RunLog, tasks: dict[str, Budget] | None = None) -> None:
     """Charge a resumed run's budgets with what its earlier processes paid; replayed calls are not charged again.
 
     The run's budget gets everything; with `tasks`, each task's budget gets its own agent's share only.

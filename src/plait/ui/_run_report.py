@@ -9,8 +9,8 @@ from rich.table import Table
 
 from plait.errors import AgentFailed, ModelError
 from plait.events.store import ObservedStore
+from plait.run.one_agent import RunOutcome
 from plait.run.parallel import ParallelOutcome
-from plait.run.single import RunOutcome
 from plait.ui._common import err, out, provider_failure
 from plait.ui._fmt import gate_line
 from plait.ui._safe import escaped

@@ -10,13 +10,13 @@ from plait.workspace import Shell, Worktree
 
 if TYPE_CHECKING:
     from plait.plan_model import PlanTask
-    from plait.run.parallel import _TaskRunner
+    from plait.run.parallel import TaskAttempts
 
 __all__ = ["external_worker"]
 
 
 def external_worker(
-    attempts: _TaskRunner,
+    attempts: TaskAttempts,
     task: PlanTask,
     runner: Shell,
     worktree: Worktree,

@@ -205,7 +205,7 @@ async def _attempt(
     from plait.models.registry import make_model
     from plait.plan_model import PlanTask
     from plait.run._wrapup import wrap_up
-    from plait.run.state import recharge
+    from plait.run.state import charge_earlier_spending
     from plait.run.steer import Steering, notes_from
     from plait.settings import Settings
     from plait.workspace import Repo
@@ -261,7 +261,7 @@ async def _attempt(
     run_budget = SharedRunBudget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), store, run_id)
     run_budget.own = task_id
     budget = run_budget.child(task_id, Limits(tokens=s.task_max_tokens, usd=s.task_max_usd))
-    recharge(run_budget, log, {task_id: budget})  # the task's own earlier spending, to its budget
+    charge_earlier_spending(run_budget, log, {task_id: budget})  # the task's own earlier spending, to its budget
     steering = Steering(log, task_id)
     tools: Any = Toolbox(worktree.path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit)
     board = None

@@ -1,4 +1,4 @@
-"""A run with one agent: the user's task as given, in one worktree, its result on `plait/<run>/main` once the gate
+"""A run of one agent: the user's task as given, in one worktree, its result on `plait/<run>/main` once the gate
 passed it (when the run has a gate: a failing gate sends the failure back to the agent, up to `max_attempts`)."""
 
 from __future__ import annotations
@@ -11,22 +11,22 @@ from plait.agent.budget import Budget, Limits
 from plait.agent.instructions import ProjectInstructions
 from plait.agent.prompts import system_prompt, task_brief
 from plait.events.runlog import RunLog
-from plait.events.types import AgentStopped, Committed, Decision, RunStarted
+from plait.events.types import AgentStopped, Committed
 from plait.messages import Model, Usage
 from plait.models.pricing import PriceTable
 from plait.plan_model import Plan, PlanTask
 from plait.reconcile.gate import Gate
 from plait.run._gated import GatedIntegrator
-from plait.run.base import Base, choose_base, new_run_id
+from plait.run.base import RunBase, record_start
 from plait.run.context import ShellFactory
 from plait.run.integrate import DirectIntegrator, Integrator
 from plait.run.parallel import PlanContext, run_plan
 from plait.run.scheduler import Attempt
-from plait.run.state import RunState, recharge
+from plait.run.state import RunState, charge_earlier_spending
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo, Shell
 
-__all__ = ["TASK_ID", "Base", "RunOutcome", "choose_base", "new_run_id", "one_task_plan", "record_start", "run_single"]
+__all__ = ["TASK_ID", "RunOutcome", "as_one_task", "one_agent_brief", "one_task_plan", "run_one_agent"]
 
 TASK_ID = "main"
 
@@ -36,7 +36,7 @@ class RunOutcome:
     run_id: str
     status: str
     branch: str
-    base: Base
+    base: RunBase
     commit: str = ""
     summary: str = ""
     reason: str = ""
@@ -44,32 +44,6 @@ class RunOutcome:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     files: list[str] = field(default_factory=list)
-
-
-def record_start(log: RunLog, repo: Repo, task: str, base: Base, model: str, settings: Settings) -> None:
-    """The first events of a run: what it is asked, from which commit, and what it leaves out."""
-    log.append(
-        RunStarted(
-            run_id=log.run_id,
-            task=task,
-            repo=str(repo.root),
-            base_commit=base.commit,
-            base_ref=base.ref,
-            model=model,
-            settings=settings.model_dump(mode="json", exclude={"openai_api_key", "anthropic_api_key"}),
-            snapshot=base.snapshot,
-        )
-    )
-    if base.left_out:
-        log.append(
-            Decision(
-                run_id=log.run_id,
-                topic="base",
-                decision=f"started from {base.ref} without {len(base.left_out)} uncommitted change(s)",
-                reason="the run starts from a commit; --include-uncommitted snapshots the changes instead",
-                data={"paths": list(base.left_out)},
-            )
-        )
 
 
 def one_task_plan(task: str, reason: str = "one agent was asked for") -> Plan:
@@ -83,7 +57,7 @@ def _notes(instructions: str) -> bool:
     return instructions.strip().rstrip(".").strip().lower() not in ("", "as given", "as given in the task")
 
 
-def planned_single(task: str, plan: Plan) -> Plan:
+def as_one_task(task: str, plan: Plan) -> Plan:
     """The one-task plan a planner's plan becomes when it runs as one agent: the task as given, then the
     planner's instructions for each part (which name the files and functions it found), so none is lost."""
     parts = [t for t in plan.tasks if _notes(t.instructions) and t.instructions.strip() != task.strip()]
@@ -97,7 +71,7 @@ def planned_single(task: str, plan: Plan) -> Plan:
     return whole.model_copy(update={"tasks": [first]})
 
 
-def single_brief(verify: str) -> Callable[[PlanTask, Attempt | None], str]:
+def one_agent_brief(verify: str) -> Callable[[PlanTask, Attempt | None], str]:
     """The agent's first message: the task as given, with the command its result must pass and, on a retry, why
     the last attempt was turned down."""
 
@@ -110,14 +84,14 @@ def single_brief(verify: str) -> Callable[[PlanTask, Attempt | None], str]:
     return brief
 
 
-async def run_single(
+async def run_one_agent(
     repo: Repo,
     task: str,
     *,
     settings: Settings,
     model: Model,
     log: RunLog,
-    base: Base,
+    base: RunBase,
     runner: Shell | None = None,
     runners: ShellFactory | None = None,
     started: bool = False,
@@ -137,7 +111,7 @@ async def run_single(
         "run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), log.store, log.run_id
     )
     if state is not None:
-        recharge(budget, log)
+        charge_earlier_spending(budget, log)
     branch = f"plait/{log.run_id}/{TASK_ID}"
     integrator: Integrator = DirectIntegrator(base.commit, branch)
     verify = ""
@@ -156,10 +130,11 @@ async def run_single(
         prices=PriceTable(s.prices),
         budget=budget,
         system=system_prompt(await asyncio.to_thread(instructions.root_section)),
-        single=True,
+        coordinated=False,
+        retry_failed=False,  # one agent on the user's task is tried again only when the gate turns its work down
         state=state,
         verify=verify,
-        brief=single_brief(verify),
+        brief=one_agent_brief(verify),
     )
     done = await run_plan(ctx, plan or one_task_plan(task), integrator)
     outcome = RunOutcome(run_id=log.run_id, status=done.status, branch=branch, base=base)
