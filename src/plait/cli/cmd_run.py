@@ -23,7 +23,7 @@ from plait.plan.overlap import OverlapDecision
 from plait.plan_model import Plan
 from plait.redact import scrub_strings
 from plait.run.base import RunBase, choose_base, new_run_id
-from plait.run.context import Runners, ShellFactory
+from plait.run.context import ShellFactory, ShellFactoryForRun
 from plait.run.maintenance import ended_note
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.session import run_kind
@@ -63,7 +63,7 @@ def _confirm_base(repo: Repo, *, include_uncommitted: bool, yes: bool) -> None:
 
 def sandboxed_runners(
     settings: Settings, repo: Repo, *, extra_path: str = "", quiet: bool = False, interactive: bool = False
-) -> Runners:
+) -> ShellFactoryForRun:
     """Agents' commands under the permission policy and the strongest OS sandbox that works here.
 
     With `interactive`, a command the policy says to ask about is put to the user on this terminal;
@@ -146,7 +146,14 @@ def _drive(work: Coroutine[Any, Any, Outcome], store: ObservedStore, run_id: str
 
 
 def _start(
-    repo: Repo, task: str, settings: Settings, *, as_json: bool, quiet: bool, runners: Runners, **options: Any
+    repo: Repo,
+    task: str,
+    settings: Settings,
+    *,
+    as_json: bool,
+    quiet: bool,
+    runners: ShellFactoryForRun,
+    **options: Any,
 ) -> tuple[Outcome, ObservedStore]:
     llm = options.pop("model", None) or make_model(settings.model, settings)
     base = options.pop("base", None) or choose_base(repo, include_uncommitted=settings.include_uncommitted)

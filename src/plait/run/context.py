@@ -16,12 +16,12 @@ from plait.messages import Model
 from plait.settings import Settings
 from plait.workspace import Repo, Shell
 
-__all__ = ["RunContext", "ShellFactory", "Runners"]
+__all__ = ["RunContext", "ShellFactory", "ShellFactoryForRun"]
 
 ShellFactory = Callable[[Path, str, dict[str, str]], Shell]
 """(worktree, agent id, extra environment) -> the shell for that agent's commands."""
 
-Runners = Callable[[RunLog], ShellFactory]
+ShellFactoryForRun = Callable[[RunLog], ShellFactory]
 """Given a run's log, the factory of its agents' shells."""
 
 

@@ -49,13 +49,13 @@ from plait.run._lead import (
     started,
 )
 from plait.run.base import RunBase, choose_base, new_run_id, record_start
-from plait.run.context import RunContext, Runners
+from plait.run.context import RunContext, ShellFactoryForRun
 from plait.run.investigate import InvestigateTools, Investigation
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.state import charge_earlier_spending, load_state
 from plait.workspace import GitError, LocalShell, Repo
 
-__all__ = ["Helper", "Reply", "Runners", "Session", "SessionConfig", "latest_session", "run_kind"]
+__all__ = ["Helper", "Reply", "ShellFactoryForRun", "Session", "SessionConfig", "latest_session", "run_kind"]
 
 TASK = "plait session"
 
@@ -69,7 +69,7 @@ def latest_session(store: EventStore) -> str | None:
 class SessionConfig(RunContext):
     """A session to start (with `base`) or to continue (the `log` of one, no base)."""
 
-    runners: Runners
+    runners: ShellFactoryForRun
     """Given a dispatched run's log, the factory of its agents' shells."""
     base: RunBase | None = None
     hold: Callable[[str], AbstractContextManager[object]] | None = None
