@@ -1,4 +1,4 @@
-"""Runners made with one probe (one run's agents) look up what they share once: the policy, the regions the
+"""Sandboxed shells made with one probe (one run's agents) look up what they share once: the policy, the regions the
 machine hides and what it shows again; each still gets its own worktree's confinement."""
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.state import charge_earlier_spending, load_state
 from plait.workspace import GitError, LocalShell, Repo
 
-__all__ = ["Helper", "Reply", "ShellFactoryForRun", "Session", "SessionConfig", "latest_session", "run_kind"]
+__all__ = ["Helper", "Reply", "Session", "SessionConfig", "ShellFactoryForRun", "latest_session", "run_kind"]
 
 TASK = "plait session"
 

@@ -1,6 +1,6 @@
 """The places agents work in: the user's repository, worktrees, confined paths and shell commands.
 
-The command runner (and asyncio with it) is imported on first use: the read-only commands find the repository
+The local shell (and asyncio with it) is imported on first use: the read-only commands find the repository
 without it.
 """
 

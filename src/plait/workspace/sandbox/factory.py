@@ -1,4 +1,4 @@
-"""Build the runner for one agent's commands from the settings: the probe's layer, the preset, the limits."""
+"""Build the sandboxed shell for one agent's commands from the settings: the probe's layer, the preset, the limits."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def sandboxed_shell(
     preset: str | None = None,
     grace: float = 2.0,
 ) -> SandboxedShell:
-    """The runner for `agent`'s commands in `worktree`; call `close()` on it when the agent is done.
+    """The shell for `agent`'s commands in `worktree`; call `close()` on it when the agent is done.
 
     Args:
         settings: `settings.sandbox` gives the preset, layer, limits and extra rules.
