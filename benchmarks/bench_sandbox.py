@@ -22,9 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from plait.sandbox_settings import Limits, SandboxSettings
 from plait.settings import Settings
 from plait.workspace import CommandResult, LocalShell, Shell
-from plait.workspace.policy import Limits, Policy, SandboxSettings
+from plait.workspace.policy import Policy
 from plait.workspace.sandbox import SandboxedShell, probe, sandboxed_shell
 
 COMMANDS = {"true": "true", "python -c pass": f"{sys.executable} -c pass"}

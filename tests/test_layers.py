@@ -16,12 +16,12 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset(
         {
             *("__init__", "errors", "redact", "textsafe", "trust", "_setting_shown"),
-            *("messages", "plan_model", "globs", "compaction_mark", "log_upgrade"),
+            *("messages", "plan_model", "globs", "shell_parse", "compaction_mark", "log_upgrade"),
         }
     ),
     frozenset({"events"}),
     frozenset({"models"}),
-    frozenset({"settings", "_repo_file", "_mcp_config"}),
+    frozenset({"settings", "_repo_file", "_mcp_config", "sandbox_settings", "sandbox_presets"}),
     frozenset({"workspace"}),
     frozenset({"agent"}),
     frozenset({"plan"}),
@@ -37,11 +37,9 @@ LAYERS: tuple[frozenset[str], ...] = (
 KNOWN: frozenset[tuple[str, str]] = frozenset(
     {
         ("plait._mcp_config", "workspace"),
-        ("plait._repo_file", "workspace"),
         ("plait.agent.external._seam", "run"),
         ("plait.agent.mcp_servers", "run"),
         ("plait.run.parallel", "ui"),
-        ("plait.settings", "workspace"),
     }
 )
 """(importing module, imported layer member) pairs that still go upwards: to be removed, never added to."""

@@ -32,11 +32,11 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
+from plait.globs import escapes
 from plait.models.pricing import Price, PriceTable
 from plait.models.registry import compatible_url
-from plait.workspace._presets import PRESETS
-from plait.workspace.bootstrap import escapes
-from plait.workspace.policy import Limits, SandboxSettings
+from plait.sandbox_presets import PRESETS
+from plait.sandbox_settings import Limits, SandboxSettings
 
 if TYPE_CHECKING:
     from plait.settings import Settings

@@ -12,8 +12,9 @@ import bisect
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import PurePosixPath, PureWindowsPath
 
-__all__ = ["expand", "is_glob", "matches", "new_paths", "normalize"]
+__all__ = ["escapes", "expand", "is_glob", "matches", "new_paths", "normalize"]
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -24,6 +25,11 @@ def normalize(pattern: str) -> str:
     while pattern.startswith("./"):
         pattern = pattern[2:]
     return pattern
+
+
+def escapes(pattern: str) -> bool:
+    """Whether a glob could reach outside the directory it is matched in: absolute, or climbing with `..`."""
+    return any(p.is_absolute() or ".." in p.parts for p in (PurePosixPath(pattern), PureWindowsPath(pattern)))
 
 
 def is_glob(pattern: str) -> bool:

@@ -19,8 +19,8 @@ from plait._repo_file import narrow
 from plait._setting_shown import KEY_ENV, BrokenSetting, did_you_mean, dotted, known_keys, mark_sources, shown
 from plait.models.pricing import Price
 from plait.plan_model import ExpertSpec
+from plait.sandbox_settings import SandboxSettings
 from plait.trust import REPO_FILE, TrustState, config_dir, trust_state
-from plait.workspace.policy import SandboxSettings
 
 __all__ = [
     "BrokenSetting",

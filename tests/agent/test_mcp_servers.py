@@ -14,9 +14,10 @@ from plait.agent.mcp_servers import McpTools
 from plait.agent.tools import ToolOutcome
 from plait.events import SQLiteEventStore
 from plait.messages import ToolCall, ToolSpec
+from plait.sandbox_settings import McpRule, SandboxSettings
 from plait.settings import load_settings
 from plait.workspace import LocalShell
-from plait.workspace.policy import McpRule, Policy, SandboxSettings
+from plait.workspace.policy import Policy
 
 SERVER = '[mcp_servers.notes]\ncommand = ["python", "notes.py"]\n'
 

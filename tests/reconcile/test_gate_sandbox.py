@@ -21,9 +21,9 @@ from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import GateChecked
 from plait.reconcile.gate import Gate
+from plait.sandbox_settings import Limits, SandboxSettings
 from plait.settings import Settings
 from plait.workspace import Shell
-from plait.workspace.policy import Limits, SandboxSettings
 from plait.workspace.sandbox import Probe, probe, sandboxed_shell
 
 SECRET = "sk-gate-" + uuid.uuid4().hex

@@ -24,9 +24,9 @@ from plait.run.base import RunBase
 from plait.run.one_agent import RunOutcome
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.preflight import preflight
+from plait.sandbox_settings import PathRule, SandboxSettings
 from plait.settings import Settings
 from plait.workspace import Repo
-from plait.workspace.policy import PathRule, SandboxSettings
 from plait.workspace.sandbox import Probe, probe
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"

@@ -21,9 +21,9 @@ from plait.run.base import RunBase
 from plait.run.one_agent import RunOutcome
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.state import load_state
+from plait.sandbox_settings import SandboxSettings
 from plait.settings import Settings
 from plait.workspace import Repo
-from plait.workspace.policy import SandboxSettings
 
 VERIFY = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 TEST = "from alpha import alpha\n\n\ndef test_alpha():\n    assert alpha() == 0\n"

@@ -11,9 +11,9 @@ import pytest
 from sandbox_box import FAKE_KEY, SSH_MARKER, Box, MakeBox, found
 
 from plait.events.store import SQLiteEventStore
+from plait.sandbox_settings import Limits, SandboxSettings
 from plait.settings import Settings
 from plait.workspace import Repo
-from plait.workspace.policy import Limits, SandboxSettings
 from plait.workspace.sandbox import SandboxedShell, sandboxed_shell
 
 

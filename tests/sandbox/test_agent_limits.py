@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sandbox_box import MakeBox, found, layer_params
 
-from plait.workspace.policy import Limits
+from plait.sandbox_settings import Limits
 from plait.workspace.sandbox import Probe
 
 

@@ -181,7 +181,7 @@ _AS_PLAIT = """
 import asyncio, os, sys
 from pathlib import Path
 from plait.settings import Settings
-from plait.workspace.policy import SandboxSettings
+from plait.sandbox_settings import SandboxSettings
 from plait.workspace.sandbox import sandboxed_shell
 layer, worktree, common = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 settings = Settings(sandbox=SandboxSettings(layer=layer, allow_unsandboxed=True))

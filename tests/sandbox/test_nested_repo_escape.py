@@ -26,9 +26,9 @@ from plait.reconcile.apply import apply_commit
 from plait.run.base import RunBase
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.parallel import ParallelOutcome
+from plait.sandbox_settings import Limits, SandboxSettings
 from plait.settings import Settings
 from plait.workspace import Repo
-from plait.workspace.policy import Limits, SandboxSettings
 
 PLAN = """\
 mode: parallel

@@ -8,9 +8,10 @@ import pytest
 from pydantic import ValidationError
 
 from plait.redact import Redactor
+from plait.sandbox_settings import CommandRule, PathRule, SandboxSettings
 from plait.settings import load_settings
-from plait.workspace._shell import parse
-from plait.workspace.policy import CommandRule, PathRule, Policy, SandboxSettings
+from plait.shell_parse import parse
+from plait.workspace.policy import Policy
 
 
 def policy(preset: str = "strict", **options: object) -> Policy:

@@ -12,8 +12,9 @@ import pytest
 from sandbox_box import MakeBox, found, layer_params
 
 from plait.errors import EnvironmentProblem
+from plait.sandbox_settings import CommandRule, SandboxSettings
 from plait.settings import Settings
-from plait.workspace.policy import CommandRule, Decision, SandboxSettings
+from plait.workspace.policy import Decision
 from plait.workspace.sandbox import Probe, SandboxedShell, sandboxed_shell
 
 

@@ -13,7 +13,7 @@ import pytest
 from sandbox_box import found
 
 from plait.errors import EnvironmentProblem
-from plait.workspace.policy import Limits
+from plait.sandbox_settings import Limits
 from plait.workspace.sandbox import Confinement, Probe, seatbelt_argv, seatbelt_profile
 from plait.workspace.sandbox._bwrap import bwrap_argv
 from plait.workspace.sandbox._landlock import _readable

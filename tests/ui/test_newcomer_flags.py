@@ -6,7 +6,7 @@ from pathlib import Path
 
 from cli_support import Plait
 
-from plait.workspace._presets import PRESETS
+from plait.sandbox_presets import PRESETS
 
 
 def test_no_color_writes_no_style_at_all(plait: Plait, project: Path) -> None:

@@ -12,9 +12,9 @@ from rich.markup import escape
 from plait.cli._options import JsonOpt, RepoOpt
 from plait.errors import EnvironmentProblem
 from plait.settings import Settings, load_settings
+from plait.shell_parse import parse
 from plait.ui._reading import err, out
 from plait.workspace import Repo
-from plait.workspace._shell import parse
 from plait.workspace.policy import Decision, Policy
 from plait.workspace.sandbox import probe
 

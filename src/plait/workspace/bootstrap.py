@@ -5,19 +5,15 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 
 from plait.errors import EnvironmentProblem
+from plait.globs import escapes
 from plait.workspace.command import Shell
 
-__all__ = ["PORT_FLOOR", "Bootstrap", "escapes", "include_patterns", "port_env"]
+__all__ = ["PORT_FLOOR", "Bootstrap", "include_patterns", "port_env"]
 
 PORT_FLOOR = 20000
-
-
-def escapes(pattern: str) -> bool:
-    """Whether a glob could reach outside the directory it is matched in: absolute, or climbing with `..`."""
-    return any(p.is_absolute() or ".." in p.parts for p in (PurePosixPath(pattern), PureWindowsPath(pattern)))
 
 
 def include_patterns(repo_root: Path, configured: Sequence[str]) -> list[str]:

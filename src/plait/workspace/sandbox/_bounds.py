@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from plait.sandbox_settings import Limits
 from plait.workspace.command import process_tree
-from plait.workspace.policy import Limits
 from plait.workspace.sandbox._cgroups import AgentCgroups
 from plait.workspace.sandbox._disk import DiskBudget
 from plait.workspace.sandbox._limits import CapabilityDrop, apply_rlimits, prlimits, rlimits, system_tasks

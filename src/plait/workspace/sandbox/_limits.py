@@ -8,7 +8,7 @@ import os
 import resource
 from pathlib import Path
 
-from plait.workspace.policy import Limits
+from plait.sandbox_settings import Limits
 
 __all__ = ["CapabilityDrop", "apply_rlimits", "prlimits", "rlimits", "system_tasks"]
 

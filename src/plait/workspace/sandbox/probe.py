@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from plait.errors import EnvironmentProblem
-from plait.workspace.policy import Limits
+from plait.sandbox_settings import Limits
 from plait.workspace.sandbox import _landlock, _seccomp
 from plait.workspace.sandbox._procs import cgroup_parent
 

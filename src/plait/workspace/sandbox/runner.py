@@ -15,8 +15,9 @@ from pathlib import Path
 from plait.events.store import EventStore
 from plait.events.types import PolicyDecided
 from plait.redact import Redactor
+from plait.sandbox_settings import Limits
 from plait.workspace.command import CommandResult, Launch, LocalShell
-from plait.workspace.policy import Asker, Decision, Limits, Policy
+from plait.workspace.policy import Asker, Decision, Policy
 from plait.workspace.sandbox._bounds import Bounds
 from plait.workspace.sandbox._cgroups import AgentCgroups
 from plait.workspace.sandbox._confinement import Confinement
