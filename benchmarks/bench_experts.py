@@ -34,6 +34,7 @@ from plait.agent.tools import Toolbox
 from plait.coord.asking import ExpertTools
 from plait.coord.experts import Expert, Experts, ExpertSpec
 from plait.events import ModelCallFinished, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.models.pricing import PriceTable
 from plait.models.scripted import ScriptedModel
 from plait.workspace import LocalShell
@@ -107,7 +108,7 @@ async def _workers(root: Path, db: Path, workers: int, files: list[str], turns: 
     experts = Experts()
     if with_expert:
         spec = ExpertSpec(name="area", area=files, brief="The area every worker needs.")
-        experts.add(Expert(spec, run_id="bench", store=store, model=model, prices=prices, root=root))
+        experts.add(Expert(spec, log=RunLog(store, "bench"), model=model, prices=prices, root=root))
     runner = LocalShell()
     agents = []
     for w in range(workers):

@@ -141,7 +141,7 @@ def notes_delivery(n: int, turns: int = 8) -> tuple[float, float, int]:
     spent = {"old": 0.0, "new": 0.0}
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteEventStore(Path(tmp) / "events.db", synchronous="OFF")
-        old, new = RescanBoard(store, "b", plan), Board(store, "b", plan)
+        old, new = RescanBoard(RunLog(store, "b"), plan), Board(RunLog(store, "b"), plan)
         posted = 0
         for turn in range(turns):
             for i in range(n):

@@ -24,6 +24,7 @@ from plait.agent.tools import Toolbox
 from plait.compaction_mark import SUMMARY_HEADER
 from plait.coord.experts import Expert, ExpertSpec
 from plait.events import ContextCompacted, ModelCallStarted, QuestionAnswered, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import (
     AssistantMessage,
     Message,
@@ -374,7 +375,7 @@ def test_an_expert_that_compacted_counts_its_reads_from_the_log(tmp_path: Path) 
     store = SQLiteEventStore(tmp_path / "e.db")
     spec = ExpertSpec(name="db", area=["src/**"], brief="The database layer.")
     budget = ContextBudget(tokens=2_000, keep_last=1)
-    expert = Expert(spec, run_id="r", store=store, model=model, prices=PriceTable(), root=root, context=budget)
+    expert = Expert(spec, log=RunLog(store, "r"), model=model, prices=PriceTable(), root=root, context=budget)
 
     async def ask() -> list[str]:
         return [(await expert.ask("api", q, key=q)).text for q in ("How do I connect?", "Is there a pool?")]

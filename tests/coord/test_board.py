@@ -13,7 +13,7 @@ def _texts(notes: list[str]) -> str:
 
 
 def test_each_task_gets_only_the_new_notes_that_concern_it(store: SQLiteEventStore, plan: Plan) -> None:
-    board = Board(store, RUN, plan)
+    board = Board(RunLog(store, RUN), plan)
     board.post("api", "finding", "view.py renders cents as floats", paths=["src/ui/view.py"])
     board.post("docs", "warning", "Entry gains a currency field", paths=["./src/models.py"])
     board.post("docs", "ledger-api", "post() now returns the entry id")
@@ -41,7 +41,7 @@ def test_each_task_gets_only_the_new_notes_that_concern_it(store: SQLiteEventSto
 def test_notes_over_the_budget_wait_for_the_next_turn_addressed_and_newest_first(
     store: SQLiteEventStore, plan: Plan
 ) -> None:
-    board = Board(store, RUN, plan, budget=240)
+    board = Board(RunLog(store, RUN), plan, budget=240)
     for i in range(4):
         board.post("api", "all", f"general note {i} " + "x" * 40)
     board.post("api", "finding", "addressed to ui " + "y" * 40, to=["ui"])
@@ -57,14 +57,14 @@ def test_notes_over_the_budget_wait_for_the_next_turn_addressed_and_newest_first
 
 
 def test_a_note_longer_than_the_budget_is_cut_rather_than_held_forever(store: SQLiteEventStore, plan: Plan) -> None:
-    board = Board(store, RUN, plan, budget=100)
+    board = Board(RunLog(store, RUN), plan, budget=100)
     board.post("api", "all", "z" * 500)
     (only,) = board.take("ui")
     assert only.endswith("(cut: the note is longer than a turn's notes may be)") and len(only) < 200
 
 
 def test_a_board_rebuilt_from_the_log_keeps_every_note_and_what_was_given(store: SQLiteEventStore, plan: Plan) -> None:
-    board = Board(store, RUN, plan)
+    board = Board(RunLog(store, RUN), plan)
     board.post("api", "ledger-api", "signature: post(entry: Entry) -> int")
     given = board.take("ui")
     # what the agent loop logs when it delivers notes
@@ -73,7 +73,7 @@ def test_a_board_rebuilt_from_the_log_keeps_every_note_and_what_was_given(store:
     # the radar appends its warnings to the log directly; the board reads them from there
     store.append(NotePosted(run_id=RUN, agent="radar", topic="conflict", text="radar warning", to=["ui"]))
 
-    rebuilt = Board.from_log(store, RUN, plan)
+    rebuilt = Board.from_log(RunLog(store, RUN), plan)
 
     assert [n.text for n in rebuilt.notes] == [
         "signature: post(entry: Entry) -> int",
@@ -103,7 +103,7 @@ def test_the_planner_tells_the_tasks_an_overlap_decision_changed(store: SQLiteEv
     plan, decisions = resolve_overlaps(raw, ["src/cli.py", "src/a.py", "src/b.py", "src/c.py"])
     assert decisions
     _post_decisions(RunLog(store, RUN), plan, decisions)
-    board = Board(store, RUN, plan)
+    board = Board(RunLog(store, RUN), plan)
     told = {t.id: _texts(board.take(t.id)) for t in plan.tasks}
     assert told["c"] == ""
     changed = [t for t in told.values() if "plait changed the planner's plan:" in t]

@@ -8,6 +8,7 @@ import pytest
 
 from plait.coord import Board, Note
 from plait.events import LeaseChanged, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.plan_model import Plan
 
 RUN = "r1"
@@ -30,7 +31,7 @@ def _rescan(board: Board, task_id: str, given: set[int]) -> list[str]:
 
 
 def test_each_note_is_judged_once_per_agent_however_many_turns(store: SQLiteEventStore, plan: Plan) -> None:
-    board = _CountingBoard(store, RUN, plan)
+    board = _CountingBoard(RunLog(store, RUN), plan)
     for i in range(50):
         board.post("api", "finding", f"note {i} for docs", to=["docs"])
     for _ in range(10):
@@ -47,7 +48,7 @@ def test_claims_taken_and_let_go_between_turns_deliver_what_a_rescan_would(
     store: SQLiteEventStore, plan: Plan, seed: int
 ) -> None:
     rng = random.Random(seed)
-    board = Board(store, RUN, plan, budget=10**9)
+    board = Board(RunLog(store, RUN), plan, budget=10**9)
     given: dict[str, set[int]] = {t: set() for t in ("api", "ui", "docs", "stranger")}
     paths = ["src/registry.py", "src/ui/view.py", "docs/guide.md", "src/models.py", "src/ledger.py", "src/", "lib/x.py"]
     topics = ["finding", "all", "ledger-api", "warning"]

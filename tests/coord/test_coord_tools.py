@@ -11,6 +11,7 @@ from plait.agent.loop import Agent, AgentResult
 from plait.agent.tools import Toolbox
 from plait.coord import Board, CoordTools, Leases
 from plait.events import NotePosted, SQLiteEventStore, ToolReturned
+from plait.events.runlog import RunLog
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.plan_model import Plan
@@ -42,7 +43,9 @@ def _results(store: SQLiteEventStore, agent: str) -> list[ToolReturned]:
 
 
 def test_the_tools_offer_post_note_and_claim_before_finish(store: SQLiteEventStore, plan: Plan, repo: Path) -> None:
-    tools = CoordTools(Toolbox(repo, LocalShell()), "api", Board(store, RUN, plan), Leases(store, RUN, plan))
+    tools = CoordTools(
+        Toolbox(repo, LocalShell()), "api", Board(RunLog(store, RUN), plan), Leases(RunLog(store, RUN), plan)
+    )
     names = [s.name for s in tools.specs()]
     assert names[-3:] == ["post_note", "claim", "finish"] and "write_file" in names
     described = {s.name: s.description for s in tools.specs()}
@@ -55,7 +58,7 @@ def test_an_interface_decision_reaches_its_consumer_before_it_writes_the_call(
     store: SQLiteEventStore, plan: Plan, repo: Path, start: Callable[..., None]
 ) -> None:
     start("api", "ui")
-    board, leases = Board(store, RUN, plan), Leases(store, RUN, plan)
+    board, leases = Board(RunLog(store, RUN), plan), Leases(RunLog(store, RUN), plan)
     decision = "post(entry: Entry) -> int; raises LedgerClosed when the ledger is closed"
 
     def api(request: ModelRequest) -> ModelResponse:
@@ -104,7 +107,7 @@ def test_a_claim_that_may_not_wait_is_refused_naming_the_holder_who_is_asked_by_
     store: SQLiteEventStore, plan: Plan, repo: Path, start: Callable[..., None]
 ) -> None:
     start("api", "ui")
-    board, leases = Board(store, RUN, plan), Leases(store, RUN, plan)
+    board, leases = Board(RunLog(store, RUN), plan), Leases(RunLog(store, RUN), plan)
     first = ScriptedModel(
         [
             {
@@ -160,8 +163,8 @@ def test_files_a_command_changed_that_another_running_task_holds_are_put_back(
     start("api", "ui")
     git = Repo.discover(repo)
     worktree = Worktree(path=repo, branch="main", base=git.head(), repo=git)
-    leases = Leases(store, RUN, plan)
-    tools = CoordTools(Toolbox(repo, LocalShell()), "ui", Board(store, RUN, plan), leases, worktree=worktree)
+    leases = Leases(RunLog(store, RUN), plan)
+    tools = CoordTools(Toolbox(repo, LocalShell()), "ui", Board(RunLog(store, RUN), plan), leases, worktree=worktree)
     command = (
         "mkdir -p src/ui src/api/new && echo 'view' > src/ui/view.py && echo 'changed' > src/api/ledger.py"
         " && echo 'made' > src/api/new/mod.py && echo '# mine' >> README.md && echo 'exit code of mine'"

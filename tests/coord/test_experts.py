@@ -11,6 +11,7 @@ from plait.agent.tools import ToolOutcome
 from plait.coord.asking import ExpertTools
 from plait.coord.experts import Expert, Experts, ExpertSpec, expert_id
 from plait.events import ModelCallStarted, QuestionAnswered, SQLiteEventStore, ToolCalled
+from plait.events.runlog import RunLog
 from plait.messages import ToolCall, ToolResultMessage, ToolSpec, UserMessage
 from plait.models.pricing import PriceTable
 from plait.models.scripted import ScriptedModel
@@ -45,7 +46,7 @@ def checkout(tmp_path: Path) -> Path:
 
 def _expert(store: SQLiteEventStore, model: ScriptedModel, root: Path) -> Expert:
     spec = ExpertSpec(name="db", area=["src/db.py"], brief="The database layer.")
-    return Expert(spec, run_id=RUN, store=store, model=model, prices=PriceTable(), root=root)
+    return Expert(spec, log=RunLog(store, RUN), model=model, prices=PriceTable(), root=root)
 
 
 def test_workers_share_one_reading(tmp_path: Path, checkout: Path) -> None:
@@ -135,7 +136,7 @@ def test_an_answer_may_give_its_references_and_what_it_did_not_check(tmp_path: P
     )
     store = SQLiteEventStore(tmp_path / "events.db")
     spec = ExpertSpec(name="db", area=["src/db.py"])
-    expert = Expert(spec, run_id=RUN, store=store, model=model, prices=PriceTable(), root=checkout, origin="session")
+    expert = Expert(spec, log=RunLog(store, RUN), model=model, prices=PriceTable(), root=checkout, origin="session")
 
     answer = asyncio.run(expert.ask("lead", "How many retries?"))
     assert answer.references == ("src/db.py:2",) and answer.not_checked == "the caller's timeout"

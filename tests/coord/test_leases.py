@@ -5,6 +5,7 @@ from collections.abc import Callable
 
 from plait.coord import Claim, Leases, Refusal
 from plait.events import LeaseChanged, SQLiteEventStore, TaskFinished
+from plait.events.runlog import RunLog
 from plait.plan_model import Plan
 
 RUN = "r1"
@@ -25,7 +26,7 @@ def _lease_log(store: SQLiteEventStore) -> list[tuple[str, str, str, str]]:
 
 
 def test_a_task_edits_its_own_write_set_without_a_claim(store: SQLiteEventStore, plan: Plan) -> None:
-    result = Leases(store, RUN, plan).claim("api", "./src/api/ledger.py", "edit")
+    result = Leases(RunLog(store, RUN), plan).claim("api", "./src/api/ledger.py", "edit")
     assert isinstance(result, Claim) and result.own and "own write-set" in result.message
     assert _lease_log(store) == []
 
@@ -33,7 +34,7 @@ def test_a_task_edits_its_own_write_set_without_a_claim(store: SQLiteEventStore,
 def test_a_path_in_a_running_tasks_write_set_is_refused_naming_it(
     store: SQLiteEventStore, plan: Plan, start: Callable[..., None]
 ) -> None:
-    leases = Leases(store, RUN, plan)
+    leases = Leases(RunLog(store, RUN), plan)
     assert isinstance(leases.claim("api", "src/ui/view.py", "fix a call"), Claim)  # ui is not running yet
     leases.release_all("api")
     start("ui")
@@ -50,7 +51,7 @@ def test_a_claim_is_granted_then_refuses_others_until_released(
     store: SQLiteEventStore, plan: Plan, start: Callable[..., None]
 ) -> None:
     start("api", "ui")
-    leases = Leases(store, RUN, plan)
+    leases = Leases(RunLog(store, RUN), plan)
 
     granted = leases.claim("api", "README.md", "document the ledger API")
     refused = leases.claim("ui", "README.md", "add a screenshot")
@@ -80,7 +81,7 @@ def test_the_claims_of_a_finished_task_no_longer_hold(
     store: SQLiteEventStore, plan: Plan, start: Callable[..., None]
 ) -> None:
     start("api", "ui")
-    leases = Leases(store, RUN, plan)
+    leases = Leases(RunLog(store, RUN), plan)
     leases.claim("api", "README.md", "docs")
     store.append(TaskFinished(run_id=RUN, agent="api", status="failed"))
     assert isinstance(leases.claim("ui", "README.md", "screenshot"), Claim)
@@ -90,7 +91,7 @@ def test_the_claims_of_a_finished_task_no_longer_hold(
 def test_claims_expire_after_the_timeout(store: SQLiteEventStore, plan: Plan, start: Callable[..., None]) -> None:
     start("api", "ui")
     clock = Clock()
-    leases = Leases(store, RUN, plan, timeout=60, clock=clock)
+    leases = Leases(RunLog(store, RUN), plan, timeout=60, clock=clock)
     leases.claim("api", "README.md", "docs")
     clock.now += 59
     assert isinstance(leases.claim("ui", "README.md", "screenshot"), Refusal)
@@ -104,13 +105,13 @@ def test_leases_rebuilt_from_the_log_hold_the_same_claims(
     store: SQLiteEventStore, plan: Plan, start: Callable[..., None]
 ) -> None:
     start("api", "ui", "docs")
-    leases = Leases(store, RUN, plan)
+    leases = Leases(RunLog(store, RUN), plan)
     leases.claim("api", "README.md", "docs")
     leases.claim("docs", "setup.cfg", "a flag")
     leases.claim("ui", "tox.ini", "an env")
     leases.release_all("docs")
 
-    rebuilt = Leases.from_log(store, RUN, plan)
+    rebuilt = Leases.from_log(RunLog(store, RUN), plan)
 
     assert {p: (c.task, c.why) for p, c in rebuilt.holders().items()} == {
         "README.md": ("api", "docs"),
@@ -136,7 +137,7 @@ async def _until(condition: Callable[[], bool]) -> None:
 def test_a_claim_waits_for_the_running_owner_and_is_granted_when_its_attempt_ends(
     store: SQLiteEventStore, plan: Plan
 ) -> None:
-    leases = Leases(store, RUN, plan, tracked=True)
+    leases = Leases(RunLog(store, RUN), plan, tracked=True)
     leases.start("api")
     leases.start("ui")
 
@@ -162,7 +163,7 @@ def test_releasing_a_claim_wakes_the_task_waiting_for_it(
     store: SQLiteEventStore, plan: Plan, start: Callable[..., None]
 ) -> None:
     start("api", "ui")
-    leases = Leases(store, RUN, plan, poll=60)  # only the release can wake the waiter in time
+    leases = Leases(RunLog(store, RUN), plan, poll=60)  # only the release can wake the waiter in time
 
     async def scenario() -> Claim | Refusal:
         assert isinstance(leases.claim("api", "README.md", "document the API"), Claim)
@@ -181,7 +182,7 @@ def test_a_wait_that_lasts_too_long_is_refused_naming_the_holder(
     store: SQLiteEventStore, plan: Plan, start: Callable[..., None]
 ) -> None:
     start("api", "ui")
-    leases = Leases(store, RUN, plan, wait=0.05, poll=0.01)
+    leases = Leases(RunLog(store, RUN), plan, wait=0.05, poll=0.01)
     leases.claim("api", "README.md", "document the API")
 
     refused = asyncio.run(leases.acquire("ui", "README.md", "add a screenshot"))
@@ -194,7 +195,7 @@ def test_a_wait_that_lasts_too_long_is_refused_naming_the_holder(
 
 
 def test_a_wait_that_would_close_a_cycle_is_refused_at_once_and_logged(store: SQLiteEventStore, plan: Plan) -> None:
-    leases = Leases(store, RUN, plan, tracked=True)
+    leases = Leases(RunLog(store, RUN), plan, tracked=True)
     for task in ("api", "ui", "docs"):
         leases.start(task)
 
@@ -227,7 +228,7 @@ def test_a_wait_that_would_close_a_cycle_is_refused_at_once_and_logged(store: SQ
 
 def test_shared_files_need_no_claim(store: SQLiteEventStore, plan: Plan, start: Callable[..., None]) -> None:
     start("api", "ui")
-    leases = Leases(store, RUN, plan, shared=["CHANGELOG*"])
+    leases = Leases(RunLog(store, RUN), plan, shared=["CHANGELOG*"])
     first, second = leases.claim("api", "CHANGELOG.md", "a line"), leases.claim("ui", "./CHANGELOG.md", "a line")
     assert isinstance(first, Claim) and first.shared and isinstance(second, Claim) and second.shared
     assert "shared" in first.message and not leases.needs_claim("ui", "CHANGELOG.md")
@@ -239,7 +240,7 @@ def test_a_tracked_task_holds_its_write_set_only_while_the_run_says_it_is_at_wor
     store: SQLiteEventStore, plan: Plan, start: Callable[..., None]
 ) -> None:
     start("api")  # in the log, but a resumed run has not started it again yet
-    leases = Leases(store, RUN, plan, tracked=True)
+    leases = Leases(RunLog(store, RUN), plan, tracked=True)
     assert not leases.running("api")
     assert isinstance(leases.claim("ui", "src/api/ledger.py", "a fix"), Claim)
     leases.release_all("ui")
@@ -250,7 +251,7 @@ def test_a_tracked_task_holds_its_write_set_only_while_the_run_says_it_is_at_wor
 def test_a_claim_granted_after_a_wait_is_rebuilt_from_the_log_and_waits_are_not(
     store: SQLiteEventStore, plan: Plan
 ) -> None:
-    leases = Leases(store, RUN, plan, tracked=True)
+    leases = Leases(RunLog(store, RUN), plan, tracked=True)
     leases.start("api")
     leases.start("ui")
 
@@ -264,7 +265,7 @@ def test_a_claim_granted_after_a_wait_is_rebuilt_from_the_log_and_waits_are_not(
         api_waits.cancel()
 
     asyncio.run(scenario())
-    rebuilt = Leases.from_log(store, RUN, plan, tracked=True)
+    rebuilt = Leases.from_log(RunLog(store, RUN), plan, tracked=True)
 
     assert set(rebuilt.holders()) == {"README.md", "config/app.toml"} and rebuilt.waits() == {}
     assert {c.task for c in rebuilt.holders().values()} == {"ui"}

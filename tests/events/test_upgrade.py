@@ -185,9 +185,9 @@ def test_the_kinds_asked_for_find_the_old_rows_of_them_and_no_others(old_log: Pa
 
 def test_a_run_of_an_old_log_resumes_where_it_stood(old_log: Path) -> None:
     store = SQLiteEventStore(old_log)
-    claim = Leases.from_log(store, RUN, PLAN).claims["README.md"]
+    claim = Leases.from_log(RunLog(store, RUN), PLAN).claims["README.md"]
     assert (claim.task, claim.until, claim.after) == ("ui", UNTIL, ("api",))
-    assert Board.from_log(store, RUN, PLAN).take("ui") == []  # the note was delivered before the process died
+    assert Board.from_log(RunLog(store, RUN), PLAN).take("ui") == []  # the note was delivered before the process died
     record = AttemptRecord(store, RUN, "ui", 1)
     assert record.notes == {2: [NOTE]} and record.compactions == {3}
     transcript = Transcript(RunLog(store, RUN), "question")

@@ -126,7 +126,7 @@ def test_two_agents_contending_for_a_file_take_turns_and_integrate_without_a_con
     commits = {e.agent: e.files for e in store.events(RUN, kinds=["commit"]) if isinstance(e, Committed)}
     assert commits == {"alpha": ["alpha.py"], "beta": ["alpha.py", "beta.py"]}
     # every claim was released when its task ended
-    assert Leases.from_log(store, RUN, _plan()).holders() == {}
+    assert Leases.from_log(RunLog(store, RUN), _plan()).holders() == {}
 
 
 def test_a_worktree_restored_after_a_crash_keeps_the_merge_its_claim_made(repo: Repo, tmp_path: Path) -> None:
@@ -174,9 +174,9 @@ def test_a_claim_whose_merge_conflicts_is_refused_and_leaves_the_worktree_as_it_
     worktree = repo.add_worktree(tmp_path / "beta", "plait/r1/beta", base)
     (worktree.path / "gamma.py").write_text("def gamma():\n    return 9\n")  # beta's own change, made earlier
     (worktree.path / "beta.py").write_text("def beta():\n    return 5\n")
-    plan, leases = _plan(), Leases(store, RUN, _plan(), tracked=True)
+    plan, leases = _plan(), Leases(RunLog(store, RUN), _plan(), tracked=True)
     leases.start("beta")
-    tools = CoordTools(Toolbox(worktree.path, LocalShell()), "beta", Board(store, RUN, plan), leases)
+    tools = CoordTools(Toolbox(worktree.path, LocalShell()), "beta", Board(RunLog(store, RUN), plan), leases)
     tools.worktree, tools.head = worktree, lambda: head
 
     outcome = asyncio.run(tools.execute(ToolCall.parse("1", "claim", {"path": "gamma.py", "why": "a fix"})))

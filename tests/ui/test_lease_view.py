@@ -11,6 +11,7 @@ from screen_text import screen_text
 from textual.app import App
 
 from plait.coord import Leases
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import Event, LeaseChanged, RunStarted, TaskStarted
 from plait.plan_model import Plan, PlanTask
@@ -46,7 +47,7 @@ def _leases_at_work(store: SQLiteEventStore) -> Leases:
         store.append(
             TaskStarted(run_id=RUN, agent=task.id, title=task.title, branch="b", worktree="w", base_commit="c")
         )
-    leases = Leases(store, RUN, PLAN, tracked=True)
+    leases = Leases(RunLog(store, RUN), PLAN, tracked=True)
     for task in PLAN.tasks:
         leases.start(task.id)
 

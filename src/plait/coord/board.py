@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import LeaseChanged, NotePosted, NotesDelivered
 from plait.globs import _matcher, is_glob, matches, normalize
 from plait.plan_model import Plan, PlanTask
@@ -76,10 +76,10 @@ def _touches(patterns: list[str], paths: Iterable[str]) -> bool:
 
 
 class Board:
-    """The notes of run `run_id`, and what each task of `plan` has been given of them."""
+    """The notes of the run of `log`, and what each task of `plan` has been given of them."""
 
-    def __init__(self, store: EventStore, run_id: str, plan: Plan, *, budget: int = 4000) -> None:
-        self.store, self.run_id, self.plan, self.budget = store, run_id, plan, budget
+    def __init__(self, log: RunLog, plan: Plan, *, budget: int = 4000) -> None:
+        self.log, self.plan, self.budget = log, plan, budget
         self.notes: list[Note] = []
         self._claimed: dict[str, set[str]] = {}
         self._given: dict[str, set[int]] = {}
@@ -108,14 +108,14 @@ class Board:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_log(cls, store: EventStore, run_id: str, plan: Plan, *, budget: int = 4000) -> Board:
+    def from_log(cls, log: RunLog, plan: Plan, *, budget: int = 4000) -> Board:
         """The board of a run being resumed: every note posted, and which ones each agent was already given."""
-        board = cls(store, run_id, plan, budget=budget)
+        board = cls(log, plan, budget=budget)
         board._sync()
         rendered: dict[str, int] = {}
         for note in board.notes:
             rendered.setdefault(note.render(), note.seq)
-        for event in store.events(run_id, kinds=["notes_delivered"]):
+        for event in log.events(kinds=["notes_delivered"]):
             if isinstance(event, NotesDelivered):
                 given = board._given.setdefault(event.agent, set())
                 given.update(rendered[text] for text in event.notes if text in rendered)
@@ -125,8 +125,8 @@ class Board:
         """Put a note on the board; it reaches the agents it concerns at their next turn."""
         clean = [normalize(p).rstrip("/") for p in paths if normalize(p)]
         topic = topic.strip() or "note"
-        event = NotePosted(run_id=self.run_id, agent=author, topic=topic, text=text, paths=clean, to=list(to))
-        seq = self.store.append(event).seq
+        event = NotePosted(run_id=self.log.run_id, agent=author, topic=topic, text=text, paths=clean, to=list(to))
+        seq = self.log.append(event).seq
         self._sync()
         return Note(seq, author, topic, text, tuple(clean), tuple(to))
 
@@ -241,7 +241,7 @@ class Board:
 
     def _sync(self) -> None:
         with self._lock:
-            for event in self.store.events(self.run_id, kinds=["note", "lease"], after=self._cursor):
+            for event in self.log.events(kinds=["note", "lease"], after=self._cursor):
                 if isinstance(event, NotePosted):
                     note = self._note(event)
                     self.notes.append(note)

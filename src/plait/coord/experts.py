@@ -29,7 +29,6 @@ from plait.agent.loop import Agent, AgentLimits, Spending, ToolSet
 from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
 from plait.coord._prompts import Origin, expert_system
 from plait.events.runlog import RunLog
-from plait.events.store import EventStore
 from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
 from plait.messages import Model, ToolCall, ToolResultMessage, ToolSpec
 from plait.models.pricing import PriceTable
@@ -150,14 +149,13 @@ def _reading_tokens(messages: Sequence[object]) -> int:
 
 
 class Expert:
-    """One persistent expert of run `run_id`, reading the checkout at `root` (which holds `commit`)."""
+    """One persistent expert of the run of `log`, reading the checkout at `root` (which holds `commit`)."""
 
     def __init__(
         self,
         spec: ExpertSpec,
         *,
-        run_id: str,
-        store: EventStore,
+        log: RunLog,
         model: Model,
         prices: PriceTable,
         root: Path,
@@ -169,16 +167,16 @@ class Expert:
         context: ContextBudget | None = None,
     ) -> None:
         """`context` is the budget its conversation is compacted against (default: its model's built-in one)."""
-        self.spec, self.run_id, self.store = spec, run_id, store
+        self.spec, self.log = spec, log
         self.id = expert_id(spec.name)
         self.root, self.commit, self.origin = root, commit, origin
         toolbox = Toolbox(root, LocalShell(), read_only=True)
         self.agent = Agent(
-            run_id=run_id,
+            run_id=log.run_id,
             agent_id=self.id,
             model=model,
             toolbox=AnswerTools(toolbox, structured=origin == "investigation"),
-            store=store,
+            store=log.store,
             prices=prices,
             system=expert_system(spec, repo_map, origin),
             limits=limits or AgentLimits(max_steps=EXPERT_STEPS),
@@ -215,8 +213,7 @@ class Expert:
         model calls an answer), its context budget and, unless given, the prices of its calls."""
         return cls(
             spec,
-            run_id=log.run_id,
-            store=log.store,
+            log=log,
             model=model,
             prices=prices or PriceTable(settings.prices),
             root=root,
@@ -230,7 +227,7 @@ class Expert:
 
     def _load(self) -> None:
         started = False
-        for event in self.store.events(self.run_id, agent=self.id, kinds=["expert", "question", "answer"]):
+        for event in self.log.events(agent=self.id, kinds=["expert", "question", "answer"]):
             if isinstance(event, ExpertStarted):
                 started = True
             elif isinstance(event, QuestionAsked):
@@ -238,9 +235,9 @@ class Expert:
             elif isinstance(event, QuestionAnswered):
                 self._answered[event.number] = event
         if not started:
-            self.store.append(
+            self.log.append(
                 ExpertStarted(
-                    run_id=self.run_id,
+                    run_id=self.log.run_id,
                     agent=self.id,
                     name=self.spec.name,
                     area=list(self.spec.area),
@@ -264,8 +261,10 @@ class Expert:
         logged = next((q for q in self._asked if key and q.key == key), None)
         if logged is None:
             number = len(self._asked) + 1
-            event = self.store.append(
-                QuestionAsked(run_id=self.run_id, agent=self.id, asker=asker, number=number, question=question, key=key)
+            event = self.log.append(
+                QuestionAsked(
+                    run_id=self.log.run_id, agent=self.id, asker=asker, number=number, question=question, key=key
+                )
             )
             assert isinstance(event, QuestionAsked)
             logged = event
@@ -325,9 +324,9 @@ class Expert:
         spent = agent.usage - usage
         reads = self._reads(question, after=before)
         text = result.summary if result.ok else f"it stopped ({result.reason}): {result.summary}"
-        given = answer_arguments(self.store, self.run_id, self.id, question.seq) if result.ok else {}
+        given = answer_arguments(self.log, self.id, question.seq) if result.ok else {}
         answered = QuestionAnswered(
-            run_id=self.run_id,
+            run_id=self.log.run_id,
             agent=self.id,
             asker=question.asker,
             number=question.number,
@@ -340,25 +339,25 @@ class Expert:
             references=_strings(given.get("references")),
             not_checked=str(given.get("not_checked") or ""),
         )
-        self.store.append(answered)
+        self.log.append(answered)
         self._answered[question.number] = answered
 
     def _reads(self, question: QuestionAsked, after: int) -> int:
         """Reading tool calls made for `question` (after step `after`), from the log: a compacted conversation
         holds only its latest steps whole."""
-        events = self.store.events(self.run_id, agent=self.id, kinds=["tool_result"], after=question.seq)
+        events = self.log.events(agent=self.id, kinds=["tool_result"], after=question.seq)
         return sum(1 for e in events if isinstance(e, ToolReturned) and e.step > after and e.name in READING_TOOLS)
 
     def _answer(self, number: int) -> Answer:
         return Answer.logged(self.spec.name, self._answered[number])
 
 
-def answer_arguments(store: EventStore, run_id: str, agent: str, after: int) -> dict[str, Any]:
+def answer_arguments(log: RunLog, agent: str, after: int) -> dict[str, Any]:
     """The arguments of `agent`'s latest `answer` call logged after sequence number `after`, from the log (a
     replayed call runs no tool, so the log is where they are)."""
     calls = [
         e.call.arguments or {}
-        for e in store.events(run_id, agent=agent, kinds=["tool_call"], after=after)
+        for e in log.events(agent=agent, kinds=["tool_call"], after=after)
         if isinstance(e, ToolCalled) and e.call.name == "answer"
     ]
     return dict(calls[-1]) if calls else {}
@@ -420,10 +419,10 @@ def roster(specs: Sequence[ExpertSpec]) -> str:
     return "\n".join(lines)
 
 
-def specs_from_log(store: EventStore, run_id: str) -> list[tuple[ExpertSpec, ExpertStarted]]:
+def specs_from_log(log: RunLog) -> list[tuple[ExpertSpec, ExpertStarted]]:
     """The experts a run's log says were started, in order, with their start events."""
     found: dict[str, tuple[ExpertSpec, ExpertStarted]] = {}
-    for event in store.events(run_id, kinds=["expert"]):
+    for event in log.events(kinds=["expert"]):
         if isinstance(event, ExpertStarted) and event.name not in found:
             spec = ExpertSpec(name=event.name, area=list(event.area), brief=event.brief)
             found[event.name] = (spec, event)

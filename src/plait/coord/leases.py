@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import LeaseAction, LeaseChanged, TaskFinished
 from plait.globs import matches, normalize
 from plait.plan_model import Plan
@@ -103,12 +103,11 @@ def _clean(path: str) -> str:
 
 
 class Leases:
-    """The claims of run `run_id` on paths outside each task's write-set in `plan`, and the waits for them."""
+    """The claims of the run of `log` on paths outside each task's write-set in `plan`, and the waits for them."""
 
     def __init__(
         self,
-        store: EventStore,
-        run_id: str,
+        log: RunLog,
         plan: Plan,
         *,
         timeout: float = 600.0,
@@ -123,7 +122,7 @@ class Leases:
         With `tracked`, the run says which tasks are at work (`start` to `release_all`); otherwise a task
         is at work from its first event in the log to its `task_finished`.
         """
-        self.store, self.run_id, self.plan = store, run_id, plan
+        self.log, self.plan = log, plan
         self.timeout, self.wait, self.clock, self.poll = timeout, wait, clock, poll
         self.shared, self.tracked = list(shared), tracked
         self.claims: dict[str, Claim] = {}
@@ -142,8 +141,7 @@ class Leases:
     @classmethod
     def from_log(
         cls,
-        store: EventStore,
-        run_id: str,
+        log: RunLog,
         plan: Plan,
         *,
         timeout: float = 600.0,
@@ -152,8 +150,8 @@ class Leases:
         tracked: bool = False,
     ) -> Leases:
         """The leases of a run being resumed, as its log left them (waits end with their process)."""
-        leases = cls(store, run_id, plan, timeout=timeout, wait=wait, shared=shared, tracked=tracked)
-        for event in store.events(run_id, kinds=["lease"]):
+        leases = cls(log, plan, timeout=timeout, wait=wait, shared=shared, tracked=tracked)
+        for event in log.events(kinds=["lease"]):
             if not isinstance(event, LeaseChanged):
                 continue
             path, task = event.path, event.task
@@ -364,11 +362,11 @@ class Leases:
     def _record(
         self, task: str, path: str, holder: str, action: LeaseAction, decision: str, why: str, **more: Any
     ) -> None:
-        ids = {"run_id": self.run_id, "agent": task, "task": task, "path": path, "holder": holder}
-        self.store.append(LeaseChanged(**ids, action=action, why=why, decision=decision, reason=why, **more))
+        ids = {"run_id": self.log.run_id, "agent": task, "task": task, "path": path, "holder": holder}
+        self.log.append(LeaseChanged(**ids, action=action, why=why, decision=decision, reason=why, **more))
 
     def _sync(self) -> None:
-        for event in self.store.events(self.run_id, kinds=[*_ACTIVE, "task_finished"], after=self._cursor):
+        for event in self.log.events(kinds=[*_ACTIVE, "task_finished"], after=self._cursor):
             self._cursor = max(self._cursor, event.seq)
             if isinstance(event, TaskFinished):
                 self._finished[event.agent] = event.seq

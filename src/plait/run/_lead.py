@@ -160,7 +160,7 @@ class ExpertMaker:
 
 async def rebuild_experts(maker: ExpertMaker, experts: Experts) -> None:
     """Every expert the run's log says was started, its conversation fed again from the log (nothing paid)."""
-    for spec, event in specs_from_log(maker.log.store, maker.log.run_id):
+    for spec, event in specs_from_log(maker.log):
         if spec.name not in experts:
             experts.add(maker.expert(spec, event.origin))
     for expert in experts.by_name.values():

@@ -27,7 +27,7 @@ __all__ = ["RunExperts", "run_expert_specs"]
 def run_expert_specs(settings: Settings, plan: Plan, log: RunLog) -> list[tuple[ExpertSpec, Origin]]:
     """The run's experts: those its log started (as they were), then the settings', then the plan's; by name."""
     found: dict[str, tuple[ExpertSpec, Origin]] = {}
-    for spec, started in specs_from_log(log.store, log.run_id):
+    for spec, started in specs_from_log(log):
         found[spec.name] = (spec, started.origin)
     for spec in settings.experts:
         found.setdefault(spec.name, (spec, "config"))

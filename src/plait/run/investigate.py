@@ -109,7 +109,7 @@ class Investigation:
         areas = list(areas) or split_areas(files, question, max(self.concurrency, MOST_AREAS))
         chosen = [(area, self._investigator(area, question)) for area in areas]
         limit = asyncio.Semaphore(self.concurrency)
-        board = Board(self.maker.log.store, self.maker.log.run_id, _plan(areas, question))
+        board = Board(self.maker.log, _plan(areas, question))
 
         async def one(area: Area, expert: Expert) -> Finding:
             async with limit:
@@ -359,15 +359,13 @@ async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
     transcript = Transcript(log, "question")
     try:
         for said, result in await transcript.replay(lead):  # a question in flight when a process died
-            extra = answer_arguments(log.store, log.run_id, LEAD, said.seq)
+            extra = answer_arguments(log, LEAD, said.seq)
             transcript.replied(said.turn, result, disagreements=str(extra.get("disagreements", "")))
         said = transcript.said(_message(len(transcript.messages) + 1, o.question))
         result = await lead.turn(said.text)
     finally:
         await experts.close()  # an investigator still at work (the lead was stopped) stops too
-    disagreements = (
-        str(answer_arguments(log.store, log.run_id, LEAD, said.seq).get("disagreements", "")) if result.ok else ""
-    )
+    disagreements = str(answer_arguments(log, LEAD, said.seq).get("disagreements", "")) if result.ok else ""
     reply = transcript.replied(said.turn, result, disagreements=disagreements)
     status = "done" if result.ok else "failed"
     log.append(RunFinished(run_id=log.run_id, status=status, reason="" if result.ok else reply.text))

@@ -125,12 +125,11 @@ class TaskAttempts:
             integrator.planned(plan)
         self.summaries: dict[str, str] = {}
         self.steering = {t.id: Steering(ctx.log, t.id) for t in plan.tasks}
-        self.board = None if not ctx.coordinated else Board.from_log(ctx.log.store, ctx.log.run_id, plan)
+        self.board = None if not ctx.coordinated else Board.from_log(ctx.log, plan)
         use_leases = ctx.settings.leases and ctx.coordinated
         self.leases = (
             Leases.from_log(
-                ctx.log.store,
-                ctx.log.run_id,
+                ctx.log,
                 plan,
                 timeout=s.task_wall_time or 24 * 3600.0,  # a claim lasts as long as its attempt may
                 wait=s.lease_wait,

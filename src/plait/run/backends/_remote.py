@@ -269,7 +269,7 @@ async def _attempt(
         from plait.coord import Board, CoordTools
         from plait.plan_model import Plan
 
-        board = Board.from_log(store, run_id, Plan.model_validate(job.plan))
+        board = Board.from_log(log, Plan.model_validate(job.plan))
         tools = CoordTools(tools, task_id, board, None, worktree=worktree)
     if job.experts:
         from plait.coord.asking import ExpertTools
