@@ -25,6 +25,7 @@ from plait.events.types import (
     LeaseChanged,
     NotePosted,
     NotesDelivered,
+    PlanMade,
     RunStarted,
     TaskStarted,
     UserSaid,
@@ -58,9 +59,10 @@ def _ids(agent: str, ts: float) -> dict[str, Any]:
 
 
 def _common() -> list[Event]:
-    """What both forms of the log hold alike."""
+    """What both forms of the log hold alike (a plan was logged as its JSON then too)."""
     return [
         RunStarted(**_ids("", 1.0), task="t", repo="/r", base_commit="c" * 40, base_ref="main", model="m"),
+        PlanMade(**_ids("planner", 1.5), plan=PLAN),
         TaskStarted(**_ids("api", 2.0), title="api", branch="b/api", worktree="/w/api", base_commit="c" * 40),
         TaskStarted(**_ids("ui", 2.5), title="ui", branch="b/ui", worktree="/w/ui", base_commit="c" * 40),
         NotePosted(**_ids("api", 3.0), topic="api", text="signature: post(entry) -> int"),
@@ -168,12 +170,13 @@ def new_log(tmp_path: Path) -> Path:
 
 def test_an_old_decision_is_read_as_the_event_written_today(old_log: Path, new_log: Path) -> None:
     old, new = SQLiteEventStore(old_log).events(RUN), SQLiteEventStore(new_log).events(RUN)
-    assert [e.kind for e in old[4:]] == ["lease", "lease", "notes_delivered", "compacted"] + [
+    assert [e.kind for e in old[5:]] == ["lease", "lease", "notes_delivered", "compacted"] + [
         "user_said",
         "lead_replied",
         "decision",
     ]
     assert old == new
+    assert [e.plan for e in old if isinstance(e, PlanMade)] == [PLAN]  # a plan logged as JSON reads as one
 
 
 def test_the_kinds_asked_for_find_the_old_rows_of_them_and_no_others(old_log: Path) -> None:

@@ -34,6 +34,7 @@ from plait.events.types import (
 )
 from plait.messages import ModelResponse, ToolCall, Usage
 from plait.models.pricing import PriceTable
+from plait.plan_model import Plan
 
 RUN_ID = "20260101-000000-beef"
 T0 = 1_767_225_600.0
@@ -160,11 +161,12 @@ def _plan(s: _Script) -> None:
     s.at(10.05, PlanRejected(**s.ids(p), attempt=1, error="task cli depends on unknown task 'ledgr'"))
     s.call(p, 10.1, 12.0, (8100, 950, 6900), text='{"tasks": [...]}')
     tasks = [
-        {"id": "money", "title": "Give Money a currency", "writes": ["tally/money.py"]},
-        {"id": "ledger", "title": "Keep one ledger per currency", "writes": ["tally/ledger.py"]},
-        {"id": "cli", "title": "Add a --currency flag", "writes": ["tally/cli.py"]},
+        {"id": "money", "title": "Give Money a currency", "instructions": "", "writes": ["tally/money.py"]},
+        {"id": "ledger", "title": "Keep one ledger per currency", "instructions": "", "writes": ["tally/ledger.py"]},
+        {"id": "cli", "title": "Add a --currency flag", "instructions": "", "writes": ["tally/cli.py"]},
     ]
-    s.at(12.1, PlanMade(**s.ids(p), plan={"mode": "parallel", "tasks": tasks}))
+    plan = Plan.model_validate({"mode": "parallel", "reason": "", "tasks": tasks})
+    s.at(12.1, PlanMade(**s.ids(p), plan=plan))
     s.at(12.15, Decision(**s.ids(p), topic="overlap", decision="gave tally/__init__.py to money", reason="both export"))
     s.at(12.3, AgentStopped(**s.ids(p), reason="finished", summary="3 tasks", steps=4))
 

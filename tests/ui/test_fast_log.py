@@ -17,6 +17,7 @@ from pydantic_core import PydanticUndefined
 from synthetic_run import RUN_ID, append_run, parallel_run
 
 from plait import messages as model_types
+from plait import plan_model
 from plait.cli import main
 from plait.errors import StateError
 from plait.events.store import SQLiteEventStore
@@ -102,6 +103,8 @@ def _code(annotation: Any) -> Any:
         return ("optional", _code(args[0]))
     if origin is tuple and args[1:] == (Ellipsis,):
         return ("tuple", _code(args[0]))
+    if origin is list:
+        return ("list", _code(args[0]))
     assert isinstance(annotation, type) and issubclass(annotation, BaseModel), annotation
     return annotation.__name__
 
@@ -120,7 +123,8 @@ def _fields(model: type[BaseModel]) -> dict[str, tuple[Any, Any]]:
 def test_the_fields_it_reads_are_the_models() -> None:
     kinds = get_args(get_args(Event)[0])
     assert {m.model_fields["kind"].default: _fields(m) for m in kinds} == FIELDS
-    assert {name: _fields(getattr(model_types, name)) for name in MODELS} == MODELS
+    held = {name: getattr(model_types, name, None) or getattr(plan_model, name) for name in MODELS}
+    assert {name: _fields(model) for name, model in held.items()} == MODELS
 
 
 def _store(path: Path, *runs: list[Event]) -> Path:

@@ -154,8 +154,8 @@ def test_the_plan_is_a_graph_with_a_box_per_task_and_an_arrow_per_dependency() -
     events = []
     for e in _scripted():
         if isinstance(e, PlanMade):
-            tasks = [{**t, "depends_on": depends[t["id"]]} for t in e.plan["tasks"]]
-            e = e.model_copy(update={"plan": {**e.plan, "tasks": tasks}})
+            tasks = [t.model_copy(update={"depends_on": depends[t.id]}) for t in e.plan.tasks]
+            e = e.model_copy(update={"plan": e.plan.model_copy(update={"tasks": tasks})})
         events.append(e)
     html = render_html(events)
     boxes, arrows = _graph(html)
@@ -170,9 +170,9 @@ def test_the_plan_is_a_graph_with_a_box_per_task_and_an_arrow_per_dependency() -
 def test_the_demo_plan_has_a_box_per_task_coloured_by_its_end(demo: Demo) -> None:
     plan = next(e.plan for e in reversed(demo.events) if isinstance(e, PlanMade))
     boxes, arrows = _graph(demo.html)
-    assert [b for b, _ in boxes] == [t["id"] for t in plan["tasks"]]
+    assert [b for b, _ in boxes] == [t.id for t in plan.tasks]
     assert {s for _, s in boxes} == {"done"}
-    assert len(arrows) == sum(len(t["depends_on"]) for t in plan["tasks"])
+    assert len(arrows) == sum(len(t.depends_on) for t in plan.tasks)
 
 
 def _lines(html: str) -> dict[str, tuple[float, list[tuple[float, float]]]]:

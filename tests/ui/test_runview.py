@@ -19,6 +19,7 @@ from plait.events.types import (
 )
 from plait.messages import ModelResponse, Usage
 from plait.models.pricing import Price, PriceTable
+from plait.plan_model import Plan
 from plait.ui.cost import cost_breakdown
 from plait.ui.runview import RunView, phase_of
 
@@ -41,13 +42,18 @@ def _task(agent: str, t: float, attempt: int = 1) -> TaskStarted:
     )
 
 
+def _plan(titles: dict[str, str]) -> Plan:
+    tasks = [{"id": task, "title": title, "instructions": ""} for task, title in titles.items()]
+    return Plan.model_validate({"mode": "parallel", "reason": "", "tasks": tasks})
+
+
 def _run() -> list[Event]:
     return [
         RunStarted(**R, ts=0.0, task="t", repo="/r", base_commit="c", base_ref="main", model="x:big",
                    settings={"prices": {"x:big": {"input": 2.0, "output": 8.0, "cached_input": 0.5}}}),
         *_call("planner", 1.0, 3.0, "x:big", (1000, 100, 0), 0.01),
         AgentStopped(**R, agent="planner", ts=4.0, reason="finished"),
-        PlanMade(**R, agent="planner", ts=4.5, plan={"tasks": [{"id": "a", "title": "A"}, {"id": "b"}, {"id": "c"}]}),
+        PlanMade(**R, agent="planner", ts=4.5, plan=_plan({"a": "A", "b": "", "c": ""})),
         _task("a", 5.0),
         _task("b", 5.0),
         *_call("a", 5.5, 14.0, "x:big", (4000, 200, 2000), 0.02),

@@ -18,6 +18,7 @@ from plait.events._decided import (
     UserSaid,
 )
 from plait.messages import ModelResponse, ToolCall, Usage
+from plait.plan_model import Plan
 
 __all__ = [
     "EXPERT_PREFIX",
@@ -201,10 +202,10 @@ class AgentStopped(_Event):
 
 
 class PlanMade(_Event):
-    """The plan a run follows: `plan` is a `plait.plan.Plan` as JSON; `source` says who wrote it."""
+    """The plan a run follows; `source` says who wrote it."""
 
     kind: Literal["plan"] = "plan"
-    plan: dict[str, Any]
+    plan: Plan
     source: Literal["planner", "file", "single"] = "planner"
 
 

@@ -174,9 +174,7 @@ class PlannerTools:
             plan, problems = parse_plan(data, self._tracked() if _has_experts(data) else None, self.max_tasks)
             if plan is not None:
                 self.plan = plan
-                self.store.append(
-                    PlanMade(run_id=self.run_id, agent=PLANNER_ID, plan=plan.model_dump(mode="json"), source="planner")
-                )
+                self.store.append(PlanMade(run_id=self.run_id, agent=PLANNER_ID, plan=plan, source="planner"))
                 return ToolOutcome(
                     f"Plan accepted: {plan.mode}, {len(plan.tasks)} task(s).",
                     finished=True,

@@ -138,7 +138,7 @@ async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | N
         )
         return await _one_agent(o, gate, plan)
     source = "file" if o.plan_file is not None else "planner"
-    o.log.append(PlanMade(run_id=o.log.run_id, agent="planner", plan=plan.model_dump(mode="json"), source=source))
+    o.log.append(PlanMade(run_id=o.log.run_id, agent="planner", plan=plan, source=source))
     _post_decisions(o.log, plan, decisions)
     return await _parallel(o, plan, shared_map, budget, prices, gate)
 
@@ -204,7 +204,7 @@ async def _parallel(
 async def _one_agent(o: Orchestration, gate: Gate, planned: Plan | None = None) -> RunOutcome:
     if o.state is None or o.state.plan is None:
         plan = one_task_plan(o.task) if planned is None else as_one_task(o.task, planned)
-        o.log.append(PlanMade(run_id=o.log.run_id, plan=plan.model_dump(mode="json"), source="single"))
+        o.log.append(PlanMade(run_id=o.log.run_id, plan=plan, source="single"))
     else:
         plan = o.state.plan
     return await run_one_agent(

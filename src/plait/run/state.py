@@ -104,7 +104,7 @@ def load_state(log: RunLog) -> RunState:
         elif isinstance(event, RunFinished):
             state.finished = event
         elif isinstance(event, PlanMade):
-            state.plan = Plan.model_validate(event.plan)
+            state.plan = event.plan
             state.one_agent = event.source == "single"
         elif isinstance(event, TaskStarted):
             current[event.agent] = event.attempt

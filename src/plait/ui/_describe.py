@@ -222,9 +222,8 @@ def _run_level(event: Event) -> Said | None:
         why = f": {first_line(event.reason, 300)}" if event.reason.strip() else ""
         return _said("run", "", (event.status, tone), f"{on}{why}")
     if event.kind == "plan":
-        tasks = event.plan.get("tasks")
-        ids = [str(t.get("id")) for t in tasks if isinstance(t, dict)] if isinstance(tasks, list) else []
-        mode = f", {event.plan.get('mode')}" if event.plan.get("mode") else ""
+        ids = [t.id for t in event.plan.tasks]
+        mode = f", {event.plan.mode}"
         return _said(event.agent or "run", "mark", f"plan ({event.source}{mode}): {len(ids)} task(s): {', '.join(ids)}")
     if event.kind == "plan_rejected":
         return _said(event.agent or "run", "warn", f"plan rejected (attempt {event.attempt}): {event.error}")

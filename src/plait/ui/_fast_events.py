@@ -46,8 +46,30 @@ MODELS: dict[str, dict[str, tuple[Any, Any]]] = {
         "reasoning": (("tuple", "Reasoning"), ()),
     },
 }
-"""The fields of the models events hold (`plait.messages`): each name to its type and default; a model's
-default is the JSON it is read from."""
+_LISTED: dict[str, tuple[Any, Any]] = {k: ("list[str]", []) for k in ("writes", "reads", "provides", "consumes")}
+MODELS.update(
+    {
+        "Contract": {
+            "name": ("str", REQUIRED),
+            "signature": ("str", REQUIRED),
+            "owner": ("str", ""),
+            "path": ("str", ""),
+        },
+        "ExpertSpec": {"name": ("str", REQUIRED), "area": ("list[str]", []), "brief": ("str", "")},
+        "PlanTask": {
+            **{"id": ("str", REQUIRED), "title": ("str", REQUIRED), "instructions": ("str", REQUIRED), **_LISTED},
+            **{"depends_on": ("list[str]", []), "kind": (("work", "contract"), "work"), "agent": ("str", "")},
+        },
+        "Plan": {
+            **{"mode": (("single", "parallel"), REQUIRED), "reason": ("str", REQUIRED)},
+            **{"tasks": (("list", "PlanTask"), REQUIRED), "contracts": (("list", "Contract"), [])},
+            **{"shared": ("list[str]", []), "experts": (("list", "ExpertSpec"), [])},
+        },
+    }
+)
+"""The fields of the models events hold (`plait.messages`, `plait.plan_model`): each name to its type and
+default; a model's default is the JSON it is read from. A plan's fields are read as it was logged, from a valid
+plan: what its validators would check again (a task id's shape, an expert's name) is taken as written."""
 
 _S, _I, _F, _B, _L, _D = "str", "int", "float", "bool", "list[str]", "dict"
 _R = REQUIRED
@@ -115,7 +137,7 @@ _OWN: dict[str, dict[str, tuple[Any, Any]]] = {
         ),
         **{"summary": (_S, ""), "steps": (_I, 0), "usage": ("Usage", {}), "cost_usd": (_F, 0.0)},
     },
-    "plan": {"plan": (_D, _R), "source": (("planner", "file", "single"), "planner")},
+    "plan": {"plan": ("Plan", _R), "source": (("planner", "file", "single"), "planner")},
     "plan_rejected": {"attempt": (_I, _R), "error": (_S, _R)},
     "merge": {
         **{"task": (_S, _R), "branch": (_S, _R), "rung": (("git", "deterministic", "structured", "llm", "redo"), _R)},
@@ -184,10 +206,11 @@ def _value(kind: Any, value: Any) -> Any:
         return decode(MODELS[kind], value)
     if kind[0] == "optional":
         return None if value is None else _value(kind[1], value)
-    if kind[0] == "tuple":
+    if kind[0] == "tuple" or kind[0] == "list":
         if type(value) is not list:
             raise Unread
-        return tuple(_value(kind[1], v) for v in value)
+        items = [_value(kind[1], v) for v in value]
+        return tuple(items) if kind[0] == "tuple" else items
     if type(value) is not str or value not in kind:  # a literal
         raise Unread
     return value

@@ -29,7 +29,7 @@ def check_agent(run_id: str, events: Sequence[Event], agent: str, *, waits: bool
     if any(e.agent == agent for e in events):
         return
     ended = any(e.kind == "run_finished" for e in events)
-    planned = {str(t.get("id")) for e in events if e.kind == "plan" for t in e.plan.get("tasks", [])}
+    planned = {t.id for e in events if e.kind == "plan" for t in e.plan.tasks}
     if waits and not ended and (not planned or agent in planned):
         return
     known = sorted({e.agent for e in events if e.agent and e.kind not in ("note", "policy")} | planned)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote, urlsplit
 
 from plait.events.types import Event, GateChecked, MergeStep, PlanMade
+from plait.plan_model import Plan
 from plait.ui.runview import RunView
 
 __all__ = ["Identity", "Landing", "compare_url", "landing_of", "parse_ident", "squash_message"]
@@ -45,15 +45,15 @@ def parse_ident(text: str) -> Identity | None:
     return Identity(found.group(1), found.group(2)) if found else None
 
 
-def _plan(events: list[Event]) -> dict[str, Any]:
+def _plan(events: list[Event]) -> Plan | None:
     plans = [e.plan for e in events if isinstance(e, PlanMade)]
-    return plans[-1] if plans else {}
+    return plans[-1] if plans else None
 
 
-def _title(view: RunView, plan: dict[str, Any]) -> str:
-    tasks = [t for t in plan.get("tasks", []) if isinstance(t, dict) and t.get("kind", "work") == "work"]
-    if len(tasks) == 1 and str(tasks[0].get("title", "")).strip():
-        line = str(tasks[0]["title"]).strip().splitlines()[0]
+def _title(view: RunView, plan: Plan | None) -> str:
+    tasks = [t for t in plan.tasks if t.kind == "work"] if plan else []
+    if len(tasks) == 1 and tasks[0].title.strip():
+        line = tasks[0].title.strip().splitlines()[0]
     else:
         line = next((x.strip() for x in view.task.splitlines() if x.strip()), f"plait run {view.run_id}")
     if len(line) <= _TITLE_LIMIT:
@@ -140,7 +140,7 @@ def landing_of(view: RunView, events: list[Event]) -> Landing:
     """The title, body and squash message of a run's result (`view` folded from `events`)."""
     plan = _plan(events)
     title = _title(view, plan)
-    reason = str(plan.get("reason", "")).strip()
+    reason = plan.reason.strip() if plan else ""
     body: list[str] = []
     if view.task.strip():
         body += ["## Task", "", view.task.strip(), ""]
@@ -161,7 +161,7 @@ def squash_message(view: RunView, events: list[Event]) -> str:
     """One commit's message for a run's whole result: the title, the plan's reason, each task and its summary."""
     plan = _plan(events)
     parts = [_title(view, plan), ""]
-    reason = str(plan.get("reason", "")).strip()
+    reason = plan.reason.strip() if plan else ""
     if reason:
         parts += [reason, ""]
     tasks = _task_lines(view, markdown=False)

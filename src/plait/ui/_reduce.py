@@ -39,6 +39,7 @@ from plait.events.types import (
 )
 from plait.messages import Usage
 from plait.models.pricing import PriceTable, logged_prices
+from plait.plan_model import Plan
 from plait.trust import REPO_FILE
 from plait.ui._state import AgentView, CostLine, Span, Wait, dollars, phase_of, saved_usd, short_args
 
@@ -226,17 +227,12 @@ class RunView:
             self._agent(event)
             self.plan_rejections += 1
 
-    def _apply_plan(self, plan: dict[str, Any]) -> None:
-        tasks = plan.get("tasks")
-        if not isinstance(tasks, list):
-            return
+    def _apply_plan(self, plan: Plan) -> None:
         self.plan = []
-        for task in tasks:
-            if not isinstance(task, dict) or not isinstance(task.get("id"), str):
-                continue
-            self.plan.append(task["id"])
-            view = self.agents.setdefault(task["id"], AgentView(task["id"]))
-            view.title = view.title or str(task.get("title") or task.get("goal") or "")
+        for task in plan.tasks:
+            self.plan.append(task.id)
+            view = self.agents.setdefault(task.id, AgentView(task.id))
+            view.title = view.title or task.title
 
     def _apply_task(self, event: TaskStarted | TaskFinished | AgentStopped | Committed) -> None:
         if isinstance(event, TaskStarted):

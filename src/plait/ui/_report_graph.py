@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
 
 from plait.events.types import Event, PlanMade
 from plait.ui import _fmt
@@ -27,15 +26,13 @@ class Node:
 
 def plan_nodes(events: list[Event]) -> list[Node]:
     """The tasks of the run's latest plan; a dependency on a task not in the plan is left out."""
-    plan: dict[str, Any] = next((e.plan for e in reversed(events) if isinstance(e, PlanMade)), {})
-    tasks = plan.get("tasks")
-    raw = [t for t in tasks if isinstance(t, dict) and isinstance(t.get("id"), str)] if isinstance(tasks, list) else []
-    ids = {t["id"] for t in raw}
+    plan = next((e.plan for e in reversed(events) if isinstance(e, PlanMade)), None)
+    tasks = plan.tasks if plan else []
+    ids = {t.id for t in tasks}
     nodes: dict[str, Node] = {}
-    for t in raw:
-        deps = t.get("depends_on")
-        on = [d for d in deps if isinstance(d, str) and d in ids] if isinstance(deps, list) else []
-        nodes.setdefault(t["id"], Node(t["id"], str(t.get("title") or ""), list(dict.fromkeys(on))))
+    for t in tasks:
+        on = [d for d in t.depends_on if d in ids]
+        nodes.setdefault(t.id, Node(t.id, t.title, list(dict.fromkeys(on))))
     return list(nodes.values())
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from plait.events.store import EventStore
 from plait.events.types import Committed, GateChecked, MergeStep, PlanMade, TaskFinished
+from plait.plan_model import PlanTask
 from plait.reconcile.queue import TaskBranch
 from plait.ui.runview import RunView, phase_of
 from plait.workspace import Repo
@@ -119,16 +120,16 @@ def review_of(repo: Repo, store: EventStore, run_id: str, *, patches: bool = Fal
     tasks = []
     for task_id in ids:
         agent = view.agents.get(task_id)
-        plan = planned.get(task_id, {})
+        plan = planned.get(task_id)
         task = TaskReview(
             task_id,
-            title=(agent.title if agent else "") or str(plan.get("title") or ""),
+            title=(agent.title if agent else "") or (plan.title if plan else ""),
             state=agent.state if agent else "waiting",
             summary=agent.summary if agent else "",
             cost=agent.cost_text if agent else "$0.0000",
             cost_usd=agent.cost_usd if agent else 0.0,
-            depends_on=[str(d) for d in plan.get("depends_on") or [] if str(d) in ids],
-            instructions=str(plan.get("instructions") or ""),
+            depends_on=[d for d in plan.depends_on if d in ids] if plan else [],
+            instructions=plan.instructions if plan else "",
         )
         task.branch, task.commit = _last_commit(events, task_id)
         task.merged_by, task.merge_steps = _merged_by(view.merges, task_id)
@@ -140,12 +141,9 @@ def review_of(repo: Repo, store: EventStore, run_id: str, *, patches: bool = Fal
     return Review(run_id, view.task, status, view.base_commit, view.branch, view.commit, view.cost_text, tasks)
 
 
-def _planned(events: list[Any]) -> dict[str, dict[str, Any]]:
+def _planned(events: list[Any]) -> dict[str, PlanTask]:
     plans = [e for e in events if isinstance(e, PlanMade)]
-    tasks = plans[-1].plan.get("tasks") if plans else None
-    if not isinstance(tasks, list):
-        return {}
-    return {str(t["id"]): t for t in tasks if isinstance(t, dict) and isinstance(t.get("id"), str)}
+    return {t.id: t for t in plans[-1].plan.tasks} if plans else {}
 
 
 def _last_commit(events: list[Any], task_id: str) -> tuple[str, str]:
