@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from plait._mcp_config import McpServer, mcp_json_servers, run_servers
+from plait._mcp_config import McpServer
+from plait.agent._mcp_json import mcp_json_servers, run_servers
 from plait.agent.mcp_servers import McpTools
 from plait.agent.tools import ToolOutcome
 from plait.events import SQLiteEventStore

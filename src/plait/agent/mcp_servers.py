@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ConfigDict
 
-from plait._mcp_config import SERVER_NAME, McpServer, RunServers, run_servers
+from plait._mcp_config import SERVER_NAME, McpServer
+from plait.agent._mcp_json import RunServers, run_servers
 from plait.agent._mcp_pipe import ServerFailed, ServerProcess
 from plait.agent._tool_args import ToolArgs
 from plait.agent.loop import Agent, AgentResult, ToolSet
