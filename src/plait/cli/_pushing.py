@@ -7,7 +7,6 @@ import re
 
 from plait.errors import EnvironmentProblem, UsageError
 from plait.events.runlog import RunLog
-from plait.events.store import EventStore
 from plait.run.results import result_branch
 from plait.ui._landing import parse_ident
 from plait.workspace import Repo
@@ -20,9 +19,9 @@ class PushRejected(EnvironmentProblem):
     """The remote refused the push, or could not be reached; the message says why."""
 
 
-def result_of(repo: Repo, store: EventStore, run_id: str) -> tuple[str, str]:
+def result_of(repo: Repo, log: RunLog) -> tuple[str, str]:
     """(branch, commit) of a run's verified result: its latest integration branch, or a single agent's done branch."""
-    branch = result_branch(repo, RunLog(store, run_id), to="open a pull request for")
+    branch = result_branch(repo, log, to="open a pull request for")
     return branch, repo.git("rev-parse", "--verify", f"refs/heads/{branch}^{{commit}}").strip()
 
 

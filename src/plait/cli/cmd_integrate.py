@@ -180,7 +180,7 @@ def apply_run(
     try:
         run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(RunLog(store, r)), what="run with a result")
         branch = result_branch(repo, RunLog(store, run_id))
-        seen = review_of(repo, store, run_id)
+        seen = review_of(repo, RunLog(store, run_id))
         if pick:
             chosen, why = picked_tasks(repo, seen, list(dict.fromkeys(pick)))
             for task_id, reason in why.items():
@@ -190,13 +190,13 @@ def apply_run(
                 out.print(f"would integrate them again on a new branch, then apply; files: {', '.join(files)}")
                 return
             branch, _ = pick_branches(repo, store, seen, chosen, no_llm, _warn)
-            seen = review_of(repo, store, run_id)
+            seen = review_of(repo, RunLog(store, run_id))
         target = _commit(repo, branch, "branch")
         internal = internal_commits(repo, repo.head(), target)
         if internal and not squash:
             _warn(f"the result's history holds {len(internal)} internal commit(s) of plait: landing it as one commit")
         message = squash_message(repo, seen, target) if squash or internal else None
-        for note in config_notes(repo, store, run_id, target):
+        for note in config_notes(repo, RunLog(store, run_id), target):
             err.print(f"[yellow]note:[/] {note}", highlight=False)
         applied = asyncio.run(apply_commit(repo, target, what=f"plait run {run_id}", squash=message, dry_run=dry_run))
         if not dry_run:

@@ -119,7 +119,7 @@ def pr(
     store = open_store(repo, create=False)
     try:
         run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(RunLog(store, r)), what="run with a result")
-        _, commit = result_of(repo, store, run_id)
+        _, commit = result_of(repo, RunLog(store, run_id))
         events = store.events(run_id)
         view = RunView.of(run_id, events)
         landing = landing_of(view, events)

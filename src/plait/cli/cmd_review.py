@@ -56,10 +56,10 @@ def review(
     store = RedactingStore(open_store(repo, create=False), make_redactor(settings))
     try:
         run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(RunLog(store, r)), what="run with a result")
-        seen = review_of(repo, store, run_id, patches=diff)
+        seen = review_of(repo, RunLog(store, run_id), patches=diff)
         if drop:
             done = _drop(repo, store, seen, list(dict.fromkeys(drop)), no_llm)
-            seen = review_of(repo, store, run_id, patches=diff)
+            seen = review_of(repo, RunLog(store, run_id), patches=diff)
     finally:
         store.close()
     redact = make_redactor(settings)

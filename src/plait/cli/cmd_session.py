@@ -264,7 +264,8 @@ def ask_command(
     finally:
         loop.close()
     has_price = priced(settings, llm)
-    turn, total = spent_since(inner, run_id, has_price, outcome.since), spent_since(inner, run_id, has_price)
+    asked = RunLog(inner, run_id)
+    turn, total = spent_since(asked, has_price, outcome.since), spent_since(asked, has_price)
     if as_json:
         spent = {
             "model_calls": turn.calls,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.trust import REPO_FILE
 from plait.ui.summary import config_note, summarize
 from plait.workspace import Repo
@@ -10,9 +10,10 @@ from plait.workspace import Repo
 __all__ = ["config_notes"]
 
 
-def config_notes(repo: Repo, store: EventStore, run_id: str, target: str) -> list[str]:
+def config_notes(repo: Repo, log: RunLog, target: str) -> list[str]:
     """One line when `target` (the run's result) changes `.plait.toml` from the run's base, naming who did."""
-    s = summarize(run_id, store.events(run_id))
+    run_id = log.run_id
+    s = summarize(run_id, log.events())
     if not s.base_commit:
         return []
     if not repo.git("diff", "--name-only", s.base_commit, target, "--", REPO_FILE, check=False).strip():

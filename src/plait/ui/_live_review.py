@@ -24,7 +24,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, RichLog, Static
 
 from plait.errors import PlaitError
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.ui._live_steer import MODAL_CSS
 from plait.ui._review import Review, TaskReview, review_of
 from plait.workspace import Repo
@@ -89,9 +89,9 @@ class ReviewScreen(Screen[None]):
         Binding("a", "apply", "Apply"),
     ]
 
-    def __init__(self, root: Path, store: EventStore, run_id: str, redact: Callable[[str], str]) -> None:
+    def __init__(self, root: Path, log: RunLog, redact: Callable[[str], str]) -> None:
         super().__init__()
-        self.root, self.store, self.run_id, self.redact = root, store, run_id, redact
+        self.root, self.run_log, self.redact = root, log, redact
         self.review: Review | None = None
         self.dropped: list[str] = []
         self.outcome: list[str] = []
@@ -127,7 +127,7 @@ class ReviewScreen(Screen[None]):
         self._show()
 
     def _read(self) -> Review:
-        return review_of(Repo.discover(self.root), self.store, self.run_id, patches=True)
+        return review_of(Repo.discover(self.root), self.run_log, patches=True)
 
     def _show(self) -> None:
         seen = self.review
@@ -204,7 +204,7 @@ class ReviewScreen(Screen[None]):
             self.notify("mark a task to leave out with d first")
             return
         question = f"integrate the run again without {', '.join(self.dropped)} (and what depends on them)?"
-        args = ["review", self.run_id, *(x for t in self.dropped for x in ("--drop", t)), "--json"]
+        args = ["review", self.run_log.run_id, *(x for t in self.dropped for x in ("--drop", t)), "--json"]
         self.app.push_screen(Confirm(question), lambda yes: self._go(args, "integrating") if yes else None)
 
     def action_apply(self) -> None:
@@ -214,9 +214,9 @@ class ReviewScreen(Screen[None]):
         if self.dropped:
             self.notify(f"{', '.join(self.dropped)} marked to leave out: integrate again (i) first, or keep them (d)")
             return
-        question = f"apply run {self.run_id}'s result to your current branch in {self.root}?"
+        question = f"apply run {self.run_log.run_id}'s result to your current branch in {self.root}?"
         self.app.push_screen(
-            Confirm(question), lambda yes: self._go(["apply", self.run_id], "applying") if yes else None
+            Confirm(question), lambda yes: self._go(["apply", self.run_log.run_id], "applying") if yes else None
         )
 
     def _go(self, args: list[str], doing: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Committed, GateChecked, MergeStep, PlanMade, TaskFinished
 from plait.plan_model import PlanTask
 from plait.reconcile.queue import TaskBranch
@@ -110,9 +110,9 @@ class Review:
         }
 
 
-def review_of(repo: Repo, store: EventStore, run_id: str, *, patches: bool = False) -> Review:
+def review_of(repo: Repo, log: RunLog, *, patches: bool = False) -> Review:
     """The run's review; `patches` adds the diffs themselves to the diffstats."""
-    events = store.events(run_id)
+    run_id, events = log.run_id, log.events()
     view = RunView.of(run_id, events)
     planned = _planned(events)
     ids = view.plan or [a for a in view.agents if phase_of(a) == "work"]

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import (
     EXPERT_PREFIX,
     Event,
@@ -69,9 +69,9 @@ class Spent:
         return f"{self.calls} model call{'' if self.calls == 1 else 's'}, {cost}"
 
 
-def spent_since(store: EventStore, run_id: str, priced: bool, after: int = 0) -> Spent:
+def spent_since(log: RunLog, priced: bool, after: int = 0) -> Spent:
     """What the run's model calls logged after sequence number `after` cost."""
-    found = [e for e in store.events(run_id, kinds=["model_response"], after=after) if isinstance(e, ModelCallFinished)]
+    found = [e for e in log.events(kinds=["model_response"], after=after) if isinstance(e, ModelCallFinished)]
     return Spent(len(found), sum(e.cost_usd for e in found) if priced else None)
 
 

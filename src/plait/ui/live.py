@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Footer, Static
 
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.events.types import Event
 from plait.redact import Redactor
@@ -338,7 +339,7 @@ class Dashboard(App[None]):
                 f"run {self.view.run_id}'s repository {self.view.repo} is not on this machine", severity="warning"
             )
             return None
-        screen = ReviewScreen(Path(self.view.repo), self.feed.store, self.view.run_id, self.feed.redact)
+        screen = ReviewScreen(Path(self.view.repo), RunLog(self.feed.store, self.view.run_id), self.feed.redact)
         self.push_screen(screen)
         return screen
 
