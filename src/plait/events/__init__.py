@@ -6,6 +6,7 @@
 from typing import TYPE_CHECKING, Any
 
 from plait.events.backends import open_event_store
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore, ObservedStore, SQLiteEventStore
 from plait.events.types import (
     AgentStopped,
@@ -73,6 +74,7 @@ __all__ = [
     "QuestionAnswered",
     "QuestionAsked",
     "RunFinished",
+    "RunLog",
     "RunStarted",
     "SQLiteEventStore",
     "StopReason",
