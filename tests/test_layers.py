@@ -36,7 +36,6 @@ LAYERS: tuple[frozenset[str], ...] = (
 
 KNOWN: frozenset[tuple[str, str]] = frozenset(
     {
-        ("plait.agent.external._seam", "run"),
         ("plait.agent.mcp_servers", "run"),
         ("plait.run.parallel", "ui"),
     }

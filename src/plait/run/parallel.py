@@ -11,7 +11,7 @@ from plait.agent._replay import last_checkpoint
 from plait.agent._replaying import ReplayTurns
 from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
-from plait.agent.external import Worker, external_worker
+from plait.agent.external import Worker
 from plait.agent.loop import Agent, AgentLimits, AgentResult, ToolSet
 from plait.agent.mcp_servers import serve
 from plait.agent.prompts import task_brief
@@ -25,6 +25,7 @@ from plait.models.pricing import PriceTable
 from plait.plan_model import Plan, PlanTask
 from plait.run._brief import ProjectInstructions, interfaces, worker_systems
 from plait.run._ending import record_end
+from plait.run._external import external_worker
 from plait.run._opening import GitThreads, Opening, log_opening, log_started, make_worktree
 from plait.run._placed import placed_attempt
 from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_carried, logged_carried

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from plait.agent.external._job import BUILT_IN, Job, Worker, check_agent, with_network
-from plait.agent.external._seam import external_worker
 from plait.agent.external.claude_code import ClaudeCodeWorker
 from plait.agent.external.codex import CodexWorker
 from plait.agent.external.command import CommandWorker
@@ -32,7 +31,6 @@ __all__ = [
     "OpenCodeWorker",
     "Worker",
     "check_agent",
-    "external_worker",
     "make_worker",
     "with_network",
 ]

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from plait.agent.external._job import BUILT_IN, Job, Worker, check_agent
+from plait.agent.external import BUILT_IN, Job, Worker, check_agent, make_worker
+from plait.agent.external.claude_code import claude_env
+from plait.agent.external.codex import codex_env
+from plait.agent.external.opencode import opencode_env
 from plait.agent.loop import Checkpoint
+from plait.run.steer import notes_from
 from plait.workspace import Shell, Worktree
 
 if TYPE_CHECKING:
@@ -28,9 +32,6 @@ def external_worker(
     agent = task.agent or ctx.settings.agent
     if agent == BUILT_IN:
         return None
-    from plait.agent.external import make_worker  # the package imports this module
-    from plait.run.steer import notes_from
-
     board = attempts.board
     notes = notes_from(board.notes_for(task.id) if board else None, attempts.steering[task.id].notes)
 
@@ -59,10 +60,6 @@ def external_worker(
 
 def _env(kind: str, model: str) -> list[tuple[str, str]]:
     """The variables the agent's CLI is given: its endpoint, model and key."""
-    from plait.agent.external.claude_code import claude_env
-    from plait.agent.external.codex import codex_env
-    from plait.agent.external.opencode import opencode_env
-
     if kind == "claude-code":
         return claude_env()
     if kind == "codex":
