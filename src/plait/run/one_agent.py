@@ -102,7 +102,9 @@ async def run_one_agent(
     """Run one agent on `task` from `base`; its work ends up committed on `plait/<run>/main`.
 
     With a `gate` (the caller's to close), that branch moves only to a commit the gate passed. `plan` is the
-    one-task plan to run (as logged), when it says more than the task as given (a planner's notes).
+    one-task plan to run (as logged), when it says more than the task as given (a planner's notes). It runs as a plan
+    of that one task (`run_plan`), without what tasks side by side share (board, claims, experts, radar) and without
+    trying a failed agent again: only work the gate turned down goes back to it.
     """
     if not started:
         record_start(log, repo, task, base, model.name, settings)
