@@ -8,6 +8,7 @@ it, so the list stays the truth).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "plait"
@@ -103,6 +104,13 @@ def test_imports_flow_downwards_only() -> None:
 def test_the_list_of_known_upward_imports_is_current() -> None:
     gone = sorted(KNOWN - upward_imports())
     assert not gone, "no longer imported upwards, remove from KNOWN: " + ", ".join(f"{m} -> {u}" for m, u in gone)
+
+
+def test_the_architecture_page_draws_every_layer_member() -> None:
+    page = (ROOT.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    members = sorted(m for layer in LAYERS for m in layer if m != "__init__")
+    missing = [m for m in members if not re.search(rf"(?<![\w.]){re.escape(m)}(?!\w)", page)]
+    assert not missing, "docs/architecture.md does not draw: " + ", ".join(missing)
 
 
 def test_upward_imports_of_every_form_are_caught(tmp_path: Path) -> None:
