@@ -11,12 +11,10 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_support import git
+from cli_support import git, run_in_process
 from rich.console import Console
 from screen_text import screen_text
 from textual.widgets import DataTable, RichLog
@@ -71,9 +69,10 @@ def _assert_safe(text: str, where: str) -> None:
 
 
 def _plait(project: Path, env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    """The real CLI; its output decoded as bytes, so that no carriage return is turned into a newline."""
-    proc = subprocess.run([sys.executable, "-m", "plait", *args], cwd=project, env=env, capture_output=True)
-    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    """The real CLI, in this process; its output kept as written, so that no carriage return is turned into a
+    newline."""
+    done = run_in_process(args, project, env, "")
+    return done.code, done.out, done.err
 
 
 def test_visible_marks_every_control_and_keeps_newlines_and_tabs() -> None:
@@ -287,11 +286,9 @@ def test_the_plan_put_to_the_user_for_review_shows_marks(project: Path, env: dic
     script = tmp_path / "plan.yaml"
     script.write_text(PLAN_SCRIPT)
     args = ["run", "Review this hostile plan", "--review", "--model", f"scripted:{script}"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "plait", *args], cwd=project, env=env, input=b"n\n", capture_output=True
-    )
-    err = proc.stderr.decode()
-    assert proc.returncode == 1 and "not accepted" in err, err
-    _assert_safe(err + proc.stdout.decode(), "the plan review")
+    done = run_in_process(tuple(args), project, env, "n\n")
+    err = done.err
+    assert done.code == 1 and "not accepted" in err, err
+    _assert_safe(err + done.out, "the plan review")
     for mark in ("reason ␛[2J␛]0;pwned␇ \\u202eevil [link=https://evil.example]x[/link]", "title ␛]52;c;", "\\x9b31m"):
         assert mark in err, mark
