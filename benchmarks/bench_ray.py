@@ -219,7 +219,7 @@ def analyse(events: list[Any], slots: int) -> dict[str, Any]:
             if e.kind == "merge":
                 first.setdefault(e.task, {}).setdefault("merged", e.ts)
             continue
-        elif e.kind == "decision" and e.topic == "placed":
+        elif e.kind == "placed":
             seen["placed"] = e.ts
         elif e.kind == "model_request":
             seen.setdefault("first_call", e.ts)

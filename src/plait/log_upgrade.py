@@ -24,8 +24,15 @@ TOPIC_KINDS = {
     "question": "user_said",
     "session": "user_said",
     "reply": "lead_replied",
+    "kind": "run_kind",
+    "placed": "placed",
+    "verify": "verify",
+    "dispatch": "dispatched",
 }
 """The topics of a schema-1 `decision` that became events of their own, and the kind of each."""
+
+_RENAMED = {"kind": {"kind": "what"}, "dispatch": {"plan": "plan_file"}}
+"""The keys of a topic's `data` that its event names otherwise."""
 
 _NEW_KINDS = frozenset(TOPIC_KINDS.values())
 
@@ -39,8 +46,9 @@ def upgrade(data: Any) -> Any:
     topic = data.get("topic")
     kind = TOPIC_KINDS.get(topic) if data.get("kind") == "decision" and isinstance(topic, str) else None
     if kind is not None and isinstance(data.get("data", {}), dict):
+        renamed = _RENAMED.get(str(topic), {})
         fields = {k: v for k, v in data.items() if k != "data"}
-        data = {**data.get("data", {}), **fields, "kind": kind}
+        data = {**{renamed.get(k, k): v for k, v in data.get("data", {}).items()}, **fields, "kind": kind}
     return {**data, "v": SCHEMA_VERSION}
 
 

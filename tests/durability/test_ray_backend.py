@@ -21,7 +21,7 @@ from keyed_model import KeyedModel
 from test_crash import MARK, _env, _finish, _kill, _plait
 
 from pg_cluster import PostgresServer
-from plait.events import Decision, ModelCallFinished, NotesDelivered, PostgresEventStore, TaskFinished
+from plait.events import AttemptPlaced, ModelCallFinished, NotesDelivered, PostgresEventStore, TaskFinished
 from wire_server import WireServer
 
 # Ray's nodes talk over this machine's own address, not 127.0.0.1 (a driver started later finds its node by it)
@@ -130,14 +130,14 @@ def _setup(tmp: Path, name: str, env: dict[str, str]) -> tuple[Path, Path]:
     return repo, plan
 
 
-def _placed(url: str) -> list[Decision]:
+def _placed(url: str) -> list[AttemptPlaced]:
     store = PostgresEventStore(url)
     try:
         runs = store.run_ids()
-        events = store.events(runs[-1], kinds=["decision"]) if runs else []
+        events = store.events(runs[-1], kinds=["placed"]) if runs else []
     finally:
         store.close()
-    return [e for e in events if isinstance(e, Decision) and e.topic == "placed"]
+    return [e for e in events if isinstance(e, AttemptPlaced)]
 
 
 def _failures(url: str) -> list[str]:
@@ -177,7 +177,7 @@ def test_a_run_on_the_ray_cluster_ends_with_the_local_runs_verified_tree(
     assert _git(ray_repo, "show", f"{theirs['branch']}:gamma.py").startswith("def g():")
     placed = _placed(url)
     assert {p.agent for p in placed} == {"alpha", "beta", "gamma"}
-    assert len({p.data["node"] for p in placed}) == 2  # one CPU per node: three attempts use both
+    assert len({p.node for p in placed}) == 2  # one CPU per node: three attempts use both
     assert not (ray_repo / ".git" / "plait" / "worktrees" / theirs["run_id"]).exists()  # no local worktree made
     store = PostgresEventStore(url)
     delivered = store.events(theirs["run_id"], agent="gamma", kinds=["notes_delivered"])
@@ -199,7 +199,7 @@ def test_a_run_on_the_ray_cluster_ends_with_the_local_runs_verified_tree(
     status = _cli(["status", theirs["run_id"], "--json"], ray_repo, ray_env)
     assert status.returncode == 0, status.stderr[-1000:]
     nodes = {a["id"]: a["node"] for a in json.loads(status.stdout)["agents"]}
-    assert {nodes[p.agent] for p in placed} == {p.data["node"] for p in placed}
+    assert {nodes[p.agent] for p in placed} == {p.node for p in placed}
     plain = _cli(["status", theirs["run_id"], "--plain"], ray_repo, ray_env)
     assert "placed: alpha on " in plain.stdout, plain.stdout
 
@@ -243,7 +243,7 @@ def test_a_node_killed_mid_attempt_costs_no_model_call_paid_again(
         _wait_for(
             proc, lambda: bool(model.answers.get(("gamma", 2)) and [p for p in _placed(url) if p.agent == "gamma"])
         )
-        node = next(p for p in _placed(url) if p.agent == "gamma").data["node"]
+        node = next(p for p in _placed(url) if p.agent == "gamma").node
         (victim,) = [n for n in cluster.list_all_nodes() if n.node_id == node]
         cluster.remove_node(victim, allow_graceful=False)
         code, out, err = _finish(proc)

@@ -19,6 +19,7 @@ from plait.coord.leases import Leases
 from plait.events import Event, SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.events.types import (
+    AttemptPlaced,
     ContextCompacted,
     Decision,
     LeadReplied,
@@ -26,22 +27,29 @@ from plait.events.types import (
     NotePosted,
     NotesDelivered,
     PlanMade,
+    RunDispatched,
+    RunKind,
     RunStarted,
     TaskStarted,
     UserSaid,
+    VerifyChecked,
 )
 from plait.log_upgrade import upgrade
 from plait.plan_model import Plan
 from plait.redact import Redactor
-from plait.run._lead import Transcript
+from plait.run._lead import Transcript, run_kind
 from plait.ui._fast_events import read_events
 from plait.ui._log_lines import log_line
+from plait.ui._placement import placements
 from plait.ui._reduce import RunView
 from plait.ui.transcript import render_transcript
 
 RUN = "20260101-000000-0ld0"
 NOTE = "[api] from api:\nsignature: post(entry) -> int"
 UNTIL = 4102444800.0
+ASKED = "an investigation: read-only agents answer a question"
+PLACED = "attempt 1 runs on node n1 (w1)"
+VERIFIED = "verify command `make test` passes at the base; the gate runs it on the agents' work"
 PLAN = Plan.model_validate(
     {
         "mode": "parallel",
@@ -107,6 +115,10 @@ def _old_rows() -> list[dict[str, Any]]:
             "",
             {"turn": 1, "text": "In ledger.db.", "ok": True, "disagreements": ""},
         ),
+        _decision("", 9.5, "kind", f"this run is {ASKED}", "", {"kind": "investigation"}),
+        _decision("api", 9.6, "placed", PLACED, "", {"node": "n1", "host": "w1", "attempt": 1}),
+        _decision("", 9.7, "verify", VERIFIED, "", {"commit": "c" * 40, "command": "make test", "state": "passes"}),
+        _decision("lead", 9.8, "dispatch", "dispatched run r2", "", {"run": "r2", "task": "t", "plan": "", "key": "k"}),
         _decision("", 10.0, "mode", "one agent, no parallel overhead", "small", {}),
     ]
 
@@ -137,6 +149,10 @@ def _new_events() -> list[Event]:
             **_ids("lead", 8.0), topic="question", decision="message 1 from the user", turn=1, text="Where is it saved?"
         ),
         LeadReplied(**_ids("lead", 9.0), decision="reply 1 to the user", turn=1, text="In ledger.db.", ok=True),
+        RunKind(**_ids("", 9.5), decision=f"this run is {ASKED}", what="investigation"),
+        AttemptPlaced(**_ids("api", 9.6), decision=PLACED, node="n1", host="w1", attempt=1),
+        VerifyChecked(**_ids("", 9.7), decision=VERIFIED, commit="c" * 40, command="make test", state="passes"),
+        RunDispatched(**_ids("lead", 9.8), decision="dispatched run r2", run="r2", task="t", key="k"),
         Decision(**_ids("", 10.0), topic="mode", decision="one agent, no parallel overhead", reason="small"),
     ]
 
@@ -171,9 +187,7 @@ def new_log(tmp_path: Path) -> Path:
 def test_an_old_decision_is_read_as_the_event_written_today(old_log: Path, new_log: Path) -> None:
     old, new = SQLiteEventStore(old_log).events(RUN), SQLiteEventStore(new_log).events(RUN)
     assert [e.kind for e in old[5:]] == ["lease", "lease", "notes_delivered", "compacted"] + [
-        "user_said",
-        "lead_replied",
-        "decision",
+        *("user_said", "lead_replied", "run_kind", "placed", "verify", "dispatched", "decision"),
     ]
     assert old == new
     assert [e.plan for e in old if isinstance(e, PlanMade)] == [PLAN]  # a plan logged as JSON reads as one
@@ -196,6 +210,8 @@ def test_a_run_of_an_old_log_resumes_where_it_stood(old_log: Path) -> None:
     transcript = Transcript(RunLog(store, RUN), "question")
     assert [(s.turn, s.text) for s in transcript.messages] == [(1, "Where is it saved?")]
     assert set(transcript.replies) == {1}
+    assert run_kind(RunLog(store, RUN)) == "investigation"
+    assert placements(store.events(RUN)) == {"api": ("n1", "w1")}
 
 
 def _shown(path: Path) -> tuple[list[str], list[str], str, list[Any]]:
@@ -209,26 +225,22 @@ def _shown(path: Path) -> tuple[list[str], list[str], str, list[Any]]:
     view = RunView(RUN)
     view.apply(events)
     folded = [view.agents["ui"].claims, [(w.path, w.holder) for w in view.waits], [d.topic for d in view.decisions]]
-    return lines, fast_lines, out.getvalue(), folded
+    return lines, fast_lines, out.getvalue(), [*folded, view.kind]
 
 
 def test_an_old_log_is_shown_as_a_new_one_is(old_log: Path, new_log: Path) -> None:
     old, new = _shown(old_log), _shown(new_log)
     assert old == new
-    lines, fast_lines, transcript, folded = old
+    lines, fast_lines, transcript, [*folded, kind] = old
     assert fast_lines == lines
     assert "lease: claimed README.md after waiting for api (document it)" in "\n".join(lines)
     assert "the user, question 1" in transcript
     assert folded == [
         ["README.md"],
         [("README.md", "api")],
-        ["lease", "lease", "notes", "context"]
-        + [
-            "question",
-            "reply",
-            "mode",
-        ],
+        ["lease", "lease", "notes", "context", "question", "reply", "kind", "placed", "verify", "dispatch", "mode"],
     ]
+    assert kind == "investigation"
 
 
 def test_a_row_of_this_schema_is_left_as_it_is() -> None:

@@ -17,7 +17,7 @@ from plait.cli.cmd_run import sandboxed_runners
 from plait.errors import ConfigError
 from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
-from plait.events.types import Decision, GateChecked, ModelCallStarted, RunFinished
+from plait.events.types import GateChecked, ModelCallStarted, RunFinished, VerifyChecked
 from plait.models import ScriptedModel
 from plait.reconcile.gate import Gate
 from plait.run.base import RunBase
@@ -105,7 +105,7 @@ def test_a_verify_command_under_a_hidden_directory_is_named_with_the_rule_that_s
     settings = _settings(f"{script} -q -p no:cacheprovider", paths=[shown])
     outcome = asyncio.run(orchestrate(_orchestration(repo, store, settings, ScriptedModel(FINISH))))
     assert isinstance(outcome, RunOutcome) and outcome.status == "done", outcome.reason
-    said = [e.decision for e in store.events("r1") if isinstance(e, Decision) and e.topic == "verify"]
+    said = [e.decision for e in store.events("r1") if isinstance(e, VerifyChecked)]
     assert len(said) == 1 and said[0].endswith("passes at the base; the gate runs it on the agents' work")
 
 
@@ -134,8 +134,8 @@ def test_a_verify_command_that_fails_at_the_base_is_recorded_once_and_the_run_go
     outcome = asyncio.run(orchestrate(_orchestration(repo, store, _settings(PYTEST), model)))
 
     assert isinstance(outcome, RunOutcome) and outcome.status == "done", outcome.reason
-    said = [e for e in store.events("r1") if isinstance(e, Decision) and e.topic == "verify"]
-    assert [e.data["state"] for e in said] == ["fails"]
+    said = [e for e in store.events("r1") if isinstance(e, VerifyChecked)]
+    assert [e.state for e in said] == ["fails"]
     assert said[0].decision.startswith(f"verify command `{PYTEST}` already fails at the base (exit 1: 1 failed")
     assert said[0].decision.endswith("the gate does not hold the base's failures against the agents' work")
     at_base = [e for e in store.events("r1") if isinstance(e, GateChecked) and e.commit == base and e.stage == "verify"]

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from integrators import git
 
-from plait.events import Decision, RunFinished, SQLiteEventStore, ToolReturned
+from plait.events import RunDispatched, RunFinished, SQLiteEventStore, ToolReturned
 from plait.events.runlog import RunLog
 from plait.models import ScriptedModel
 from plait.run.base import RunBase
@@ -141,7 +141,7 @@ def test_a_session_survives_kill_9_with_its_helpers_intact(repo: Repo, tmp_path:
     os.killpg(first.pid, signal.SIGKILL)
     first.communicate()
     before = _rows(repo.root)
-    session = next(r["run_id"] for r in before if r["kind"] == "decision" and r["topic"] == "kind")
+    session = next(r["run_id"] for r in before if r["kind"] == "run_kind")
     assert not any(r["kind"] == "run_finished" for r in before)  # it died without a word
 
     err = tmp_path / "second.err"
@@ -221,11 +221,10 @@ def test_a_session_dispatches_a_change_through_the_pipeline(repo: Repo, tmp_path
     # a session's lead asks its investigators and its helpers alike
     ask_expert = next(t for r in model.calls if LEAD in r.system for t in r.tools if t.name == "ask_expert")
     assert "investigators or helpers" in ask_expert.description and "spawn_helper" in ask_expert.description
-    decisions = store.events("s1", kinds=["decision"])
-    dispatched = [e for e in decisions if isinstance(e, Decision) and e.topic == "dispatch"]
+    dispatched = [e for e in store.events("s1", kinds=["dispatched"]) if isinstance(e, RunDispatched)]
     assert len(dispatched) == 1
-    run_id = dispatched[0].data["run"]
-    assert session.dispatched() == {dispatched[0].data["key"]: run_id}
+    run_id = dispatched[0].run
+    assert session.dispatched() == {dispatched[0].key: run_id}
     # the change is a run of its own: both tasks ran, were merged, and the gate's tests passed on the result
     finished = [e for e in store.events(run_id) if isinstance(e, RunFinished)]
     assert finished[-1].status == "done" and finished[-1].branch == f"plait/{run_id}/integration"

@@ -9,7 +9,7 @@ from synthetic_run import RUN_ID, T0, append_run, parallel_run
 from textual.widgets import Static
 
 from plait.events.store import SQLiteEventStore
-from plait.events.types import Decision, TaskStarted
+from plait.events.types import AttemptPlaced, TaskStarted
 from plait.ui.feed import EventFeed
 from plait.ui.live import Dashboard
 
@@ -19,7 +19,7 @@ def test_the_view_names_the_node_a_backend_placed_each_agent_on(tmp_path: Path) 
     events = parallel_run()
     cut = next(i for i, e in enumerate(events) if isinstance(e, TaskStarted) and e.agent == "ledger") + 1
     placed = [
-        Decision(run_id=RUN_ID, agent=a, topic="placed", decision="", data={"node": n * 8, "host": h}, ts=T0 + 5)
+        AttemptPlaced(run_id=RUN_ID, agent=a, decision="", node=n * 8, host=h, attempt=1, ts=T0 + 5)
         for a, n, h in (("money", "a", "worker-1"), ("ledger", "b", "worker-2"))
     ]
     append_run(store, [*events[:cut], *placed])

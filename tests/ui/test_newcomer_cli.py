@@ -9,7 +9,7 @@ from cli_support import Plait, git
 from synthetic_run import RUN_ID, append_run, parallel_run
 
 from plait.events.store import SQLiteEventStore
-from plait.events.types import Decision, RunFinished, RunStarted
+from plait.events.types import RunFinished, RunKind, RunStarted
 
 LONG = "    return " + " + ".join(f'"part {i}"' for i in range(20)) + "  # one long line"
 
@@ -64,7 +64,7 @@ def test_last_means_the_latest_run_the_command_can_act_on(plait: Plait, project:
     later = "20260101-000500-cafe"  # a session after the change: `last` for apply is still the change
     for event in (
         RunStarted(run_id=later, task="chat", repo=str(project), base_commit=base, base_ref="main", model="m"),
-        Decision(run_id=later, topic="kind", decision="session", data={"kind": "session"}),
+        RunKind(run_id=later, decision="session", what="session"),
         RunFinished(run_id=later, status="done"),
     ):
         store.append(event)

@@ -17,6 +17,7 @@ from plait.events.types import (
     RunStarted,
     TaskFinished,
     TaskStarted,
+    VerifyChecked,
 )
 from plait.ui.progress import ProgressPrinter
 
@@ -79,11 +80,14 @@ def test_merges_verdicts_rejections_and_what_follows_are_one_line_each() -> None
     ]
 
 
+AT_BASE = {"run_id": "r1", "commit": SHA, "command": "make test"}
+
+
 def test_the_check_at_the_base_is_one_line_and_model_text_is_shown_not_obeyed() -> None:
     hostile = "FAILED t.py::t - \x1b[2J[link=https://evil.example]x[/link]"
     lines = _lines(
-        Decision(run_id="r1", topic="verify", decision="verify command `make test` passes at the base", data={}),
-        Decision(run_id="r1", topic="verify", decision="cannot run", data={"state": "cannot-run"}),
+        VerifyChecked(**AT_BASE, decision="verify command `make test` passes at the base", state="passes"),
+        VerifyChecked(**AT_BASE, decision="cannot run", state="cannot-run"),
         GateChecked(run_id="r1", commit=SHA, stage="verify", passed=False, output="base, for comparison"),
         GateChecked(
             run_id="r1", commit=SHA, stage="verify", passed=False, tasks=["main"], output=f"$ x\n[exit 1]\n{hostile}"

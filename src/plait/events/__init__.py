@@ -10,6 +10,7 @@ from plait.events.runlog import RunLog
 from plait.events.store import EventStore, ObservedStore, SQLiteEventStore
 from plait.events.types import (
     AgentStopped,
+    AttemptPlaced,
     Committed,
     ContextCompacted,
     Decided,
@@ -34,7 +35,9 @@ from plait.events.types import (
     PromptGiven,
     QuestionAnswered,
     QuestionAsked,
+    RunDispatched,
     RunFinished,
+    RunKind,
     RunStarted,
     StopReason,
     TaskFinished,
@@ -42,10 +45,12 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
     UserSaid,
+    VerifyChecked,
 )
 
 __all__ = [
     "AgentStopped",
+    "AttemptPlaced",
     "Committed",
     "ContextCompacted",
     "Decided",
@@ -73,7 +78,9 @@ __all__ = [
     "PromptGiven",
     "QuestionAnswered",
     "QuestionAsked",
+    "RunDispatched",
     "RunFinished",
+    "RunKind",
     "RunLog",
     "RunStarted",
     "SQLiteEventStore",
@@ -83,6 +90,7 @@ __all__ = [
     "ToolCalled",
     "ToolReturned",
     "UserSaid",
+    "VerifyChecked",
     "open_event_store",
 ]
 

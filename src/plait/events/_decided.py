@@ -2,7 +2,8 @@
 
 A `Decision` is a one-off choice nothing reads again; what resume or a view reads back is an event of its own
 with typed fields: a lease changed, notes delivered, the context compacted, the user said something to a lead,
-the lead replied. Logs of schema 1 kept these as decisions; `plait.log_upgrade` reads them as these events.
+the lead replied, what a run is, where an attempt was placed, the verify command checked at the base, a run a
+session dispatched. Logs of schema 1 kept these as decisions; `plait.log_upgrade` reads them as these events.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Literal
 from plait.events._base import _Event
 
 __all__ = [
+    "AttemptPlaced",
     "ContextCompacted",
     "Decided",
     "Decision",
@@ -19,7 +21,10 @@ __all__ = [
     "LeaseAction",
     "LeaseChanged",
     "NotesDelivered",
+    "RunDispatched",
+    "RunKind",
     "UserSaid",
+    "VerifyChecked",
 ]
 
 
@@ -114,3 +119,44 @@ class LeadReplied(Decided):
     ok: bool
     disagreements: str = ""
     """What the experts an investigation asked disagreed on."""
+
+
+class RunKind(Decided):
+    """What a run that makes no change is: an investigation (`plait ask`) or a session."""
+
+    kind: Literal["run_kind"] = "run_kind"
+    topic: Literal["kind"] = "kind"
+    what: Literal["investigation", "session"]
+
+
+class AttemptPlaced(Decided):
+    """Where a backend placed attempt `attempt` of the agent: the node and the host it runs on."""
+
+    kind: Literal["placed"] = "placed"
+    topic: Literal["placed"] = "placed"
+    node: str
+    host: str
+    attempt: int
+
+
+class VerifyChecked(Decided):
+    """What the verify command did at the run's base commit, checked once: a resumed run reads it back."""
+
+    kind: Literal["verify"] = "verify"
+    topic: Literal["verify"] = "verify"
+    commit: str
+    command: str
+    state: Literal["none", "passes", "fails", "cannot-run"]
+    output: str = ""
+    """The command's output when it cannot run."""
+
+
+class RunDispatched(Decided):
+    """A run a session dispatched; `key` (the lead's call) finds it again when the session is resumed."""
+
+    kind: Literal["dispatched"] = "dispatched"
+    topic: Literal["dispatch"] = "dispatch"
+    run: str
+    task: str
+    plan_file: str = ""
+    key: str

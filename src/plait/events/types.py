@@ -8,6 +8,7 @@ from pydantic import Field, TypeAdapter
 
 from plait.events._base import _Event
 from plait.events._decided import (
+    AttemptPlaced,
     ContextCompacted,
     Decided,
     Decision,
@@ -15,7 +16,10 @@ from plait.events._decided import (
     LeaseAction,
     LeaseChanged,
     NotesDelivered,
+    RunDispatched,
+    RunKind,
     UserSaid,
+    VerifyChecked,
 )
 from plait.messages import ModelResponse, ToolCall, Usage
 from plait.plan_model import Plan
@@ -23,6 +27,7 @@ from plait.plan_model import Plan
 __all__ = [
     "EXPERT_PREFIX",
     "AgentStopped",
+    "AttemptPlaced",
     "GateChecked",
     "Integrated",
     "LeadReplied",
@@ -48,7 +53,9 @@ __all__ = [
     "ModelCallStarted",
     "ModelCallFinished",
     "PromptGiven",
+    "RunDispatched",
     "RunFinished",
+    "RunKind",
     "RunStarted",
     "StopReason",
     "TaskFinished",
@@ -57,6 +64,7 @@ __all__ = [
     "ToolReturned",
     "UserSaid",
     "UserSteered",
+    "VerifyChecked",
 ]
 
 StopReason = Literal[
@@ -356,6 +364,10 @@ Event = Annotated[
     | ContextCompacted
     | UserSaid
     | LeadReplied
+    | RunKind
+    | AttemptPlaced
+    | VerifyChecked
+    | RunDispatched
     | AgentStopped
     | PlanMade
     | PlanRejected

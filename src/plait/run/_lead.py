@@ -24,7 +24,7 @@ from plait.coord.asking import ExpertTools
 from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, specs_from_log
 from plait.events.runlog import RunLog
 from plait.events.store import redaction
-from plait.events.types import Decision, LeadReplied, PromptGiven, RunStarted, UserSaid
+from plait.events.types import LeadReplied, PromptGiven, RunKind, RunStarted, UserSaid
 from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import repo_map
@@ -54,20 +54,19 @@ LEAD = "lead"
 """The agent id of a run's lead."""
 
 Kind = Literal["investigation", "session"]
-_KIND_TOPIC = "kind"
 
 
 def mark_kind(log: RunLog, kind: Kind) -> None:
     """Say in the log what the run is, so commands that continue runs tell it from a change."""
     what = "an investigation: read-only agents answer a question" if kind == "investigation" else "a session"
-    log.append(Decision(run_id=log.run_id, topic=_KIND_TOPIC, decision=f"this run is {what}", data={"kind": kind}))
+    log.append(RunKind(run_id=log.run_id, decision=f"this run is {what}", what=kind))
 
 
 def run_kind(log: RunLog) -> str:
     """`investigation`, `session`, or '' for a run that makes a change."""
-    for event in log.events(kinds=["decision"]):
-        if isinstance(event, Decision) and event.topic == _KIND_TOPIC:
-            return str(event.data.get("kind", ""))
+    for event in log.events(kinds=["run_kind"]):
+        if isinstance(event, RunKind):
+            return event.what
     return ""
 
 

@@ -5,7 +5,7 @@ error, found here rather than by every gate after the agents were paid.
                                            ─► fails: the gate keeps the base's run, and does not hold its failures
                                            ─► cannot run (126, 127, a refusal, no such module): ConfigError
 
-The answer is a `Decision` (topic `verify`) keyed by the base commit and the command: a resumed run reads it back.
+The answer is a `VerifyChecked` event keyed by the base commit and the command: a resumed run reads it back.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Literal
 
 from plait.errors import ConfigError
 from plait.events.runlog import RunLog
-from plait.events.types import Decision, RunFinished
+from plait.events.types import RunFinished, VerifyChecked
 from plait.reconcile.gate import Gate
 from plait.reconcile.verdict import last_line
 from plait.workspace import CommandResult, cap_output
@@ -92,10 +92,10 @@ def cannot_run(command: str, result: CommandResult) -> str | None:
     return None
 
 
-def _cached(log: RunLog, base: str, command: str) -> Decision | None:
-    for event in log.events(kinds=["decision"]):
-        if isinstance(event, Decision) and event.topic == "verify" and event.data.get("commit") == base:
-            if event.data.get("command") == command and event.data.get("state") in ("none", "passes", "fails"):
+def _cached(log: RunLog, base: str, command: str) -> VerifyChecked | None:
+    for event in log.events(kinds=["verify"]):
+        if isinstance(event, VerifyChecked) and event.commit == base and event.command == command:
+            if event.state != "cannot-run":
                 return event
     return None
 
@@ -119,8 +119,8 @@ async def preflight(gate: Gate, log: RunLog, *, work: str = "the agents' work") 
     command = await asyncio.to_thread(gate.command_for, gate.base) or ""
     seen = _cached(log, gate.base, command)
     if seen is not None:
-        gate.base_fails = seen.data["state"] == "fails"
-        return Preflight(command, seen.data["state"], seen.decision, cached=True)
+        gate.base_fails = seen.state == "fails"
+        return Preflight(command, seen.state, seen.decision, cached=True)
     if not command:
         line = "no verify command configured or detected: the gate checks syntax and cross-branch names only"
         _decide(log, gate.base, command, "none", line)
@@ -149,7 +149,5 @@ async def preflight(gate: Gate, log: RunLog, *, work: str = "the agents' work") 
 
 
 def _decide(log: RunLog, base: str, command: str, state: State, line: str, output: str = "") -> None:
-    data: dict[str, object] = {"commit": base, "command": command, "state": state}
-    if output:
-        data["output"] = cap_output(output, 4000)
-    log.append(Decision(run_id=log.run_id, topic="verify", decision=line, data=data))
+    shown = cap_output(output, 4000) if output else ""
+    log.append(VerifyChecked(run_id=log.run_id, decision=line, commit=base, command=command, state=state, output=shown))

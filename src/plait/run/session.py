@@ -28,7 +28,7 @@ from plait.coord.experts import Experts, ExpertSpec
 from plait.errors import PlaitError, UsageError
 from plait.events.runlog import RunLog
 from plait.events.store import EventStore
-from plait.events.types import Decision, GateChecked, ModelCallFinished, RunFinished, TaskFinished
+from plait.events.types import GateChecked, ModelCallFinished, RunDispatched, RunFinished, TaskFinished
 from plait.messages import ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import tracked_files
@@ -234,9 +234,9 @@ class Session:
     def dispatched(self) -> dict[str, str]:
         """The runs this session dispatched: {key of the lead's call: run id}, in order."""
         found: dict[str, str] = {}
-        for event in self.log.events(agent=LEAD, kinds=["decision"]):
-            if isinstance(event, Decision) and event.topic == "dispatch":
-                found.setdefault(str(event.data["key"]), str(event.data["run"]))
+        for event in self.log.events(agent=LEAD, kinds=["dispatched"]):
+            if isinstance(event, RunDispatched):
+                found.setdefault(event.key, event.run)
         return found
 
     def cost(self, after: int = 0) -> tuple[float, int]:
@@ -294,14 +294,15 @@ class Session:
             base = choose_base(cfg.repo, include_uncommitted=cfg.settings.include_uncommitted)
             if run_id is None:
                 run_id = new_run_id()
-                data = {"run": run_id, "task": task, "plan": plan_file or "", "key": key}
                 self.log.append(
-                    Decision(
+                    RunDispatched(
                         run_id=self.log.run_id,
                         agent=LEAD,
-                        topic="dispatch",
                         decision=f"dispatched run {run_id}",
-                        data=data,
+                        run=run_id,
+                        task=task,
+                        plan_file=plan_file or "",
+                        key=key,
                     )
                 )
         assert run_id is not None

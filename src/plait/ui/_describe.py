@@ -177,7 +177,19 @@ def _tool_returned(who: str, event: ToolReturned) -> Said:
     return _said(who, "dim", f"{lines[0][:120]}{last}")
 
 
-_DECIDED = frozenset({"decision", "notes_delivered", "compacted", "user_said", "lead_replied"})
+_DECIDED = frozenset(
+    {
+        "decision",
+        "notes_delivered",
+        "compacted",
+        "user_said",
+        "lead_replied",
+        "run_kind",
+        "placed",
+        "verify",
+        "dispatched",
+    }
+)
 """The kinds of logged choice (a lease aside) worded alike: what was decided, and why."""
 
 

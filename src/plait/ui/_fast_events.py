@@ -123,6 +123,16 @@ _OWN: dict[str, dict[str, tuple[Any, Any]]] = {
         **{k: (_I, 0) for k in ("messages_before", "messages_after", "tokens_before", "tokens_after", "summarised")},
     },
     "user_said": {**_DECIDED, "topic": (("question", "session"), _R), "turn": (_I, _R), "text": (_S, _R)},
+    "run_kind": {**_DECIDED, "topic": (("kind",), "kind"), "what": (("investigation", "session"), _R)},
+    "placed": {**_DECIDED, "topic": (("placed",), "placed"), "node": (_S, _R), "host": (_S, _R), "attempt": (_I, _R)},
+    "verify": {
+        **{**_DECIDED, "topic": (("verify",), "verify"), "commit": (_S, _R), "command": (_S, _R)},
+        **{"state": (("none", "passes", "fails", "cannot-run"), _R), "output": (_S, "")},
+    },
+    "dispatched": {
+        **{**_DECIDED, "topic": (("dispatch",), "dispatch"), "run": (_S, _R), "task": (_S, _R)},
+        **{"plan_file": (_S, ""), "key": (_S, _R)},
+    },
     "lead_replied": {
         **{**_DECIDED, "topic": (("reply",), "reply"), "turn": (_I, _R), "text": (_S, _R), "ok": (_B, _R)},
         "disagreements": (_S, ""),

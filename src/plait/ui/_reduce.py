@@ -12,7 +12,6 @@ from plait.events.types import (
     AgentStopped,
     Committed,
     Decided,
-    Decision,
     Event,
     ExpertStarted,
     GateChecked,
@@ -30,6 +29,7 @@ from plait.events.types import (
     QuestionAnswered,
     QuestionAsked,
     RunFinished,
+    RunKind,
     RunStarted,
     TaskFinished,
     TaskStarted,
@@ -352,8 +352,8 @@ class RunView:
     def _apply_decision(self, event: Decided) -> None:
         """A decision; the run's kind, and a lease: the agent waits for a path, holds it, or no longer does."""
         self.decisions.append(event)
-        if isinstance(event, Decision) and event.topic == "kind" and not self.kind:
-            self.kind = str(event.data.get("kind", ""))
+        if isinstance(event, RunKind) and not self.kind:
+            self.kind = event.what
         view = self._agent(event)
         if view is None or not isinstance(event, LeaseChanged):
             return

@@ -25,6 +25,7 @@ from plait.events.types import (
     TaskStarted,
     ToolCalled,
     ToolReturned,
+    VerifyChecked,
 )
 from plait.ui._describe import Said, describe, short_args
 from plait.ui._safe import safe_event
@@ -90,11 +91,10 @@ class ProgressPrinter:
             return bool(event.tasks or event.ejected)
         if isinstance(event, NotesDelivered):
             return False
-        if isinstance(event, Decision):
-            # an attempt's worktree is said by the start line that follows; a verify command that cannot run stops
-            # the run with this line as its error
-            cannot_run = event.topic == "verify" and event.data.get("state") == "cannot-run"
-            return event.topic != "worktree" and not cannot_run
+        if isinstance(event, VerifyChecked):  # a verify command that cannot run stops the run with this as its error
+            return event.state != "cannot-run"
+        if isinstance(event, Decision):  # an attempt's worktree is said by the start line that follows
+            return event.topic != "worktree"
         return True
 
     def _ejections(self, event: Integrated, said: Said) -> str:

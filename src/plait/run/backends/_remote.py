@@ -173,15 +173,15 @@ def run_job(job: RemoteJob, base: bytes, extra: bytes, node: str) -> RemoteOutco
 async def _run(job: RemoteJob, base: bytes, extra: bytes, node: str) -> RemoteOutcome:
     from plait.errors import PlaitError
     from plait.events.backends import open_event_store
-    from plait.events.types import Decision
+    from plait.events.types import AttemptPlaced
 
     host = socket.gethostname()
     store = open_event_store(job.store, Path(), scope=job.scope)
     task_id = str(job.task["id"])
     try:
         placed = f"attempt {job.attempt} runs on node {node[:12]} ({host})"
-        data: dict[str, object] = {"node": node, "host": host, "attempt": job.attempt}
-        store.append(Decision(run_id=job.run_id, agent=task_id, topic="placed", decision=placed, data=data))
+        where = {"node": node, "host": host, "attempt": job.attempt}
+        store.append(AttemptPlaced(run_id=job.run_id, agent=task_id, decision=placed, **where))
         with tempfile.TemporaryDirectory(prefix="plait-attempt-") as tmp:
             try:
                 commit, bundle, reason, ok, summary = await _attempt(job, Path(tmp), base, extra, store)
