@@ -1,6 +1,6 @@
 """The reply an agent's model is streaming, in memory: the live view of the same process shows its tail.
 
-    model stream ─► Journal.complete(on_text=Arriving) ─► CHANNEL[(run, agent)] ─► Dashboard.poll ─► "writing: …"
+    model stream ─► ModelCallJournal.complete(on_text=…) ─► CHANNEL[(run, agent)] ─► Dashboard.poll ─► "writing: …"
 
 Nothing here is logged (the log has the whole reply once the call's `model_response` is appended, and then the
 agent clears its tail). Only a view in the process that runs the agents sees it; `plait status` elsewhere does not.
