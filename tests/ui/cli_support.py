@@ -60,17 +60,3 @@ def run_in_process(args: tuple[str, ...], cwd: Path, env: dict[str, str], stdin:
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
-def run_as_process(args: tuple[str, ...], cwd: Path, env: dict[str, str], stdin: str) -> Result:
-    """`plait ARGS` run as `python -m plait` in a process of its own."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "plait", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return Result(proc.returncode, proc.stdout, proc.stderr)

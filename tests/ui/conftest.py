@@ -2,7 +2,8 @@
 
 What needs a real process starts one itself: the demo run, a run interrupted by a signal (test_redacted_run), a
 reader that closes the pipe (test_closed_pipe), a log followed while it grows (test_cmd_view), the MCP server
-(test_mcp_*), the modules a start imports (test_startup_imports, test_resume_imports), and a detached run.
+(test_mcp_*) and the modules a start imports (test_startup_imports, test_resume_imports); a detached run, started
+in this process, starts its command line again in a process of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_support import Plait, Result, git, run_as_process, run_in_process
+from cli_support import Plait, Result, git, run_in_process
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -71,12 +72,10 @@ def demo(demo_run: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
 
 @pytest.fixture
 def plait(env: dict[str, str]) -> Plait:
-    """`plait ARGS` run in this process (`plait.cli.main`), as a process of its own would run it; a detached run,
-    which starts its own command line again in the background, runs in a process of its own."""
+    """`plait ARGS` run in this process (`plait.cli.main`), as a process of its own would run it."""
 
     def run(*args: str, cwd: Path, extra_env: dict[str, str] | None = None, stdin: str = "") -> Result:
-        run_one = run_as_process if "--detach" in args else run_in_process
-        return run_one(args, cwd, {**env, **(extra_env or {})}, stdin)
+        return run_in_process(args, cwd, {**env, **(extra_env or {})}, stdin)
 
     return run
 

@@ -3,14 +3,17 @@ the process as it found it, so that one call cannot change what the next one doe
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
 from pathlib import Path
 
 import pytest
+from cli_support import git
 
 from plait.cli import main
+from plait.events import RunFinished, SQLiteEventStore
 
 
 def _state() -> tuple[Path, dict[str, str], list[object], list[logging.Handler]]:
@@ -45,3 +48,31 @@ def test_each_call_reads_the_environment_afresh(
     monkeypatch.setenv("NO_COLOR", "1")
     assert main(["--version"]) == 0
     assert "\x1b[" not in capsys.readouterr().out
+
+
+_SCRIPT = """\
+turns:
+  - tool_calls:
+      - {name: write_file, arguments: {path: greet.py, content: "def greet(name):\\n    return 'hi ' + name\\n"}}
+  - tool_calls:
+      - {name: finish, arguments: {summary: greet says hi}}
+"""
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")  # the background run outlives its Popen, as it should
+def test_a_detached_run_started_in_process_runs_the_command_line_it_was_given(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background run starts the command line `main` was given, not this process's own `sys.argv`."""
+    (project / "script.yaml").write_text(_SCRIPT)
+    git(project, "add", "script.yaml")
+    git(project, "commit", "-q", "-m", "script")
+    monkeypatch.chdir(project)
+    model = f"scripted:{project / 'script.yaml'}"
+    assert main(["run", "Make greet say hi", "--single", "--model", model, "--detach", "--json", "--yes"]) == 0
+    started = json.loads(capsys.readouterr().out)
+    os.waitpid(started["pid"], 0)  # the background run is this process's child
+    store = SQLiteEventStore(project / ".git" / "plait" / "events.db")
+    ended = [e for e in store.events(started["run_id"]) if isinstance(e, RunFinished)]
+    store.close()
+    assert [e.status for e in ended] == ["done"], Path(started["log"]).read_text()

@@ -33,9 +33,15 @@ def main(argv: Sequence[str] | None = None, *, fast: bool = True) -> int:
     It never exits the interpreter, and leaves the process as it found it: the working directory, the
     environment, the signal handlers, the logging handlers and `sys.stdout`/`sys.stderr`.
     """
+    from plait.cli._argv import COMMAND_LINE
+
     args = None if argv is None else list(argv)
-    with _restored():
-        return _exit_code(lambda: _main(args, fast=fast))
+    running = COMMAND_LINE.set(tuple(sys.argv[1:] if args is None else args))
+    try:
+        with _restored():
+            return _exit_code(lambda: _main(args, fast=fast))
+    finally:
+        COMMAND_LINE.reset(running)
 
 
 def _main(argv: list[str] | None, *, fast: bool) -> int:

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 
+from plait.cli._argv import COMMAND_LINE
 from plait.errors import EnvironmentProblem, UsageError
 from plait.run.base import new_run_id
 from plait.ui._reading import out
@@ -30,7 +31,8 @@ def detach(repo: Repo, task: str, *, as_json: bool, review: bool) -> int:
     logs = repo.plait_dir() / "logs"
     path = logs / f"{run_id}.log"
     # the base was confirmed here: the background run does not ask, and has no screen for the live view
-    argv = [sys.executable, "-m", "plait", *_without_detach(sys.argv[1:]), "--run-id", run_id, "--no-tui", "--yes"]
+    again = _without_detach(list(COMMAND_LINE.get()))
+    argv = [sys.executable, "-m", "plait", *again, "--run-id", run_id, "--no-tui", "--yes"]
     try:
         logs.mkdir(parents=True, exist_ok=True)
         with path.open("w") as log:
