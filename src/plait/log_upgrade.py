@@ -28,6 +28,9 @@ TOPIC_KINDS = {
     "placed": "placed",
     "verify": "verify",
     "dispatch": "dispatched",
+    "worktree": "opening",
+    "retry": "carried",
+    "gate-debts": "debts",
 }
 """The topics of a schema-1 `decision` that became events of their own, and the kind of each."""
 

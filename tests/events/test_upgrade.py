@@ -21,11 +21,13 @@ from plait.events.runlog import RunLog
 from plait.events.types import (
     AttemptPlaced,
     ContextCompacted,
+    DebtsChanged,
     Decision,
     LeadReplied,
     LeaseChanged,
     NotePosted,
     NotesDelivered,
+    OwedTests,
     PlanMade,
     RunDispatched,
     RunKind,
@@ -33,11 +35,16 @@ from plait.events.types import (
     TaskStarted,
     UserSaid,
     VerifyChecked,
+    WorkCarried,
+    WorktreeOpening,
 )
 from plait.log_upgrade import upgrade
 from plait.plan_model import Plan
+from plait.reconcile._debts import Debts
 from plait.redact import Redactor
 from plait.run._lead import Transcript, run_kind
+from plait.run._opening import logged_openings
+from plait.run._retry import logged_carried
 from plait.ui._fast_events import read_events
 from plait.ui._log_lines import log_line
 from plait.ui._placement import placements
@@ -49,6 +56,9 @@ NOTE = "[api] from api:\nsignature: post(entry) -> int"
 UNTIL = 4102444800.0
 ASKED = "an investigation: read-only agents answer a question"
 PLACED = "attempt 1 runs on node n1 (w1)"
+OPENED = "making the worktree of attempt 2 on cccccccccc"
+OPENING = {"attempt": 2, "branch": "b/api.2", "path": "/w/api.2", "base": "c" * 40}
+CARRIED = {"attempt": 2, "number": 1, "commit": "", "head": "", "files": [], "conflicts": []}
 VERIFIED = "verify command `make test` passes at the base; the gate runs it on the agents' work"
 PLAN = Plan.model_validate(
     {
@@ -119,6 +129,11 @@ def _old_rows() -> list[dict[str, Any]]:
         _decision("api", 9.6, "placed", PLACED, "", {"node": "n1", "host": "w1", "attempt": 1}),
         _decision("", 9.7, "verify", VERIFIED, "", {"commit": "c" * 40, "command": "make test", "state": "passes"}),
         _decision("lead", 9.8, "dispatch", "dispatched run r2", "", {"run": "r2", "task": "t", "plan": "", "key": "k"}),
+        _decision("api", 9.85, "worktree", OPENED, "", {**OPENING, "why": "", "detail": ""}),
+        _decision(
+            "api", 9.9, "retry", "kept nothing", "gone", {**CARRIED, "put_back": [["x.py", "ui"]], "lost": "gone"}
+        ),
+        _decision("", 9.95, "gate-debts", "no test owed", "", {"debts": [{"tests": ["t"], "by": "api", "until": []}]}),
         _decision("", 10.0, "mode", "one agent, no parallel overhead", "small", {}),
     ]
 
@@ -153,6 +168,16 @@ def _new_events() -> list[Event]:
         AttemptPlaced(**_ids("api", 9.6), decision=PLACED, node="n1", host="w1", attempt=1),
         VerifyChecked(**_ids("", 9.7), decision=VERIFIED, commit="c" * 40, command="make test", state="passes"),
         RunDispatched(**_ids("lead", 9.8), decision="dispatched run r2", run="r2", task="t", key="k"),
+        WorktreeOpening(**_ids("api", 9.85), decision=OPENED, **OPENING),
+        WorkCarried(
+            **_ids("api", 9.9),
+            decision="kept nothing",
+            reason="gone",
+            **CARRIED,
+            put_back=[["x.py", "ui"]],
+            lost="gone",
+        ),
+        DebtsChanged(**_ids("", 9.95), decision="no test owed", debts=[OwedTests(tests=["t"], by="api")]),
         Decision(**_ids("", 10.0), topic="mode", decision="one agent, no parallel overhead", reason="small"),
     ]
 
@@ -187,7 +212,18 @@ def new_log(tmp_path: Path) -> Path:
 def test_an_old_decision_is_read_as_the_event_written_today(old_log: Path, new_log: Path) -> None:
     old, new = SQLiteEventStore(old_log).events(RUN), SQLiteEventStore(new_log).events(RUN)
     assert [e.kind for e in old[5:]] == ["lease", "lease", "notes_delivered", "compacted"] + [
-        *("user_said", "lead_replied", "run_kind", "placed", "verify", "dispatched", "decision"),
+        *(
+            "user_said",
+            "lead_replied",
+            "run_kind",
+            "placed",
+            "verify",
+            "dispatched",
+            "opening",
+            "carried",
+            "debts",
+            "decision",
+        ),
     ]
     assert old == new
     assert [e.plan for e in old if isinstance(e, PlanMade)] == [PLAN]  # a plan logged as JSON reads as one
@@ -212,6 +248,10 @@ def test_a_run_of_an_old_log_resumes_where_it_stood(old_log: Path) -> None:
     assert set(transcript.replies) == {1}
     assert run_kind(RunLog(store, RUN)) == "investigation"
     assert placements(store.events(RUN)) == {"api": ("n1", "w1")}
+    assert logged_openings(RunLog(store, RUN))[("api", 2)].branch == "b/api.2"
+    carried = logged_carried(RunLog(store, RUN), "api", 2)
+    assert carried is not None and (carried.number, carried.put_back, carried.lost) == (1, (("x.py", "ui"),), "gone")
+    assert [(d.tests, d.by) for d in Debts(RunLog(store, RUN)).debts] == [(frozenset({"t"}), "api")]
 
 
 def _shown(path: Path) -> tuple[list[str], list[str], str, list[Any]]:
@@ -238,7 +278,8 @@ def test_an_old_log_is_shown_as_a_new_one_is(old_log: Path, new_log: Path) -> No
     assert folded == [
         ["README.md"],
         [("README.md", "api")],
-        ["lease", "lease", "notes", "context", "question", "reply", "kind", "placed", "verify", "dispatch", "mode"],
+        ["lease", "lease", "notes", "context", "question", "reply", "kind", "placed", "verify", "dispatch"]
+        + ["worktree", "retry", "gate-debts", "mode"],
     ]
     assert kind == "investigation"
 

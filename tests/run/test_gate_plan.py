@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from integrators import git
 
-from plait.events import Decision, Integrated, NotePosted, PromptGiven, SQLiteEventStore, ToolReturned
+from plait.events import Integrated, NotePosted, PromptGiven, SQLiteEventStore, ToolReturned
 from plait.events.runlog import RunLog
-from plait.events.types import RunFinished
+from plait.events.types import DebtsChanged, RunFinished
 from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
@@ -191,8 +191,8 @@ def test_shapes_registered_by_a_later_task_integrate_and_a_broken_branch_is_stil
     brief = _prompt(store, "register")
     assert "tests/test_registry.py::test_every_shape_is_registered (left failing by" in brief
     assert "must not fail any test that passed before your merge" in brief
-    debts = [e for e in store.events(RUN, kinds=["decision"]) if isinstance(e, Decision) and e.topic == "gate-debts"]
-    assert debts[-1].data["debts"] == []
+    debts = [e for e in store.events(RUN, kinds=["debts"]) if isinstance(e, DebtsChanged)]
+    assert debts[-1].debts == []
     assert git(shapes.root, "show", f"{outcome.branch}:shapes/registry.py") == FULL.rstrip("\n")
     assert _passes(shapes, outcome.commit, tmp_path)
 

@@ -20,6 +20,7 @@ from plait import messages as model_types
 from plait import plan_model
 from plait.cli import main
 from plait.errors import StateError
+from plait.events import types as event_types
 from plait.events.store import SQLiteEventStore
 from plait.events.types import (
     AgentStopped,
@@ -123,7 +124,8 @@ def _fields(model: type[BaseModel]) -> dict[str, tuple[Any, Any]]:
 def test_the_fields_it_reads_are_the_models() -> None:
     kinds = get_args(get_args(Event)[0])
     assert {m.model_fields["kind"].default: _fields(m) for m in kinds} == FIELDS
-    held = {name: getattr(model_types, name, None) or getattr(plan_model, name) for name in MODELS}
+    held = {name: getattr(model_types, name, None) or getattr(plan_model, name, None) for name in MODELS}
+    held["OwedTests"] = event_types.OwedTests
     assert {name: _fields(model) for name, model in held.items()} == MODELS
 
 

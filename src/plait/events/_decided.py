@@ -3,28 +3,35 @@
 A `Decision` is a one-off choice nothing reads again; what resume or a view reads back is an event of its own
 with typed fields: a lease changed, notes delivered, the context compacted, the user said something to a lead,
 the lead replied, what a run is, where an attempt was placed, the verify command checked at the base, a run a
-session dispatched. Logs of schema 1 kept these as decisions; `plait.log_upgrade` reads them as these events.
+session dispatched, an attempt's worktree opening, what a retry kept of the last attempt, the gate's debts.
+Logs of schema 1 kept these as decisions; `plait.log_upgrade` reads them as these events.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
 from plait.events._base import _Event
 
 __all__ = [
     "AttemptPlaced",
     "ContextCompacted",
+    "DebtsChanged",
     "Decided",
     "Decision",
     "LeadReplied",
     "LeaseAction",
     "LeaseChanged",
     "NotesDelivered",
+    "OwedTests",
     "RunDispatched",
     "RunKind",
     "UserSaid",
     "VerifyChecked",
+    "WorkCarried",
+    "WorktreeOpening",
 ]
 
 
@@ -160,3 +167,51 @@ class RunDispatched(Decided):
     task: str
     plan_file: str = ""
     key: str
+
+
+class WorktreeOpening(Decided):
+    """Attempt `attempt`'s worktree about to be made: a process killed while it made it makes the same one again."""
+
+    kind: Literal["opening"] = "opening"
+    topic: Literal["worktree"] = "worktree"
+    attempt: int
+    branch: str = ""
+    path: str = ""
+    base: str = ""
+    why: str = ""
+    """Why the attempt before it failed, told in its brief."""
+    detail: str = ""
+
+
+class WorkCarried(Decided):
+    """What attempt `attempt`'s worktree was given of attempt `number`'s work, for its brief after a resume."""
+
+    kind: Literal["carried"] = "carried"
+    topic: Literal["retry"] = "retry"
+    attempt: int
+    number: int
+    commit: str = ""
+    head: str = ""
+    files: list[str] = []
+    conflicts: list[str] = []
+    put_back: list[list[str]] = []
+    """Each file put back, and the task that holds it: `[path, holder]`."""
+    lost: str = ""
+
+
+class OwedTests(BaseModel):
+    """Tests task `by` left failing, to pass once the tasks in `until` land."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tests: list[str] = []
+    by: str = ""
+    until: list[str] = []
+
+
+class DebtsChanged(Decided):
+    """The gate's ledger of tests left failing until planned tasks land, logged whole after every change."""
+
+    kind: Literal["debts"] = "debts"
+    topic: Literal["gate-debts"] = "gate-debts"
+    debts: list[OwedTests] = []

@@ -10,16 +10,20 @@ from plait.events._base import _Event
 from plait.events._decided import (
     AttemptPlaced,
     ContextCompacted,
+    DebtsChanged,
     Decided,
     Decision,
     LeadReplied,
     LeaseAction,
     LeaseChanged,
     NotesDelivered,
+    OwedTests,
     RunDispatched,
     RunKind,
     UserSaid,
     VerifyChecked,
+    WorkCarried,
+    WorktreeOpening,
 )
 from plait.messages import ModelResponse, ToolCall, Usage
 from plait.plan_model import Plan
@@ -36,11 +40,13 @@ __all__ = [
     "MergeStep",
     "NotePosted",
     "NotesDelivered",
+    "OwedTests",
     "PlanMade",
     "PlanRejected",
     "PolicyDecided",
     "Committed",
     "ContextCompacted",
+    "DebtsChanged",
     "Decided",
     "Decision",
     "Event",
@@ -65,6 +71,8 @@ __all__ = [
     "UserSaid",
     "UserSteered",
     "VerifyChecked",
+    "WorkCarried",
+    "WorktreeOpening",
 ]
 
 StopReason = Literal[
@@ -368,6 +376,9 @@ Event = Annotated[
     | AttemptPlaced
     | VerifyChecked
     | RunDispatched
+    | WorktreeOpening
+    | WorkCarried
+    | DebtsChanged
     | AgentStopped
     | PlanMade
     | PlanRejected

@@ -3,8 +3,8 @@
 A task that lands while tasks planned to build on it (its dependents) are still to come may break tests
 outside its own test files (`Allowance.defer`): they become a debt of those tasks. Each of them that lands
 is struck off; the last one to land must leave the tests passing (`due`), unless tasks are planned to
-build on it too, to whom the debt passes on. The ledger is logged whole, as a `Decision` (topic
-`gate-debts`), after every change, and read back from the log by a resumed run.
+build on it too, to whom the debt passes on. The ledger is logged whole, as a `DebtsChanged`
+event, after every change, and read back from the log by a resumed run.
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from plait.events.runlog import RunLog
-from plait.events.types import Decision
+from plait.events.types import DebtsChanged, OwedTests
 
 __all__ = ["Debt", "Debts"]
-
-_TOPIC = "gate-debts"
 
 
 @dataclass
@@ -38,9 +36,9 @@ class Debts:
     def __init__(self, log: RunLog) -> None:
         self.log = log
         self.debts: list[Debt] = []
-        for event in log.events(kinds=["decision"]):
-            if isinstance(event, Decision) and event.topic == _TOPIC:
-                self.debts = [_read(d) for d in event.data.get("debts", []) if isinstance(d, dict)]
+        for event in log.events(kinds=["debts"]):
+            if isinstance(event, DebtsChanged):
+                self.debts = [Debt(frozenset(d.tests), d.by, set(d.until)) for d in event.debts]
 
     def due(self, task_id: str, completed_by: Sequence[str]) -> frozenset[str]:
         """The tests that must pass once `task_id` lands: debts it is the last to land for, and passes on to no one."""
@@ -69,20 +67,10 @@ class Debts:
         if [d.as_json() for d in kept] != before:
             shown = "; ".join(f"{', '.join(sorted(d.tests))} for {', '.join(sorted(d.until))}" for d in kept)
             self.log.append(
-                Decision(
+                DebtsChanged(
                     run_id=self.log.run_id,
                     agent=task_id,
-                    topic=_TOPIC,
                     decision=f"tests left failing until planned tasks land: {shown}" if kept else "no test owed",
-                    data={"debts": [d.as_json() for d in kept]},
+                    debts=[OwedTests.model_validate(d.as_json()) for d in kept],
                 )
             )
-
-
-def _read(data: dict[str, object]) -> Debt:
-    tests, until = data.get("tests", []), data.get("until", [])
-    return Debt(
-        frozenset(str(t) for t in tests) if isinstance(tests, list) else frozenset(),
-        str(data.get("by", "")),
-        {str(t) for t in until} if isinstance(until, list) else set(),
-    )

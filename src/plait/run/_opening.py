@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from plait.events.runlog import RunLog
-from plait.events.types import Decision, TaskStarted
+from plait.events.types import TaskStarted, WorktreeOpening
 from plait.run.scheduler import Attempt
 from plait.workspace import Repo, Worktree
 from plait.workspace._pool import POOLED, adopt, empty, take
@@ -37,8 +37,6 @@ __all__ = ["GitThreads", "Opening", "log_opening", "log_started", "logged_openin
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
-
-TOPIC = "worktree"
 
 
 @dataclass(frozen=True)
@@ -61,16 +59,19 @@ class Opening:
 
 def log_opening(log: RunLog, task_id: str, opening: Opening) -> None:
     """Log that attempt `opening.attempt`'s worktree is about to be made."""
-    data = {
-        "attempt": opening.attempt,
-        "branch": opening.branch,
-        "path": opening.path,
-        "base": opening.base,
-        "why": opening.why,
-        "detail": opening.detail,
-    }
     what = f"making the worktree of attempt {opening.attempt} on {opening.base[:10]}"
-    log.append(Decision(run_id=log.run_id, agent=task_id, topic=TOPIC, decision=what, data=data))
+    where = {"branch": opening.branch, "path": opening.path, "base": opening.base}
+    log.append(
+        WorktreeOpening(
+            run_id=log.run_id,
+            agent=task_id,
+            decision=what,
+            attempt=opening.attempt,
+            **where,
+            why=opening.why,
+            detail=opening.detail,
+        )
+    )
 
 
 def log_started(log: RunLog, task_id: str, title: str, opening: Opening) -> None:
@@ -90,18 +91,9 @@ def log_started(log: RunLog, task_id: str, title: str, opening: Opening) -> None
 def logged_openings(log: RunLog) -> dict[tuple[str, int], Opening]:
     """Every attempt's logged start, by (task, attempt)."""
     found: dict[tuple[str, int], Opening] = {}
-    for event in log.events(kinds=["decision"]):
-        if isinstance(event, Decision) and event.topic == TOPIC and "attempt" in event.data:
-            d = event.data
-            number = int(d["attempt"])
-            found[(event.agent, number)] = Opening(
-                number,
-                str(d.get("branch", "")),
-                str(d.get("path", "")),
-                str(d.get("base", "")),
-                str(d.get("why", "")),
-                str(d.get("detail", "")),
-            )
+    for e in log.events(kinds=["opening"]):
+        if isinstance(e, WorktreeOpening):
+            found[(e.agent, e.attempt)] = Opening(e.attempt, e.branch, e.path, e.base, e.why, e.detail)
     return found
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from plait.agent.prompts import retry_note
 from plait.coord.leases import Leases, Refusal
 from plait.events.runlog import RunLog
-from plait.events.types import Decision, TaskFinished
+from plait.events.types import TaskFinished, WorkCarried
 from plait.workspace import GitError, Repo, Worktree
 
 __all__ = ["Carried", "brief_note", "carry_over", "last_commit", "log_carried", "logged_carried", "merged_onto"]
@@ -94,35 +94,31 @@ def carry_over(
 
 def log_carried(log: RunLog, task_id: str, attempt: int, carried: Carried) -> None:
     """Log what attempt `attempt`'s worktree was given of the last one, for its brief after a resume."""
-    data = {
-        "attempt": attempt,
-        "number": carried.number,
-        "commit": carried.commit,
-        "head": carried.head,
-        "files": list(carried.files),
-        "conflicts": list(carried.conflicts),
-        "put_back": [list(p) for p in carried.put_back],
-        "lost": carried.lost,
-    }
     kept = f"kept attempt {carried.number}'s work on {len(carried.files)} file(s)" if carried.files else "kept nothing"
-    log.append(Decision(run_id=log.run_id, agent=task_id, topic="retry", decision=kept, reason=carried.lost, data=data))
+    work = {"commit": carried.commit, "head": carried.head, "files": list(carried.files)}
+    log.append(
+        WorkCarried(
+            run_id=log.run_id,
+            agent=task_id,
+            decision=kept,
+            reason=carried.lost,
+            attempt=attempt,
+            number=carried.number,
+            **work,
+            conflicts=list(carried.conflicts),
+            put_back=[list(p) for p in carried.put_back],
+            lost=carried.lost,
+        )
+    )
 
 
 def logged_carried(log: RunLog, task_id: str, attempt: int) -> Carried | None:
     """What the log says attempt `attempt`'s worktree was given of the last one."""
     found: Carried | None = None
-    for event in log.events(agent=task_id, kinds=["decision"]):
-        if isinstance(event, Decision) and event.topic == "retry" and event.data.get("attempt") == attempt:
-            d = event.data
-            found = Carried(
-                int(d.get("number", attempt - 1)),
-                str(d.get("commit", "")),
-                str(d.get("head", "")),
-                tuple(str(f) for f in d.get("files", [])),
-                tuple(str(f) for f in d.get("conflicts", [])),
-                tuple((str(p[0]), str(p[1])) for p in d.get("put_back", []) if len(p) == 2),
-                str(d.get("lost", "")),
-            )
+    for e in log.events(agent=task_id, kinds=["carried"]):
+        if isinstance(e, WorkCarried) and e.attempt == attempt:
+            put_back = tuple((p[0], p[1]) for p in e.put_back if len(p) == 2)
+            found = Carried(e.number, e.commit, e.head, tuple(e.files), tuple(e.conflicts), put_back, e.lost)
     return found
 
 

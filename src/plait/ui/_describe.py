@@ -188,6 +188,9 @@ _DECIDED = frozenset(
         "placed",
         "verify",
         "dispatched",
+        "opening",
+        "carried",
+        "debts",
     }
 )
 """The kinds of logged choice (a lease aside) worded alike: what was decided, and why."""

@@ -60,6 +60,7 @@ MODELS.update(
             **{"id": ("str", REQUIRED), "title": ("str", REQUIRED), "instructions": ("str", REQUIRED), **_LISTED},
             **{"depends_on": ("list[str]", []), "kind": (("work", "contract"), "work"), "agent": ("str", "")},
         },
+        "OwedTests": {"tests": ("list[str]", []), "by": ("str", ""), "until": ("list[str]", [])},
         "Plan": {
             **{"mode": (("single", "parallel"), REQUIRED), "reason": ("str", REQUIRED)},
             **{"tasks": (("list", "PlanTask"), REQUIRED), "contracts": (("list", "Contract"), [])},
@@ -67,7 +68,7 @@ MODELS.update(
         },
     }
 )
-"""The fields of the models events hold (`plait.messages`, `plait.plan_model`): each name to its type and
+"""The fields of the models events hold (`plait.messages`, `plait.plan_model`, `OwedTests`): each name to its type and
 default; a model's default is the JSON it is read from. A plan's fields are read as it was logged, from a valid
 plan: what its validators would check again (a task id's shape, an expert's name) is taken as written."""
 
@@ -133,6 +134,16 @@ _OWN: dict[str, dict[str, tuple[Any, Any]]] = {
         **{**_DECIDED, "topic": (("dispatch",), "dispatch"), "run": (_S, _R), "task": (_S, _R)},
         **{"plan_file": (_S, ""), "key": (_S, _R)},
     },
+    "opening": {
+        **{**_DECIDED, "topic": (("worktree",), "worktree"), "attempt": (_I, _R)},
+        **{k: (_S, "") for k in ("branch", "path", "base", "why", "detail")},
+    },
+    "carried": {
+        **{**_DECIDED, "topic": (("retry",), "retry"), "attempt": (_I, _R), "number": (_I, _R)},
+        **{"commit": (_S, ""), "head": (_S, ""), "files": (_L, []), "conflicts": (_L, [])},
+        **{"put_back": (("list", _L), []), "lost": (_S, "")},
+    },
+    "debts": {**_DECIDED, "topic": (("gate-debts",), "gate-debts"), "debts": (("list", "OwedTests"), [])},
     "lead_replied": {
         **{**_DECIDED, "topic": (("reply",), "reply"), "turn": (_I, _R), "text": (_S, _R), "ok": (_B, _R)},
         "disagreements": (_S, ""),

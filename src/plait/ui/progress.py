@@ -10,7 +10,6 @@ from plait.events.types import (
     AgentStopped,
     Committed,
     Decided,
-    Decision,
     Event,
     GateChecked,
     Integrated,
@@ -26,6 +25,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
     VerifyChecked,
+    WorktreeOpening,
 )
 from plait.ui._describe import Said, describe, short_args
 from plait.ui._safe import safe_event
@@ -93,8 +93,8 @@ class ProgressPrinter:
             return False
         if isinstance(event, VerifyChecked):  # a verify command that cannot run stops the run with this as its error
             return event.state != "cannot-run"
-        if isinstance(event, Decision):  # an attempt's worktree is said by the start line that follows
-            return event.topic != "worktree"
+        if isinstance(event, WorktreeOpening):  # said by the start line that follows
+            return False
         return True
 
     def _ejections(self, event: Integrated, said: Said) -> str:
