@@ -62,8 +62,7 @@ class KillPoint:
 
 def _claim(n: int) -> KillPoint:
     action = ("claim", "wait", "update")[n % 3]
-    where = f"kind = 'decision' AND json_extract(payload, '$.data.action') = '{action}'"
-    return KillPoint(event=f"{where} AND json_extract(payload, '$.topic') = 'lease'")
+    return KillPoint(event=f"kind = 'lease' AND json_extract(payload, '$.action') = '{action}'")
 
 
 def _gate(n: int) -> KillPoint:
