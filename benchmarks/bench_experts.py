@@ -31,7 +31,7 @@ from pathlib import Path
 
 from plait.agent.loop import Agent, AgentLimits
 from plait.agent.tools import Toolbox
-from plait.coord.asking import ExpertTools
+from plait.coord.asking import asking_tools
 from plait.coord.experts import Expert, Experts, ExpertSpec
 from plait.events import ModelCallFinished, SQLiteEventStore
 from plait.events.runlog import RunLog
@@ -118,7 +118,7 @@ async def _workers(root: Path, db: Path, workers: int, files: list[str], turns: 
                 run_id="bench",
                 agent_id=f"w{w}",
                 model=model,
-                toolbox=ExpertTools(box, f"w{w}", experts),
+                toolbox=box | asking_tools(f"w{w}", experts),
                 store=store,
                 prices=prices,
                 system="You are a coding agent.",

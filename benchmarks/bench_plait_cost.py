@@ -39,7 +39,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
-from plait.agent._tool_args import (
+from plait.agent.arguments import _built_spec, tool_spec
+from plait.agent.tools import (
     EditFileArgs,
     FinishArgs,
     ListFilesArgs,
@@ -47,8 +48,6 @@ from plait.agent._tool_args import (
     RunArgs,
     SearchArgs,
     WriteFileArgs,
-    _built_spec,
-    tool_spec,
 )
 from plait.coord import Board, Note
 from plait.coord.board import EVERYONE, _interest, _touches

@@ -37,7 +37,6 @@ LAYERS: tuple[frozenset[str], ...] = (
 
 KNOWN: frozenset[tuple[str, str]] = frozenset(
     {
-        ("plait.agent.mcp_servers", "run"),
         ("plait.run.parallel", "ui"),
     }
 )

@@ -12,7 +12,8 @@ import pytest
 from plait._mcp_config import McpServer
 from plait.agent._mcp_json import mcp_json_servers, run_servers
 from plait.agent.mcp_servers import McpTools
-from plait.agent.tools import ToolOutcome
+from plait.agent.tools import Toolbox
+from plait.agent.toolset import Toolset
 from plait.events import SQLiteEventStore
 from plait.messages import ToolCall, ToolSpec
 from plait.sandbox_settings import McpRule, SandboxSettings
@@ -97,20 +98,8 @@ def test_mcp_json_is_read_from_the_repository_whatever_git_s_environment_points_
     assert set(found[0]) == {"js"} and found[1] == ""
 
 
-class _Inner:
-    def specs(self) -> tuple[ToolSpec, ...]:
-        return (
-            ToolSpec(name="read_file", description="", parameters={}),
-            ToolSpec(name="finish", description="", parameters={}),
-        )
-
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        return ToolOutcome("inner")
-
-
-def _tools(tmp_path: Path, rules: list[McpRule]) -> McpTools:
-    tools = McpTools(
-        _Inner(),
+def _tools(tmp_path: Path, rules: list[McpRule]) -> Toolset:
+    servers = McpTools(
         {"notes": McpServer(command=["/nonexistent/server"])},
         runner=LocalShell(),
         worktree=tmp_path,
@@ -120,8 +109,8 @@ def _tools(tmp_path: Path, rules: list[McpRule]) -> McpTools:
         agent="main",
         attempt=1,
     )
-    tools._specs = (ToolSpec(name="mcp__notes__add", description="", parameters={"type": "object"}),)
-    return tools
+    inner = Toolbox(tmp_path, LocalShell(), read_only=True).only({"read_file", "finish"})
+    return inner | servers.offer([ToolSpec(name="mcp__notes__add", description="", parameters={"type": "object"})])
 
 
 def test_a_call_must_send_an_object_and_be_allowed_before_any_server_is_reached(tmp_path: Path) -> None:

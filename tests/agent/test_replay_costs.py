@@ -11,7 +11,8 @@ import pytest
 from plait.agent._replaying import ReplayingModel
 from plait.agent.journal import ModelCallJournal
 from plait.agent.loop import Agent
-from plait.agent.tools import Toolbox, ToolOutcome
+from plait.agent.tools import Toolbox
+from plait.agent.toolset import ToolOutcome
 from plait.events import SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage, UserMessage
 from plait.models import FunctionModel, PriceTable

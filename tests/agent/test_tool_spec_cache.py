@@ -6,7 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from plait.agent._tool_args import ReadFileArgs, tool_spec
+from plait.agent.arguments import tool_spec
+from plait.agent.tools import ReadFileArgs
 
 
 class _CountedArgs(BaseModel):

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from plait.agent.tools import Toolbox, ToolOutcome
+from plait.agent.tools import Toolbox
+from plait.agent.toolset import ToolOutcome
 from plait.messages import ToolCall
 from plait.workspace import LocalShell
 

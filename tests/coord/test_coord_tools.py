@@ -9,7 +9,7 @@ from typing import Any
 
 from plait.agent.loop import Agent, AgentResult
 from plait.agent.tools import Toolbox
-from plait.coord import Board, CoordTools, Leases
+from plait.coord import Board, Leases, coord_tools
 from plait.events import NotePosted, SQLiteEventStore, ToolReturned
 from plait.events.runlog import RunLog
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, UserMessage
@@ -21,7 +21,7 @@ RUN = "r1"
 
 
 def _agent(task: str, model: Model, root: Path, store: SQLiteEventStore, board: Board, leases: Leases) -> Agent:
-    tools = CoordTools(Toolbox(root, LocalShell()), task, board, leases, root=root)
+    tools = coord_tools(Toolbox(root, LocalShell()), task, board, leases, root=root)
     return Agent(
         run_id=RUN,
         agent_id=task,
@@ -43,7 +43,7 @@ def _results(store: SQLiteEventStore, agent: str) -> list[ToolReturned]:
 
 
 def test_the_tools_offer_post_note_and_claim_before_finish(store: SQLiteEventStore, plan: Plan, repo: Path) -> None:
-    tools = CoordTools(
+    tools = coord_tools(
         Toolbox(repo, LocalShell()), "api", Board(RunLog(store, RUN), plan), Leases(RunLog(store, RUN), plan)
     )
     names = [s.name for s in tools.specs()]
@@ -146,7 +146,7 @@ def test_a_claim_that_may_not_wait_is_refused_naming_the_holder_who_is_asked_by_
     assert "add a UI section" in "\n".join(board.take("api"))
     leases.release_all("api")
     retry = asyncio.run(
-        CoordTools(Toolbox(repo, LocalShell()), "ui", board, leases).execute(
+        coord_tools(Toolbox(repo, LocalShell()), "ui", board, leases).execute(
             ToolCall.parse("9", "write_file", {"path": "README.md", "content": "mine\n"})
         )
     )
@@ -164,7 +164,7 @@ def test_files_a_command_changed_that_another_running_task_holds_are_put_back(
     git = Repo.discover(repo)
     worktree = Worktree(path=repo, branch="main", base=git.head(), repo=git)
     leases = Leases(RunLog(store, RUN), plan)
-    tools = CoordTools(Toolbox(repo, LocalShell()), "ui", Board(RunLog(store, RUN), plan), leases, worktree=worktree)
+    tools = coord_tools(Toolbox(repo, LocalShell()), "ui", Board(RunLog(store, RUN), plan), leases, worktree=worktree)
     command = (
         "mkdir -p src/ui src/api/new && echo 'view' > src/ui/view.py && echo 'changed' > src/api/ledger.py"
         " && echo 'made' > src/api/new/mod.py && echo '# mine' >> README.md && echo 'exit code of mine'"
@@ -182,3 +182,23 @@ def test_files_a_command_changed_that_another_running_task_holds_are_put_back(
     assert (repo / "src" / "ui" / "view.py").read_text() == "view\n"
     assert (repo / "README.md").read_text() == "# ledger\n# mine\n"
     assert leases.holders()["README.md"].task == "ui" and "README.md" not in outcome.output
+
+
+def test_a_call_of_an_unknown_tool_is_told_every_tool_and_any_tool_notes_arguments_it_ignored(
+    store: SQLiteEventStore, plan: Plan, repo: Path
+) -> None:
+    tools = coord_tools(
+        Toolbox(repo, LocalShell()), "api", Board(RunLog(store, RUN), plan), Leases(RunLog(store, RUN), plan)
+    )
+
+    unknown = asyncio.run(tools.execute(ToolCall.parse("1", "post", {"text": "hi"})))
+    assert unknown.format_error and unknown.output == (
+        "unknown tool 'post': the tools are read_file, list_files, search, edit_file, write_file, run, "
+        "post_note, claim, finish."
+    )
+    posted = asyncio.run(
+        tools.execute(ToolCall.parse("2", "post_note", {"topic": "all", "text": "hi", "urgent": True}))
+    )
+    note, said = posted.output.split("\n")
+    assert note == "(unknown argument 'urgent' ignored: post_note takes topic (required), text (required), paths, to)"
+    assert said.startswith("posted; it reaches")

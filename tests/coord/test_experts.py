@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from plait.agent.tools import ToolOutcome
-from plait.coord.asking import ExpertTools
+from plait.coord.asking import asking_tools
 from plait.coord.experts import Expert, Experts, ExpertSpec, expert_id
 from plait.events import ModelCallStarted, QuestionAnswered, SQLiteEventStore, ToolCalled
 from plait.events.runlog import RunLog
-from plait.messages import ToolCall, ToolResultMessage, ToolSpec, UserMessage
+from plait.messages import ToolCall, ToolResultMessage, UserMessage
 from plait.models.pricing import PriceTable
 from plait.models.scripted import ScriptedModel
 
@@ -56,7 +55,7 @@ def test_workers_share_one_reading(tmp_path: Path, checkout: Path) -> None:
     experts = Experts([expert])
 
     async def main() -> list[str]:
-        tools = [ExpertTools(_Nothing(), asker, experts) for asker in ("api", "ui", "api")]
+        tools = [asking_tools(asker, experts) for asker in ("api", "ui", "api")]
         questions = ["How do I connect?", "How many retries?", "Is there a pool?"]
         calls = [
             tools[i].execute(ToolCall(id=f"c{i}", name="ask_expert", arguments={"expert": "db", "question": q}))
@@ -113,20 +112,12 @@ def test_expert_is_rebuilt_from_the_log_without_paying_again(tmp_path: Path, che
 def test_unknown_expert_is_an_observation(tmp_path: Path, checkout: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
     experts = Experts([_expert(store, _model(), checkout)])
-    tools = ExpertTools(_Nothing(), "api", experts)
+    tools = asking_tools("api", experts)
     assert any(s.name == "ask_expert" and "`db` owns src/db.py" in s.description for s in tools.specs())
     call = ToolCall(id="c", name="ask_expert", arguments={"expert": "web", "question": "?"})
     outcome = asyncio.run(tools.execute(call))
     assert outcome.is_error and "the experts are: db" in outcome.output
     store.close()
-
-
-class _Nothing:
-    def specs(self) -> tuple[ToolSpec, ...]:
-        return ()
-
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        raise AssertionError(f"unexpected call {call.name}")
 
 
 def test_an_answer_may_give_its_references_and_what_it_did_not_check(tmp_path: Path, checkout: Path) -> None:

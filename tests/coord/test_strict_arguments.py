@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from plait.agent._tool_args import TEXT_LIMIT
-from plait.agent.tools import ToolOutcome, parse_arguments
+from plait.agent.arguments import TEXT_LIMIT
+from plait.agent.toolset import ToolOutcome, parse_arguments
 from plait.coord.asking import _AskArgs
 from plait.coord.experts import _AnswerArgs
 from plait.coord.tools import ClaimArgs, PostNoteArgs

@@ -12,7 +12,7 @@ from typing import Any
 from integrators import git
 
 from plait.agent.tools import Toolbox
-from plait.coord import Board, CoordTools, Leases
+from plait.coord import Board, Leases, coord_tools
 from plait.events import Committed, LeaseChanged, MergeStep, SQLiteEventStore, ToolReturned
 from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
@@ -176,8 +176,10 @@ def test_a_claim_whose_merge_conflicts_is_refused_and_leaves_the_worktree_as_it_
     (worktree.path / "beta.py").write_text("def beta():\n    return 5\n")
     plan, leases = _plan(), Leases(RunLog(store, RUN), _plan(), tracked=True)
     leases.start("beta")
-    tools = CoordTools(Toolbox(worktree.path, LocalShell()), "beta", Board(RunLog(store, RUN), plan), leases)
-    tools.worktree, tools.head = worktree, lambda: head
+    board = Board(RunLog(store, RUN), plan)
+    tools = coord_tools(
+        Toolbox(worktree.path, LocalShell()), "beta", board, leases, worktree=worktree, head=lambda: head
+    )
 
     outcome = asyncio.run(tools.execute(ToolCall.parse("1", "claim", {"path": "gamma.py", "why": "a fix"})))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from plait.agent.journal import agent_events
-from plait.agent.tools import ToolOutcome
+from plait.agent.toolset import ToolOutcome
 from plait.events.store import EventStore
 from plait.events.types import (
     AgentStopped,

@@ -23,7 +23,7 @@ from typing import Protocol
 
 from plait.agent._replay import AttemptRecord, replayed
 from plait.agent.journal import ModelCallJournal, valid_text
-from plait.agent.tools import ToolOutcome
+from plait.agent.toolset import ToolOutcome, Toolset
 from plait.events.store import EventStore, redaction
 from plait.events.types import AgentStopped, ContextCompacted, NotesDelivered, PromptGiven, ToolCalled, ToolReturned
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage
@@ -38,7 +38,6 @@ __all__ = [
     "ReplayingModel",
     "ReplayTurns",
     "ReplayingTools",
-    "ToolSet",
 ]
 
 Checkpoint = Callable[[], Awaitable[str | None]]
@@ -55,14 +54,6 @@ Charge = Callable[[Usage, float], None]
 """Told what a live model call cost (a call read back from the log was charged when it was paid)."""
 
 _CHANGES_FILES = frozenset({"edit_file", "write_file", "run", "claim"})  # a claim may merge integrated work in
-
-
-class ToolSet(Protocol):
-    """What an agent can do: `Toolbox` is one; a planner adds its own tools around one."""
-
-    def specs(self) -> tuple[ToolSpec, ...]: ...
-
-    async def execute(self, call: ToolCall) -> ToolOutcome: ...
 
 
 class Arriving(Protocol):
@@ -136,7 +127,7 @@ class ReplayingTools:
 
     def __init__(
         self,
-        live: ToolSet,
+        live: Toolset,
         log: AttemptRecord,
         store: EventStore,
         *,

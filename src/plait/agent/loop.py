@@ -29,13 +29,12 @@ from plait.agent._replaying import (
     ReplayingModel,
     ReplayingTools,
     ReplayTurns,
-    ToolSet,
 )
 from plait.agent.budget import BudgetExceeded
 from plait.agent.context import NOTES_HEADER, Compactor, ContextBudget
 from plait.agent.journal import ModelCallJournal, valid_text
 from plait.agent.prompts import REFUSED, cut_reply, cut_text, task_prompt, too_many_calls
-from plait.agent.tools import ToolOutcome
+from plait.agent.toolset import ToolOutcome, Toolset
 from plait.errors import ModelError
 from plait.events.store import EventStore, redaction
 from plait.events.types import AgentStopped, ContextCompacted, PromptGiven, StopReason
@@ -55,7 +54,7 @@ from plait.models.pricing import PriceTable
 if TYPE_CHECKING:
     from plait.settings import Settings
 
-__all__ = ["Agent", "AgentLimits", "AgentResult", "Arriving", "Checkpoint", "Hold", "NoteSource", "ToolSet"]
+__all__ = ["Agent", "AgentLimits", "AgentResult", "Arriving", "Checkpoint", "Hold", "NoteSource"]
 
 _NO_TOOL = "Your reply called no tool. Call a tool to continue, or call finish with a summary when you are done."
 _MAX_REFUSALS = 2
@@ -121,7 +120,7 @@ class Agent:
         run_id: str,
         agent_id: str,
         model: Model,
-        toolbox: ToolSet,
+        toolbox: Toolset,
         store: EventStore,
         prices: PriceTable,
         system: str,
@@ -174,11 +173,11 @@ class Agent:
         return self._model.live
 
     @property
-    def toolbox(self) -> ToolSet:
+    def toolbox(self) -> Toolset:
         return self._tools.live
 
     @toolbox.setter
-    def toolbox(self, tools: ToolSet) -> None:
+    def toolbox(self, tools: Toolset) -> None:
         self._tools.live = tools
         self._replayed_specs = None
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,13 +25,15 @@ from pydantic import ConfigDict
 from plait._mcp_config import SERVER_NAME, McpServer
 from plait.agent._mcp_json import RunServers, run_servers
 from plait.agent._mcp_pipe import ServerFailed, ServerProcess
-from plait.agent._tool_args import ToolArgs
-from plait.agent.loop import Agent, AgentResult, ToolSet
-from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
+from plait.agent.arguments import ToolArgs
+from plait.agent.loop import Agent, AgentResult
+from plait.agent.toolset import Tool, ToolOutcome, Toolset
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.events.types import Decision
 from plait.messages import ToolCall, ToolSpec
 from plait.redact import Redactor
+from plait.settings import Settings
 from plait.trust import trust_state
 from plait.workspace.command import Shell
 from plait.workspace.policy import Policy
@@ -38,9 +41,7 @@ from plait.workspace.policy import Policy
 if TYPE_CHECKING:
     import mcp_types
 
-    from plait.run.parallel import TaskAttempts
-
-__all__ = ["McpTools", "serve", "with_mcp"]
+__all__ = ["McpAttempt", "McpTools", "mcp_tools", "serve"]
 
 PREFIX = "mcp__"
 TOPIC = "mcp"
@@ -93,12 +94,26 @@ def _capped(text: str, limit: int) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half:,} characters cut ...]\n{text[-half:]}"
 
 
+@dataclass(frozen=True)
+class McpAttempt:
+    """One attempt of a task, as its MCP servers need to know it: the run's settings, repository, base commit and
+    log, and where the attempt's agent works."""
+
+    settings: Settings
+    repo: Path
+    commit: str
+    log: RunLog
+    task_id: str
+    attempt: int
+    runner: Shell
+    worktree: Path
+
+
 class McpTools:
-    """`inner`'s tools plus the servers' (before `finish`); `open` before the agent runs, `close` after."""
+    """The MCP servers of one attempt: `open` before the agent runs (`tools` then offers theirs), `close` after."""
 
     def __init__(
         self,
-        inner: ToolSet,
         servers: Mapping[str, McpServer],
         *,
         runner: Shell,
@@ -111,24 +126,30 @@ class McpTools:
         output_limit: int = 16_000,
         call_timeout: float = 300.0,
     ) -> None:
-        self.inner, self.servers, self.runner, self.worktree = inner, dict(servers), runner, worktree
+        self.servers, self.runner, self.worktree = dict(servers), runner, worktree
         self.policy, self.store, self.run_id, self.agent, self.attempt = policy, store, run_id, agent, attempt
         self.output_limit, self.call_timeout = output_limit, call_timeout
         self.redact = Redactor()
-        self._specs: tuple[ToolSpec, ...] = ()
+        self.tools = Toolset()
+        """The servers' tools, once `open`."""
         self._running: dict[str, ServerProcess] = {}
 
-    def specs(self) -> tuple[ToolSpec, ...]:
-        inner = self.inner.specs()
-        return (
-            tuple(s for s in inner if s.name != "finish") + self._specs + tuple(s for s in inner if s.name == "finish")
-        )
+    def offer(self, specs: Sequence[ToolSpec]) -> Toolset:
+        """The servers' tools of these specs; a call of another `mcp__` name is told which there are."""
+        names = ", ".join(s.name for s in specs) or "none"
+
+        def unknown(name: str, offered: tuple[str, ...]) -> str | None:
+            if not name.startswith(PREFIX):
+                return None
+            return f"unknown MCP tool {name[:80]!r}: the MCP tools are {names}."
+
+        return Toolset([Tool(s.name, _AnyArgs, self._execute, spec=s) for s in specs], refusals=(unknown,))
 
     async def open(self) -> None:
         """Offer the tools this attempt logged; else start the servers, list their tools and log the list."""
         for event in self.store.events(self.run_id, agent=self.agent, kinds=["decision"]):
             if isinstance(event, Decision) and event.topic == TOPIC and event.data.get("attempt") == self.attempt:
-                self._specs = tuple(ToolSpec.model_validate(s) for s in event.data["tools"])
+                self.tools = self.offer([ToolSpec.model_validate(s) for s in event.data["tools"]])
                 return
         specs: list[ToolSpec] = []
         failed: dict[str, str] = {}
@@ -140,7 +161,7 @@ class McpTools:
                 continue
             offered = [s for s in (_spec(name, t) for t in tools[:_TOOLS_PER_SERVER]) if s is not None]
             specs += offered
-        self._specs = tuple(specs)
+        self.tools = self.offer(specs)
         data = {"attempt": self.attempt, "tools": [s.model_dump(mode="json") for s in specs], "failed": failed}
         what = f"started {len(self._running)} MCP server(s) offering {len(specs)} tool(s)"
         why = "; ".join(failed.values())
@@ -164,15 +185,7 @@ class McpTools:
         self._running[name] = server
         return tools
 
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        if not call.name.startswith(PREFIX):
-            return await self.inner.execute(call)
-        if call.name not in {s.name for s in self._specs}:
-            names = ", ".join(s.name for s in self._specs) or "none"
-            return ToolOutcome(f"unknown MCP tool {call.name[:80]!r}: the MCP tools are {names}.", format_error=True)
-        args = parse_arguments(call, _AnyArgs)
-        if isinstance(args, ToolOutcome):
-            return args
+    async def _execute(self, args: _AnyArgs, call: ToolCall) -> ToolOutcome:
         size = len(call.raw_arguments)
         if size > _ARGUMENTS_LIMIT:
             text = f"the arguments of {call.name} are {size:,} characters, over the limit of {_ARGUMENTS_LIMIT:,}"
@@ -207,58 +220,52 @@ class McpTools:
         return ToolOutcome(text, is_error=result.is_error)
 
 
-def with_mcp(
-    attempts: TaskAttempts, task_id: str, attempt: int, runner: Shell, worktree: Path, inner: ToolSet
-) -> ToolSet:
-    """`inner` with the run's MCP servers' tools, or `inner` itself when none is configured."""
-    ctx = attempts.ctx
-    s = ctx.settings
-    trusted = trust_state(ctx.repo.root) == "trusted"
-    found: RunServers = run_servers(dict(s.mcp_servers), ctx.repo.root, ctx.base.commit, trusted=trusted)
+def mcp_tools(at: McpAttempt) -> McpTools | None:
+    """The MCP servers of the attempt, not started yet; None when none is configured."""
+    s = at.settings
+    trusted = trust_state(at.repo) == "trusted"
+    found: RunServers = run_servers(dict(s.mcp_servers), at.repo, at.commit, trusted=trusted)
     servers = {k: v for k, v in found.servers.items() if re.match(SERVER_NAME, k)}
     bad = [f"mcp_servers.{k}" for k in found.servers if k not in servers]
     if found.ignored or bad:
         why = found.why if found.ignored else "a server's name may hold only letters, digits, _ and -"
         ignored = [*found.ignored, *bad]
         event = Decision(
-            run_id=ctx.log.run_id,
-            agent=task_id,
+            run_id=at.log.run_id,
+            agent=at.task_id,
             topic="mcp_ignored",
             decision=f"ignored MCP server(s) {', '.join(ignored)}",
             reason=why,
-            data={"attempt": attempt, "ignored": ignored},
+            data={"attempt": at.attempt, "ignored": ignored},
         )
-        ctx.log.append(event)
+        at.log.append(event)
     if not servers:
-        return inner
+        return None
     return McpTools(
-        inner,
         servers,
-        runner=runner,
-        worktree=worktree,
+        runner=at.runner,
+        worktree=at.worktree,
         policy=Policy.from_settings(s.sandbox),
-        store=ctx.log.store,
-        run_id=ctx.log.run_id,
-        agent=task_id,
-        attempt=attempt,
+        store=at.log.store,
+        run_id=at.log.run_id,
+        agent=at.task_id,
+        attempt=at.attempt,
         output_limit=s.output_limit,
         call_timeout=s.command_timeout,
     )
 
 
-async def serve(attempts: TaskAttempts, task_id: str, attempt: int, worker: _Worker, brief: str) -> AgentResult:
+async def serve(at: McpAttempt, worker: _Worker, brief: str) -> AgentResult:
     """Run `worker` on `brief`; plait's own agent gets the run's MCP servers' tools, the servers started around it."""
-    tools = getattr(worker, "toolbox", None)
-    box = tools
-    while box is not None and not isinstance(box, Toolbox):
-        box = getattr(box, "inner", None)
-    if not isinstance(worker, Agent) or tools is None or box is None:
+    if not isinstance(worker, Agent):
         return await worker.run(brief)
-    worker.toolbox = with_mcp(attempts, task_id, attempt, box.runner, box.root, tools)
-    if not isinstance(worker.toolbox, McpTools):
+    servers = mcp_tools(at)
+    if servers is None:
         return await worker.run(brief)
+    tools = worker.toolbox
     try:
-        await worker.toolbox.open()
+        await servers.open()
+        worker.toolbox = tools | servers.tools
         return await worker.run(brief)
     finally:
-        await worker.toolbox.close()
+        await servers.close()

@@ -3,134 +3,125 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 import shutil
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import Field
 
 from plait.agent import _files, _search
 from plait.agent._files import ToolFailure
-from plait.agent._tool_args import (
-    EditFileArgs,
-    FinishArgs,
-    ListFilesArgs,
-    ReadFileArgs,
-    RunArgs,
-    SearchArgs,
-    WriteFileArgs,
-    argument_problems,
-    ignored_arguments,
-    tool_spec,
-)
-from plait.agent.journal import ARGUMENT_DEPTH
-from plait.messages import ToolCall, ToolSpec
+from plait.agent.arguments import PATH_LIMIT, SUMMARY_LIMIT, ToolArgs
+from plait.agent.toolset import FINISH, Handler, Tool, ToolOutcome, Toolset
+from plait.messages import ToolCall
 from plait.redact import Redactor
 from plait.workspace.command import Shell
 from plait.workspace.paths import PathEscape, confine
 
-__all__ = ["ToolOutcome", "Toolbox", "argument_problems", "parse_arguments"]
+__all__ = [
+    "READ_TOOLS",
+    "EditFileArgs",
+    "FinishArgs",
+    "ListFilesArgs",
+    "ReadFileArgs",
+    "RunArgs",
+    "SearchArgs",
+    "Toolbox",
+    "WriteFileArgs",
+]
 
-A = TypeVar("A", bound=BaseModel)
+A = TypeVar("A", bound=ToolArgs)
 
-_READ_TOOLS: dict[str, type[BaseModel]] = {
-    "read_file": ReadFileArgs,
-    "list_files": ListFilesArgs,
-    "search": SearchArgs,
-}
-_WRITE_TOOLS: dict[str, type[BaseModel]] = {
-    "edit_file": EditFileArgs,
-    "write_file": WriteFileArgs,
-    "run": RunArgs,
-}
-_RAW_SHOWN = 200
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-_UNPAIRED = re.compile("[\ud800-\udfff]")
+READ_TOOLS = ("read_file", "list_files", "search")
+"""The tools that only read the worktree."""
+_WRITE_TOOLS = ("edit_file", "write_file", "run")
 _TYPICAL_LINE = 45
 """Characters of a typical numbered line of code, to say in lines what read_file's limit shows."""
 
 
-@dataclass(frozen=True)
-class ToolOutcome:
-    """What a tool call produced: the observation for the model, and how the loop should treat it."""
+class ReadFileArgs(ToolArgs):
+    """Read a text file, with line numbers. Long files are cut; read further with start_line and end_line."""
 
-    output: str
-    is_error: bool = False
-    format_error: bool = False
-    """The call itself was malformed: unknown tool, bad JSON, a missing or invalid argument."""
-    finished: bool = False
-    """The finish tool was called."""
-    summary: str = ""
+    path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
+    start_line: int | None = Field(None, ge=1, description="First line to show (1-based). Default: 1.")
+    end_line: int | None = Field(None, ge=1, description="Last line to show, inclusive. Default: the end.")
 
 
-def _shorten(text: str, limit: int = _RAW_SHOWN) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
+class ListFilesArgs(ToolArgs):
+    """List files (not directories) matching a glob, sorted, leaving out files git ignores."""
+
+    pattern: str = Field(
+        "**/*",
+        max_length=PATH_LIMIT,
+        description="Glob such as 'src/**/*.py'; '*' stays within a directory, '**' crosses them. "
+        "A pattern without '/' matches file names at any depth, so '*.py' finds every Python file.",
+    )
+    path: str = Field(".", max_length=PATH_LIMIT, description="Directory to list, relative to the repository root.")
 
 
-def _unpaired(what: str, text: str) -> str | None:
-    """Says that `what` holds an unpaired surrogate, which no file or command can hold; None when it does not."""
-    if (found := _UNPAIRED.search(text)) is None:
-        return None
-    return f"{what} contains an unpaired surrogate \\u{ord(found.group()):04x}; use valid UTF-8"
+class SearchArgs(ToolArgs):
+    """Search file contents for a regular expression; prints matching lines as `path:line: text`."""
+
+    pattern: str = Field(
+        max_length=PATH_LIMIT,
+        description="Regular expression, such as 'def \\w+_total\\(' (escape literal parentheses).",
+    )
+    path: str = Field(
+        ".", max_length=PATH_LIMIT, description="File or directory to search in, relative to the repository root."
+    )
+    glob: str | None = Field(
+        None, max_length=PATH_LIMIT, description="Only search files matching this glob, such as '*.py'."
+    )
+    ignore_case: bool = Field(False, description="Match regardless of case.")
 
 
-def _depth(raw: str) -> int:
-    """How deep the brackets of JSON text nest, strings left out; counted without recursion."""
-    deepest = depth = 0
-    for token in _JSON_TOKEN.findall(raw):
-        if token in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif token in "]}":
-            depth -= 1
-    return deepest
+class EditFileArgs(ToolArgs):
+    """Replace an exact piece of text in a file with new text.
+
+    `old` must match the file exactly, whitespace and indentation included, and occur once (include a few
+    surrounding lines to make it unique), unless replace_all is true. Read the file first.
+    """
+
+    path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
+    old: str = Field(description="The exact text to replace.")
+    new: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one.")
 
 
-def _unpaired_json(raw: str) -> str | None:
-    """What is wrong with the strings of JSON text `raw` that the log set aside for an unpaired surrogate."""
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    for key, item in value.items() if isinstance(value, dict) else ():
-        problem = _unpaired("an argument name", key) or _unpaired(
-            f"the {_shorten(key, 40)}", json.dumps(item, ensure_ascii=False)
-        )
-        if problem:
-            return problem
-    return None
+class WriteFileArgs(ToolArgs):
+    """Create a file, or overwrite it completely, with the given content. Parent directories are created."""
+
+    path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
+    content: str = Field(description="The complete new content of the file.")
 
 
-def _not_an_object(call: ToolCall) -> ToolOutcome:
-    raw, name = call.raw_arguments, _shorten(call.name, 80)
-    if raw.startswith("<the arguments") and raw.endswith(">"):  # not JSON: a provider's note of what was wrong
-        why = raw[1:-1] + ". Send the arguments as one valid JSON object, flat and within the cap"
-    elif _depth(raw) > ARGUMENT_DEPTH:
-        why = f"the arguments are nested more than {ARGUMENT_DEPTH} levels deep; send flat arguments"
-    elif (problem := _unpaired_json(raw)) is not None:
-        why = problem
-    else:
-        why = f"the arguments are not a JSON object: {_shorten(raw)!r}. Send the arguments as one valid JSON object"
-    return ToolOutcome(f"invalid call of {name}: {why}.", format_error=True)
+class RunArgs(ToolArgs):
+    """Run a shell command with bash in the repository root and show its exit code and output.
+
+    Use it to run tests, linters and builds. There is no input and no terminal: do not start editors or
+    interactive programs. Background processes are killed when the command ends. Long output is cut in the middle.
+    """
+
+    command: str = Field(min_length=1, description="The bash command line, such as 'pytest -q tests/test_x.py'.")
+    timeout: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
 
 
-def parse_arguments(call: ToolCall, args_type: type[A]) -> A | ToolOutcome:
-    """The call's arguments as `args_type`, or the format-error observation that says what is wrong with them."""
-    if call.arguments is None:
-        return _not_an_object(call)
-    for key, value in call.arguments.items():
-        if isinstance(value, str) and (why := _unpaired(f"the {_shorten(key, 40)}", value)):
-            return ToolOutcome(f"invalid call of {_shorten(call.name, 80)}: {why}.", format_error=True)
-    try:
-        return args_type.model_validate(call.arguments)
-    except ValidationError as exc:
-        return ToolOutcome(argument_problems(call.name, exc, args_type, call.arguments), format_error=True)
+class FinishArgs(ToolArgs):
+    """Declare the task done, or impossible, and stop. Call it once, as your last action."""
+
+    summary: str = Field(
+        min_length=1,
+        max_length=SUMMARY_LIMIT,
+        description="What you changed and why, or why the task cannot be done.",
+    )
 
 
-class Toolbox:
+def _doc(args: type[ToolArgs]) -> str:
+    return " ".join((args.__doc__ or "").split())
+
+
+class Toolbox(Toolset):
     """The tools of one agent, bound to its worktree `root` and a command runner."""
 
     def __init__(
@@ -151,87 +142,67 @@ class Toolbox:
         self.output_limit = output_limit
         self.read_only = read_only
         self._rg = shutil.which("rg") if use_ripgrep is not False else None
-        tools = dict(_READ_TOOLS) if read_only else {**_READ_TOOLS, **_WRITE_TOOLS}
-        self._args: dict[str, type[BaseModel]] = {**tools, "finish": FinishArgs}
+        shown = f"{output_limit:,} characters of numbered lines (about {output_limit // _TYPICAL_LINE:,} lines"
+        tools: list[Tool[Any]] = [
+            self._tool("read_file", ReadFileArgs, self._read, f" One call shows at most {shown} of typical code)."),
+            self._tool("list_files", ListFilesArgs, self._list),
+            self._tool("search", SearchArgs, self._search),
+        ]
+        if not read_only:
+            tools += [
+                self._tool("edit_file", EditFileArgs, self._edit),
+                self._tool("write_file", WriteFileArgs, self._write),
+                self._tool(
+                    "run", RunArgs, self._run, f" Commands are killed after {command_timeout:g} seconds at most."
+                ),
+            ]
+        tools.append(Tool(FINISH, FinishArgs, _finish, last=True))
+        super().__init__(tools, refusals=(_read_only,) if read_only else ())
 
-    def specs(self) -> tuple[ToolSpec, ...]:
-        """The tools offered, with JSON schemas and descriptions written for a model."""
-        specs = [tool_spec(name, args) for name, args in self._args.items()]
-        limits = {
-            "run": f" Commands are killed after {self.command_timeout:g} seconds at most.",
-            "read_file": f" One call shows at most {self.output_limit:,} characters of numbered lines "
-            f"(about {self.output_limit // _TYPICAL_LINE:,} lines of typical code).",
-        }
-        return tuple(
-            s.model_copy(update={"description": s.description + limits[s.name]}) if s.name in limits else s
-            for s in specs
-        )
-
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        """Run one call; every failure becomes an observation the model can act on, never an exception."""
-        args_type = self._args.get(call.name)
-        if args_type is None:
-            valid = ", ".join(self._args)
-            note = " (this agent is read-only)" if call.name in _WRITE_TOOLS else ""
-            name = _shorten(call.name, 80)
-            return ToolOutcome(f"unknown tool {name!r}{note}: the tools are {valid}.", format_error=True)
-        args = parse_arguments(call, args_type)
-        if isinstance(args, ToolOutcome):
-            return args
-        try:
-            outcome = await self._dispatch(args)
-        except (PathEscape, ToolFailure) as exc:
-            outcome = ToolOutcome(str(exc), is_error=True)
-        except OSError as exc:
-            outcome = ToolOutcome(f"{call.name} failed: {exc.strerror or exc}", is_error=True)
-        except UnicodeError as exc:
-            outcome = ToolOutcome(f"{call.name} failed: the text cannot be encoded as UTF-8 ({exc})", is_error=True)
-        note = ignored_arguments(call.name, args_type, call.arguments)  # a misspelt `cwd` must not pass unnoticed
-        return replace(outcome, output=f"{note}\n{outcome.output}") if note else outcome
+    def _tool(self, name: str, args: type[A], handler: Handler[A], limit: str = "") -> Tool[A]:
+        """A tool of the worktree: a failure to read, write or run is an observation the model can act on."""
+        return Tool(name, args, _observed(handler), _doc(args) + limit if limit else None)
 
     def _path(self, path: str) -> Path:
         return confine(self.root, path)
 
-    async def _dispatch(self, args: BaseModel) -> ToolOutcome:
-        limit = self.output_limit
-        match args:
-            case ReadFileArgs():
-                target = self._path(args.path)
-                text = await asyncio.to_thread(
-                    _files.read_file, target, args.path, args.start_line, args.end_line, limit
-                )
-            case ListFilesArgs():
-                base = self._path(args.path)
-                text = await asyncio.to_thread(_search.list_files, self.root, base, args.path, args.pattern, limit)
-            case SearchArgs():
-                base = self._path(args.path)
-                text = await asyncio.to_thread(
-                    _search.search,
-                    self.root,
-                    base,
-                    args.path,
-                    args.pattern,
-                    args.glob,
-                    args.ignore_case,
-                    limit,
-                    self._rg,
-                )
-            case EditFileArgs():
-                target = self._path(args.path)
-                text = await asyncio.to_thread(
-                    _files.edit_file, target, args.path, args.old, args.new, args.replace_all
-                )
-            case WriteFileArgs():
-                text = await asyncio.to_thread(_files.write_file, self._path(args.path), args.path, args.content)
-            case RunArgs():
-                return await self._run(args)
-            case FinishArgs():
-                return ToolOutcome("finished.", finished=True, summary=args.summary)
-            case _:
-                raise TypeError(f"no handler for {type(args).__name__}")
+    async def _read(self, args: ReadFileArgs, call: ToolCall) -> ToolOutcome:
+        target = self._path(args.path)
+        text = await asyncio.to_thread(
+            _files.read_file, target, args.path, args.start_line, args.end_line, self.output_limit
+        )
         return ToolOutcome(self.redact(text))
 
-    async def _run(self, args: RunArgs) -> ToolOutcome:
+    async def _list(self, args: ListFilesArgs, call: ToolCall) -> ToolOutcome:
+        base = self._path(args.path)
+        text = await asyncio.to_thread(_search.list_files, self.root, base, args.path, args.pattern, self.output_limit)
+        return ToolOutcome(self.redact(text))
+
+    async def _search(self, args: SearchArgs, call: ToolCall) -> ToolOutcome:
+        base = self._path(args.path)
+        text = await asyncio.to_thread(
+            _search.search,
+            self.root,
+            base,
+            args.path,
+            args.pattern,
+            args.glob,
+            args.ignore_case,
+            self.output_limit,
+            self._rg,
+        )
+        return ToolOutcome(self.redact(text))
+
+    async def _edit(self, args: EditFileArgs, call: ToolCall) -> ToolOutcome:
+        target = self._path(args.path)
+        text = await asyncio.to_thread(_files.edit_file, target, args.path, args.old, args.new, args.replace_all)
+        return ToolOutcome(self.redact(text))
+
+    async def _write(self, args: WriteFileArgs, call: ToolCall) -> ToolOutcome:
+        text = await asyncio.to_thread(_files.write_file, self._path(args.path), args.path, args.content)
+        return ToolOutcome(self.redact(text))
+
+    async def _run(self, args: RunArgs, call: ToolCall) -> ToolOutcome:
         timeout = min(args.timeout or self.command_timeout, self.command_timeout)
         result = await self.runner.run(args.command, cwd=self.root, timeout=timeout, output_limit=self.output_limit)
         if result.timed_out:
@@ -241,3 +212,29 @@ class Toolbox:
         else:
             head = f"exit code {result.exit_code}"
         return ToolOutcome(f"{head}\n{result.output}", is_error=result.timed_out)
+
+
+async def _finish(args: FinishArgs, call: ToolCall) -> ToolOutcome:
+    return ToolOutcome("finished.", finished=True, summary=args.summary)
+
+
+def _read_only(name: str, offered: tuple[str, ...]) -> str | None:
+    if name not in _WRITE_TOOLS:
+        return None
+    return f"unknown tool {name!r} (this agent is read-only): the tools are {', '.join(offered)}."
+
+
+def _observed(handler: Handler[A]) -> Callable[[A, ToolCall], Awaitable[ToolOutcome]]:
+    """`handler`, with a path outside the worktree, a failed read or write, or text UTF-8 cannot hold, told."""
+
+    async def run(args: A, call: ToolCall) -> ToolOutcome:
+        try:
+            return await handler(args, call)
+        except (PathEscape, ToolFailure) as exc:
+            return ToolOutcome(str(exc), is_error=True)
+        except OSError as exc:
+            return ToolOutcome(f"{call.name} failed: {exc.strerror or exc}", is_error=True)
+        except UnicodeError as exc:
+            return ToolOutcome(f"{call.name} failed: the text cannot be encoded as UTF-8 ({exc})", is_error=True)
+
+    return run

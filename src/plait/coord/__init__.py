@@ -2,6 +2,6 @@
 
 from plait.coord.board import EVERYONE, Board, Note
 from plait.coord.leases import Claim, Leases, Refusal
-from plait.coord.tools import CoordTools
+from plait.coord.tools import coord_tools
 
-__all__ = ["EVERYONE", "Board", "Claim", "CoordTools", "Leases", "Note", "Refusal"]
+__all__ = ["EVERYONE", "Board", "Claim", "Leases", "Note", "Refusal", "coord_tools"]

@@ -6,13 +6,12 @@ import hashlib
 
 from pydantic import Field
 
-from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
-from plait.agent.loop import ToolSet
-from plait.agent.tools import ToolOutcome, parse_arguments
+from plait.agent.arguments import TEXT_LIMIT, ToolArgs
+from plait.agent.toolset import Tool, ToolOutcome, Toolset
 from plait.coord.experts import Experts
-from plait.messages import ToolCall, ToolSpec
+from plait.messages import ToolCall
 
-__all__ = ["ExpertTools"]
+__all__ = ["Asking", "asking_tools"]
 
 
 class _AskArgs(ToolArgs):
@@ -29,32 +28,31 @@ _ASK_DOC = (
 )
 
 
-class ExpertTools:
-    """`inner`'s tools for agent `asker` (in its attempt `attempt`), plus `ask_expert` to the run's experts."""
+class Asking:
+    """Agent `asker` (in its attempt `attempt`) asking the run's `experts`."""
 
-    def __init__(self, inner: ToolSet, asker: str, experts: Experts, attempt: int = 1) -> None:
-        self.inner, self.asker, self.experts, self.attempt = inner, asker, experts, attempt
+    def __init__(self, asker: str, experts: Experts, attempt: int = 1) -> None:
+        self.asker, self.experts, self.attempt = asker, experts, attempt
 
-    def specs(self) -> tuple[ToolSpec, ...]:
-        inner = self.inner.specs()
-        if not len(self.experts):
-            return inner
-        ask = tool_spec("ask_expert", _AskArgs, _ASK_DOC + self.experts.roster())
-        rest = tuple(s for s in inner if s.name != "finish")
-        return rest + (ask,) + tuple(s for s in inner if s.name == "finish")
+    async def ask(self, args: _AskArgs, call: ToolCall) -> ToolOutcome:
+        """The ask_expert tool."""
+        return await self.answer(args.expert, args.question, call)
 
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        if call.name != "ask_expert" or not len(self.experts):
-            return await self.inner.execute(call)
-        args = parse_arguments(call, _AskArgs)
-        if isinstance(args, ToolOutcome):
-            return args
-        if args.expert not in self.experts:
+    async def answer(self, expert: str, question: str, call: ToolCall) -> ToolOutcome:
+        """Expert `expert`'s answer to `question`, asked by `call`, or the experts' names when there is no such one."""
+        if expert not in self.experts:
             names = ", ".join(self.experts.names())
-            return ToolOutcome(f"there is no expert {args.expert!r}; the experts are: {names}.", is_error=True)
-        digest = hashlib.sha256(args.question.encode()).hexdigest()[:12]
+            return ToolOutcome(f"there is no expert {expert!r}; the experts are: {names}.", is_error=True)
+        digest = hashlib.sha256(question.encode()).hexdigest()[:12]
         # a retried attempt may reuse a call id of the one before: its questions are new ones
         caller = self.asker if self.attempt == 1 else f"{self.asker}.{self.attempt}"
-        answer = await self.experts.ask(self.asker, args.expert, args.question, key=f"{caller}:{call.id}:{digest}")
+        answer = await self.experts.ask(self.asker, expert, question, key=f"{caller}:{call.id}:{digest}")
         assert answer is not None
         return ToolOutcome(answer.render(), is_error=not answer.ok)
+
+
+def asking_tools(asker: str, experts: Experts, attempt: int = 1) -> Toolset:
+    """`ask_expert` for agent `asker`, its description naming the experts; no tool when the run has none."""
+    if not len(experts):
+        return Toolset()
+    return Toolset([Tool("ask_expert", _AskArgs, Asking(asker, experts, attempt).ask, _ASK_DOC + experts.roster())])

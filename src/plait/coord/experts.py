@@ -23,14 +23,15 @@ from typing import Any
 
 from pydantic import Field
 
-from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
+from plait.agent.arguments import TEXT_LIMIT, ToolArgs
 from plait.agent.context import ContextBudget, context_budget
-from plait.agent.loop import Agent, AgentLimits, Spending, ToolSet
-from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
+from plait.agent.loop import Agent, AgentLimits, Spending
+from plait.agent.tools import Toolbox
+from plait.agent.toolset import FINISH, Tool, ToolOutcome, Toolset
 from plait.coord._prompts import Origin, expert_system
 from plait.events.runlog import RunLog
 from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
-from plait.messages import Model, ToolCall, ToolResultMessage, ToolSpec
+from plait.messages import Model, ToolCall, ToolResultMessage
 from plait.models.pricing import PriceTable
 from plait.plan_model import ExpertSpec
 from plait.settings import Settings
@@ -40,12 +41,12 @@ __all__ = [
     "EXPERT_STEPS",
     "EXPERT_PREFIX",
     "Answer",
-    "AnswerTools",
     "Expert",
     "ExpertSpec",
     "Experts",
     "Origin",
     "answer_arguments",
+    "answer_tools",
     "expert_id",
     "expert_system",
     "roster",
@@ -84,31 +85,20 @@ class _FindingArgs(_AnswerArgs):
     not_checked: str = Field(max_length=TEXT_LIMIT, description=_NOT_CHECKED)
 
 
-class AnswerTools:
+def answer_tools(inner: Toolset, *, structured: bool = False) -> Toolset:
     """An expert's tools: the read-only tools of `inner`, and `answer` in place of `finish`.
 
     `structured` (an investigator's) asks for the answer's references and what it did not check as
     fields of their own; other experts may give them.
     """
+    doc = "Give your answer to the question you were just asked. It ends your turn; you keep your context."
+    args = _FindingArgs if structured else _AnswerArgs
+    refused = "you answer questions: call answer with your answer instead."
+    return inner.without({FINISH}, because=refused) | Toolset([Tool("answer", args, _answered, doc)])
 
-    def __init__(self, inner: ToolSet, *, structured: bool = False) -> None:
-        self.inner = inner
-        self.args: type[_AnswerArgs] = _FindingArgs if structured else _AnswerArgs
 
-    def specs(self) -> tuple[ToolSpec, ...]:
-        doc = "Give your answer to the question you were just asked. It ends your turn; you keep your context."
-        answer = tool_spec("answer", self.args, doc)
-        return tuple(s for s in self.inner.specs() if s.name != "finish") + (answer,)
-
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        if call.name == "finish":
-            return ToolOutcome("you answer questions: call answer with your answer instead.", format_error=True)
-        if call.name != "answer":
-            return await self.inner.execute(call)
-        args = parse_arguments(call, self.args)
-        if isinstance(args, ToolOutcome):
-            return args
-        return ToolOutcome("answered.", finished=True, summary=args.answer)
+async def _answered(args: _AnswerArgs, call: ToolCall) -> ToolOutcome:
+    return ToolOutcome("answered.", finished=True, summary=args.answer)
 
 
 @dataclass(frozen=True)
@@ -175,7 +165,7 @@ class Expert:
             run_id=log.run_id,
             agent_id=self.id,
             model=model,
-            toolbox=AnswerTools(toolbox, structured=origin == "investigation"),
+            toolbox=answer_tools(toolbox, structured=origin == "investigation"),
             store=log.store,
             prices=prices,
             system=expert_system(spec, repo_map, origin),

@@ -13,18 +13,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
-from plait.agent._tool_args import PATH_LIMIT, TEXT_LIMIT, ToolArgs, tool_spec
-from plait.agent.loop import ToolSet
-from plait.agent.tools import ToolOutcome, parse_arguments
+from plait.agent.arguments import PATH_LIMIT, TEXT_LIMIT, ToolArgs
+from plait.agent.toolset import Run, Tool, ToolOutcome, Toolset
 from plait.coord.board import EVERYONE, Board
 from plait.coord.leases import Claim, Leases, Refusal
-from plait.messages import ToolCall, ToolSpec
+from plait.messages import ToolCall
 from plait.workspace import GitError, Worktree
 
-__all__ = ["CoordTools"]
+__all__ = ["coord_tools"]
 
 _WRITES = frozenset({"write_file", "edit_file"})
 
@@ -78,62 +78,64 @@ class ClaimArgs(ToolArgs):
     )
 
 
-class CoordTools:
-    """`inner`'s tools for task `task_id`, with the board and leases shared by the run."""
+def coord_tools(
+    inner: Toolset,
+    task_id: str,
+    board: Board,
+    leases: Leases | None,
+    *,
+    root: Path | None = None,
+    worktree: Worktree | None = None,
+    head: Callable[[], str] | None = None,
+) -> Toolset:
+    """`inner`'s tools for task `task_id`, with post_note and claim on the board and leases shared by the run.
+
+    `root` (the worktree's path by default) turns absolute paths under it into repository paths. Without
+    `leases`, the agent gets the board only: no `claim` tool, and writes are not checked. With `worktree` and
+    `head` (the run's integration head), a granted claim brings in the integrated work on its path, and files a
+    `run` changed that another task holds are put back.
+    """
+    coordination = _Coordination(task_id, board, leases, root=root, worktree=worktree, head=head)
+    mine: list[Tool[Any]] = [Tool("post_note", PostNoteArgs, coordination.post, _POST_DOC)]
+    if leases is None:
+        return inner | Toolset(mine)
+    mine.append(Tool("claim", ClaimArgs, coordination.claim, _CLAIM_DOC))
+    return inner.wrap(coordination.guard) | Toolset(mine)
+
+
+class _Coordination:
+    """What the coordination tools of task `task_id` act on: the board, the leases, the worktree."""
 
     def __init__(
         self,
-        inner: ToolSet,
         task_id: str,
         board: Board,
         leases: Leases | None,
         *,
-        root: Path | None = None,
-        worktree: Worktree | None = None,
-        head: Callable[[], str] | None = None,
+        root: Path | None,
+        worktree: Worktree | None,
+        head: Callable[[], str] | None,
     ) -> None:
-        """`root` (the worktree's path by default) turns absolute paths under it into repository paths.
-
-        Without `leases`, the agent gets the board only: no `claim` tool, and writes are not checked.
-        With `worktree` and `head` (the run's integration head), a granted claim brings in the integrated
-        work on its path, and files a `run` changed that another task holds are put back.
-        """
-        self.inner, self.task_id, self.board, self.leases = inner, task_id, board, leases
+        self.task_id, self.board, self.leases = task_id, board, leases
         root = root if root is not None else (worktree.path if worktree is not None else None)
         self.root = root.absolute() if root is not None else None
         self.worktree, self.head = worktree, head
-        mine: tuple[ToolSpec, ...] = (tool_spec("post_note", PostNoteArgs, _POST_DOC),)
-        if leases is not None:
-            mine += (tool_spec("claim", ClaimArgs, _CLAIM_DOC),)
-        self._mine = mine
 
-    def specs(self) -> tuple[ToolSpec, ...]:
-        """The inner tools, with post_note and claim before finish."""
-        mine = self._mine
-        inner = self.inner.specs()
-        rest = tuple(s for s in inner if s.name != "finish")
-        return rest + mine + tuple(s for s in inner if s.name == "finish")
+    async def claim(self, args: ClaimArgs, call: ToolCall) -> ToolOutcome:
+        """The claim tool: claim a path, waiting for its holder or not."""
+        outcome = await self._claim(self._relative(args.path), args.why, wait=args.wait, editing=False)
+        assert outcome is not None
+        return outcome
 
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        """Run one call: the coordination tools here, writes after a claim, commands under watch, the rest inside."""
-        if call.name == "post_note" or (call.name == "claim" and self.leases is not None):
-            args = parse_arguments(call, ClaimArgs) if call.name == "claim" else parse_arguments(call, PostNoteArgs)
-            if isinstance(args, ToolOutcome):
-                return args
-            if isinstance(args, ClaimArgs):
-                outcome = await self._claim(self._relative(args.path), args.why, wait=args.wait, editing=False)
-                assert outcome is not None
-                return outcome
-            return self._post(args)
-        if self.leases is None:
-            return await self.inner.execute(call)
+    async def guard(self, call: ToolCall, run: Run) -> ToolOutcome:
+        """Around the inner tools: writes after a claim, commands under watch, the rest as they are."""
         if call.name in _WRITES and call.arguments is not None and isinstance(call.arguments.get("path"), str):
             stop = await self._claim(self._relative(call.arguments["path"]), "edit", wait=True, editing=True)
-            return stop if stop is not None else await self.inner.execute(call)
+            return stop if stop is not None else await run(call)
         if call.name == "run" and self.worktree is not None:
             before = await asyncio.to_thread(self.worktree.tree)
-            return await self._put_back(before, await self.inner.execute(call))
-        return await self.inner.execute(call)
+            return await self._put_back(before, await run(call))
+        return await run(call)
 
     async def _claim(self, path: str, why: str, *, wait: bool, editing: bool) -> ToolOutcome | None:
         """Claim `path`; None lets an edit go ahead, else the observation (a refusal, or what changed)."""
@@ -218,7 +220,8 @@ class CoordTools:
                 return path
         return path
 
-    def _post(self, args: PostNoteArgs) -> ToolOutcome:
+    async def post(self, args: PostNoteArgs, call: ToolCall) -> ToolOutcome:
+        """The post_note tool."""
         paths = [self._relative(p) for p in args.paths]
         note = self.board.post(self.task_id, args.topic, args.text, paths, args.to)
         audience = list(note.to) or self.board.audience(note)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plait.plan.load import load_plan
     from plait.plan.overlap import OverlapDecision, resolve_overlaps
-    from plait.plan.planner import PLANNER_ID, PlannerTools, make_plan, plan_tool_spec
+    from plait.plan.planner import PLANNER_ID, PlanSubmissions, make_plan, plan_tool_spec
     from plait.plan.render import describe_plan, render_plan
     from plait.plan.repomap import DEFAULT_MAP_BUDGET, repo_map, tracked_files
 
@@ -17,7 +17,7 @@ __all__ = [
     "DEFAULT_MAP_BUDGET",
     "PLANNER_ID",
     "OverlapDecision",
-    "PlannerTools",
+    "PlanSubmissions",
     "describe_plan",
     "load_plan",
     "make_plan",
@@ -34,7 +34,7 @@ _LAZY = {
     "OverlapDecision": "overlap",
     "resolve_overlaps": "overlap",
     "PLANNER_ID": "planner",
-    "PlannerTools": "planner",
+    "PlanSubmissions": "planner",
     "make_plan": "planner",
     "plan_tool_spec": "planner",
     "describe_plan": "render",

@@ -15,7 +15,8 @@ from typing import Any
 from plait.agent.context import ContextBudget, context_budget
 from plait.agent.instructions import ProjectInstructions
 from plait.agent.loop import Agent, AgentLimits, Spending
-from plait.agent.tools import Toolbox, ToolOutcome
+from plait.agent.tools import READ_TOOLS, Toolbox
+from plait.agent.toolset import Tool, ToolOutcome, Toolset
 from plait.errors import ModelError, PlaitError
 from plait.events.store import EventStore
 from plait.events.types import PlanMade, PlanRejected
@@ -28,11 +29,10 @@ from plait.plan.repomap import tracked_files
 from plait.plan_model import Plan, PlanError, parse_plan
 from plait.workspace.command import Shell
 
-__all__ = ["PLANNER_ID", "PlannerTools", "make_plan", "plan_tool_spec"]
+__all__ = ["PLANNER_ID", "PlanSubmissions", "make_plan", "plan_tool_spec"]
 
 PLANNER_ID = "planner"
 SUBMIT = "submit_plan"
-_READ_TOOLS = ("read_file", "list_files", "search")
 _STEPS_WARNING = 3
 
 
@@ -119,8 +119,16 @@ def _has_experts(data: Any) -> bool:
     return isinstance(data, dict) and bool(data.get("experts"))
 
 
-class PlannerTools:
-    """The planner's `ToolSet`: the read-only tools of a `Toolbox`, plus submit_plan."""
+def _refused(name: str, offered: tuple[str, ...]) -> str:
+    return (
+        f"unknown tool {name!r}: the planner only reads the repository and cannot change it. "
+        f"The tools are {', '.join(offered)}; call {SUBMIT} with the plan when you are ready."
+    )
+
+
+class PlanSubmissions:
+    """The planner's plans: each submitted one checked, logged and counted; `tools` offers submit_plan with the
+    read-only tools of a `Toolbox`, and refuses every other."""
 
     def __init__(
         self,
@@ -137,24 +145,10 @@ class PlannerTools:
         self.attempts = 0
         self.plan: Plan | None = None
         self.last_error = ""
-        self._specs = (*(s for s in toolbox.specs() if s.name in _READ_TOOLS), plan_tool_spec(experts))
+        submit = Tool.raw(plan_tool_spec(experts), self._submit)
+        self.tools = (toolbox.only(READ_TOOLS) | Toolset([submit])).refusing(_refused)
+        """What the planner may call: the read-only tools and submit_plan."""
         self._files: list[str] | None = None
-
-    def specs(self) -> tuple[ToolSpec, ...]:
-        return self._specs
-
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        """Read-only tools go to the toolbox; submit_plan is checked here; anything else is refused."""
-        if call.name == SUBMIT:
-            return self._submit(call)
-        if call.name not in _READ_TOOLS:
-            valid = ", ".join(s.name for s in self._specs)
-            return ToolOutcome(
-                f"unknown tool {call.name!r}: the planner only reads the repository and cannot change it. "
-                f"The tools are {valid}; call {SUBMIT} with the plan when you are ready.",
-                format_error=True,
-            )
-        return await self.toolbox.execute(call)
 
     def _tracked(self) -> list[str] | None:
         """The files an expert's area must match; None (no check) outside a git checkout."""
@@ -165,7 +159,7 @@ class PlannerTools:
                 return None
         return self._files
 
-    def _submit(self, call: ToolCall) -> ToolOutcome:
+    async def _submit(self, call: ToolCall) -> ToolOutcome:
         self.attempts += 1
         data = _submitted(call)
         if data is None:
@@ -234,7 +228,7 @@ async def make_plan(
     """
     if repo_map is None:
         repo_map = await asyncio.to_thread(build_repo_map, repo_root)
-    tools = PlannerTools(
+    submitted = PlanSubmissions(
         Toolbox(repo_root, runner, read_only=True),
         store=store,
         run_id=run_id,
@@ -246,7 +240,7 @@ async def make_plan(
         run_id=run_id,
         agent_id=PLANNER_ID,
         model=model,
-        toolbox=tools,
+        toolbox=submitted.tools,
         store=store,
         prices=prices,
         system=planner_system(repo_map, await asyncio.to_thread(instructions.top_level) if instructions else ""),
@@ -264,14 +258,14 @@ async def make_plan(
 
     agent.notes = notes
     result = await agent.run(planner_task(task, verify))
-    if tools.plan is not None:
+    if submitted.plan is not None:
         if split == "always":
-            return tools.plan
-        return await asyncio.to_thread(settle_mode, tools.plan, repo_root, task, model.name, prices)
-    if tools.attempts >= max_attempts:
-        last = tools.last_error if len(tools.last_error) <= 300 else tools.last_error[:297] + "..."
+            return submitted.plan
+        return await asyncio.to_thread(settle_mode, submitted.plan, repo_root, task, model.name, prices)
+    if submitted.attempts >= max_attempts:
+        last = submitted.last_error if len(submitted.last_error) <= 300 else submitted.last_error[:297] + "..."
         raise PlanError(
-            f"the planner submitted {tools.attempts} invalid plans; the last one: {last}. "
+            f"the planner submitted {submitted.attempts} invalid plans; the last one: {last}. "
             "Run again, or write the plan yourself and pass it with --plan FILE"
         )
     if result.reason == "model_error":

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import Field, field_validator
 
-from plait.agent._tool_args import TEXT_LIMIT, ToolArgs
+from plait.agent.arguments import TEXT_LIMIT, ToolArgs
 from plait.globs import matches, normalize
 from plait.plan_model import NAME, slugify
 

@@ -15,17 +15,17 @@ from typing import Literal
 
 from pydantic import Field
 
-from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
+from plait.agent.arguments import TEXT_LIMIT, ToolArgs
 from plait.agent.context import context_budget
 from plait.agent.instructions import ProjectInstructions
-from plait.agent.loop import Agent, AgentLimits, AgentResult, Spending, ToolSet
-from plait.agent.tools import ToolOutcome
-from plait.coord.asking import ExpertTools
+from plait.agent.loop import Agent, AgentLimits, AgentResult, Spending
+from plait.agent.toolset import FINISH, Run, Tool, ToolOutcome, Toolset
+from plait.coord.asking import Asking
 from plait.coord.experts import Expert, Experts, ExpertSpec, Origin, specs_from_log
 from plait.events.runlog import RunLog
 from plait.events.store import redaction
 from plait.events.types import LeadReplied, PromptGiven, RunKind, RunStarted, UserSaid
-from plait.messages import Model, ToolCall, ToolSpec
+from plait.messages import Model, ToolCall
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import repo_map
 from plait.reconcile.verify import IntegrationWorktree
@@ -36,15 +36,15 @@ __all__ = [
     "LEAD",
     "ExpertMaker",
     "Kind",
-    "LeadAskTools",
-    "ReadOnly",
     "Said",
     "Transcript",
     "close_checkout",
     "lead_agent",
+    "lead_ask_tools",
     "logged_system",
     "mark_kind",
     "open_checkout",
+    "read_only",
     "rebuild_experts",
     "run_kind",
     "started",
@@ -98,7 +98,7 @@ def close_checkout(repo: Repo, path: Path) -> None:
         path.parent.rmdir()
 
 
-def lead_agent(maker: ExpertMaker, tools: ToolSet, prompt: str, files: list[str]) -> Agent:
+def lead_agent(maker: ExpertMaker, tools: Toolset, prompt: str, files: list[str]) -> Agent:
     """The lead of run `maker.log.run_id`, with the system prompt it was first given (from the log); a new lead's is
     `prompt` and the map of the repository (of tracked `files`) it reads."""
     s = maker.settings
@@ -261,43 +261,32 @@ _ASK: dict[Kind, tuple[str, type[_AskArgs], str]] = {
 when nobody can be asked yet."""
 
 
-class LeadAskTools(ExpertTools):
+def lead_ask_tools(asker: str, experts: Experts, kind: Kind) -> Toolset:
     """`ask_expert` for the lead of a run of `kind`: always offered, with one description, as experts come and go.
 
     A lead's conversation lasts across processes; its requests must offer the same tools each time,
-    or its rebuilt calls would not match the log (the roster of `ExpertTools` changes as experts join).
+    or its rebuilt calls would not match the log (the roster in a worker's `ask_expert` changes as experts join).
     """
+    doc, args, none_yet = _ASK[kind]
+    who = "investigator" if kind == "investigation" else "investigator or helper"
+    asking = Asking(asker, experts)
 
-    def __init__(self, inner: ToolSet, asker: str, experts: Experts, kind: Kind) -> None:
-        super().__init__(inner, asker, experts)
-        self.doc, self.args, self.none_yet = _ASK[kind]
-        self.who = "investigator" if kind == "investigation" else "investigator or helper"
+    async def ask(parsed: _AskArgs, call: ToolCall) -> ToolOutcome:
+        return await asking.answer(parsed.expert, parsed.question, call)
 
-    def specs(self) -> tuple[ToolSpec, ...]:
-        return self.inner.specs() + (tool_spec("ask_expert", self.args, self.doc),)
-
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        if call.name != "ask_expert":
-            return await self.inner.execute(call)
-        if not len(self.experts):
-            return ToolOutcome(self.none_yet, is_error=True)
+    async def someone(call: ToolCall, run: Run) -> ToolOutcome:
+        """Whoever is named must be there, whatever else is wrong with the call."""
+        if not len(experts):
+            return ToolOutcome(none_yet, is_error=True)
         name = (call.arguments or {}).get("expert")
-        if isinstance(name, str) and name and name not in self.experts:
-            known = ", ".join(f"`{n}`" for n in self.experts.by_name)
-            return ToolOutcome(f"there is no {self.who} `{name}`; yours are: {known}.", is_error=True)
-        return await super().execute(call)
+        if isinstance(name, str) and name and name not in experts:
+            known = ", ".join(f"`{n}`" for n in experts.by_name)
+            return ToolOutcome(f"there is no {who} `{name}`; yours are: {known}.", is_error=True)
+        return await run(call)
+
+    return Toolset([Tool("ask_expert", args, ask, doc)]).wrap(someone)
 
 
-class ReadOnly:
-    """The read-only tools of `inner` (a read-only `Toolbox`) without `finish`: a lead ends turns otherwise."""
-
-    def __init__(self, inner: ToolSet) -> None:
-        self.inner = inner
-
-    def specs(self) -> tuple[ToolSpec, ...]:
-        return tuple(s for s in self.inner.specs() if s.name != "finish")
-
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        if call.name == "finish":
-            return ToolOutcome("you do not finish: call answer to reply.", format_error=True)
-        return await self.inner.execute(call)
+def read_only(tools: Toolset) -> Toolset:
+    """The read-only tools of `tools` (a read-only `Toolbox`) without `finish`: a lead ends turns otherwise."""
+    return tools.without({FINISH}, because="you do not finish: call answer to reply.")

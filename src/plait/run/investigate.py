@@ -21,16 +21,16 @@ from pathlib import Path
 
 from pydantic import Field
 
-from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
+from plait.agent.arguments import TEXT_LIMIT, ToolArgs
 from plait.agent.budget import Budget, Limits
-from plait.agent.loop import ToolSet
-from plait.agent.tools import Toolbox, ToolOutcome, parse_arguments
+from plait.agent.tools import Toolbox
+from plait.agent.toolset import Tool, ToolOutcome, Toolset
 from plait.coord.board import Board
 from plait.coord.experts import Answer, Expert, Experts, ExpertSpec, answer_arguments, expert_id
 from plait.errors import UsageError
 from plait.events.runlog import RunLog
 from plait.events.types import ExpertStarted, NotePosted, QuestionAnswered, QuestionAsked, RunFinished
-from plait.messages import ToolCall, ToolSpec
+from plait.messages import ToolCall
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import tracked_files
 from plait.plan_model import Plan, PlanTask
@@ -38,13 +38,13 @@ from plait.run._areas import MOST_AREAS, Area, Finding, locate, references, spli
 from plait.run._lead import (
     LEAD,
     ExpertMaker,
-    LeadAskTools,
-    ReadOnly,
     Transcript,
     close_checkout,
     lead_agent,
+    lead_ask_tools,
     mark_kind,
     open_checkout,
+    read_only,
     rebuild_experts,
     run_kind,
     started,
@@ -54,7 +54,7 @@ from plait.run.context import RunContext
 from plait.run.state import charge_earlier_spending
 from plait.workspace import LocalShell
 
-__all__ = ["Area", "AskOutcome", "Finding", "Inquiry", "Investigation", "InvestigateTools", "ask", "split_areas"]
+__all__ = ["Area", "AskOutcome", "Finding", "Inquiry", "Investigation", "ask", "investigate_tools", "split_areas"]
 
 
 class _InvestigateArgs(ToolArgs):
@@ -188,26 +188,17 @@ def render_findings(findings: Sequence[Finding]) -> str:
     return "\n".join(parts)
 
 
-class InvestigateTools:
-    """`inner`'s tools and `investigate`, which fans a question out to the investigation's investigators."""
+def investigate_tools(investigation: Investigation, asker: str = LEAD) -> Toolset:
+    """`investigate`, which fans a question out to the investigation's investigators."""
 
-    def __init__(self, inner: ToolSet, investigation: Investigation, asker: str = LEAD) -> None:
-        self.inner, self.investigation, self.asker = inner, investigation, asker
-
-    def specs(self) -> tuple[ToolSpec, ...]:
-        return self.inner.specs() + (tool_spec("investigate", _InvestigateArgs),)
-
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        if call.name != "investigate":
-            return await self.inner.execute(call)
-        args = parse_arguments(call, _InvestigateArgs)
-        if isinstance(args, ToolOutcome):
-            return args
+    async def investigate(args: _InvestigateArgs, call: ToolCall) -> ToolOutcome:
         names = [a.name for a in args.areas]
         if len(set(names)) != len(names):
             return ToolOutcome("two areas have the same name: give each its own.", format_error=True)
-        findings = await self.investigation.run(args.question, args.areas, self.asker, f"{self.asker}:{call.id}")
+        findings = await investigation.run(args.question, args.areas, asker, f"{asker}:{call.id}")
         return ToolOutcome(render_findings(findings), is_error=not any(f.ok for f in findings))
+
+    return Toolset([Tool("investigate", _InvestigateArgs, investigate)])
 
 
 class _AnswerArgs(ToolArgs):
@@ -224,22 +215,8 @@ class _AnswerArgs(ToolArgs):
     )
 
 
-class _AnswerTools:
-    """`inner`'s tools and `answer`, which ends the lead's turn."""
-
-    def __init__(self, inner: ToolSet) -> None:
-        self.inner = inner
-
-    def specs(self) -> tuple[ToolSpec, ...]:
-        return self.inner.specs() + (tool_spec("answer", _AnswerArgs),)
-
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        if call.name != "answer":
-            return await self.inner.execute(call)
-        args = parse_arguments(call, _AnswerArgs)
-        if isinstance(args, ToolOutcome):
-            return args
-        return ToolOutcome("answered.", finished=True, summary=args.answer)
+async def _answered(args: _AnswerArgs, call: ToolCall) -> ToolOutcome:
+    return ToolOutcome("answered.", finished=True, summary=args.answer)
 
 
 _SYSTEM = """\
@@ -347,13 +324,11 @@ async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
     experts = Experts()
     await rebuild_experts(maker, experts)
     investigation = Investigation(maker, experts, concurrency=s.concurrency, files=files)
-    tools = _AnswerTools(
-        LeadAskTools(
-            InvestigateTools(ReadOnly(Toolbox(root, LocalShell(), read_only=True)), investigation),
-            LEAD,
-            experts,
-            "investigation",
-        )
+    tools = (
+        read_only(Toolbox(root, LocalShell(), read_only=True))
+        | investigate_tools(investigation)
+        | lead_ask_tools(LEAD, experts, "investigation")
+        | Toolset([Tool("answer", _AnswerArgs, _answered)])
     )
     lead = lead_agent(maker, tools, _SYSTEM, files)
     transcript = Transcript(log, "question")

@@ -12,12 +12,13 @@ from plait.agent._replaying import ReplayTurns
 from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
 from plait.agent.external import Worker
-from plait.agent.loop import Agent, AgentLimits, AgentResult, ToolSet
-from plait.agent.mcp_servers import serve
+from plait.agent.loop import Agent, AgentLimits, AgentResult
+from plait.agent.mcp_servers import McpAttempt, serve
 from plait.agent.prompts import task_brief
 from plait.agent.tools import Toolbox
-from plait.coord import Board, CoordTools, Leases
-from plait.coord.asking import ExpertTools
+from plait.agent.toolset import Toolset
+from plait.coord import Board, Leases, coord_tools
+from plait.coord.asking import asking_tools
 from plait.errors import PlaitError
 from plait.events.types import Decision, RunFinished, TaskFinished
 from plait.globs import matches
@@ -229,7 +230,9 @@ class TaskAttempts:
             self._decide(task.id, "bootstrap", f"copied {len(copied)} untracked file(s) in", {"files": copied})
         await self.bootstrap.run_setup(worktree.path, runner)
         brief = self.brief_for(task, last, carried)
-        return await serve(self, task.id, number, self._agent(task, runner, worktree, number), brief)
+        ctx = self.ctx
+        at = McpAttempt(ctx.settings, ctx.repo.root, ctx.base.commit, ctx.log, task.id, number, runner, worktree.path)
+        return await serve(at, self._agent(task, runner, worktree, number), brief)
 
     def brief_for(self, task: PlanTask, last: Attempt | None, carried: Carried | None) -> str:
         """What the attempt's agent is told: the plan's brief, and for a retry what became of the last attempt."""
@@ -304,16 +307,15 @@ class TaskAttempts:
             turns=self.turns,
         )
 
-    def _asking(self, task_id: str, attempt: int, tools: ToolSet) -> ToolSet:
+    def _asking(self, task_id: str, attempt: int, tools: Toolset) -> Toolset:
         """The task's tools, with `ask_expert` when the run has experts."""
-        experts = self.experts.experts
-        return ExpertTools(tools, task_id, experts, attempt) if len(experts) else tools
+        return tools | asking_tools(task_id, self.experts.experts, attempt)
 
-    def _tools(self, task: PlanTask, toolbox: Toolbox, worktree: Worktree) -> ToolSet:
+    def _tools(self, task: PlanTask, toolbox: Toolbox, worktree: Worktree) -> Toolset:
         """The task's tools; in a parallel run, with the board and leases around them."""
         if self.board is None:
             return toolbox
-        return CoordTools(
+        return coord_tools(
             toolbox, task.id, self.board, self.leases, worktree=worktree, head=lambda: self.integrator.head
         )
 

@@ -18,39 +18,40 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from plait.agent._tool_args import TEXT_LIMIT, ToolArgs, tool_spec
+from plait.agent.arguments import TEXT_LIMIT, ToolArgs, argument_problems
 from plait.agent.budget import Budget, Limits
-from plait.agent.loop import Agent, AgentResult, ToolSet
-from plait.agent.tools import Toolbox, ToolOutcome, argument_problems, parse_arguments
+from plait.agent.loop import Agent, AgentResult
+from plait.agent.tools import Toolbox
+from plait.agent.toolset import Tool, ToolOutcome, Toolset
 from plait.coord.experts import Experts, ExpertSpec
 from plait.errors import PlaitError, UsageError
 from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.events.types import GateChecked, ModelCallFinished, RunDispatched, RunFinished, TaskFinished
-from plait.messages import ToolCall, ToolSpec
+from plait.messages import ToolCall
 from plait.models.pricing import PriceTable
 from plait.plan.repomap import tracked_files
 from plait.reconcile.verdict import gate_why
 from plait.run._lead import (
     LEAD,
     ExpertMaker,
-    LeadAskTools,
-    ReadOnly,
     Said,
     Transcript,
     close_checkout,
     lead_agent,
+    lead_ask_tools,
     mark_kind,
     open_checkout,
+    read_only,
     rebuild_experts,
     run_kind,
     started,
 )
 from plait.run.base import RunBase, choose_base, new_run_id, record_start
 from plait.run.context import RunContext, ShellFactoryForRun
-from plait.run.investigate import InvestigateTools, Investigation
+from plait.run.investigate import Investigation, investigate_tools
 from plait.run.orchestrate import Orchestration, orchestrate
 from plait.run.state import charge_earlier_spending, load_state
 from plait.workspace import GitError, LocalShell, Repo
@@ -144,36 +145,25 @@ Every reply must call a tool.
 """
 
 
-class _SessionTools:
-    """`inner`'s tools, and `spawn_helper`, `dispatch` and `answer` of a session's lead."""
+def _session_tools(session: Session) -> Toolset:
+    """`spawn_helper`, `dispatch` and `answer` of a session's lead."""
 
-    def __init__(self, inner: ToolSet, session: Session) -> None:
-        self.inner, self.session = inner, session
+    async def spawn(args: _SpawnArgs, call: ToolCall) -> ToolOutcome:
+        return session.spawn(call, args)
 
-    def specs(self) -> tuple[ToolSpec, ...]:
-        return self.inner.specs() + (
-            tool_spec("spawn_helper", _SpawnArgs),
-            tool_spec("dispatch", _DispatchArgs),
-            tool_spec("answer", _ReplyArgs),
-        )
+    async def dispatch(args: _DispatchArgs, call: ToolCall) -> ToolOutcome:
+        return await session.dispatch(args.task, args.plan_file, key=session.call_key(call))
 
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        kinds: dict[str, type[BaseModel]] = {
-            "spawn_helper": _SpawnArgs,
-            "dispatch": _DispatchArgs,
-            "answer": _ReplyArgs,
-        }
-        if call.name not in kinds:
-            return await self.inner.execute(call)
-        args = parse_arguments(call, kinds[call.name])
-        if isinstance(args, ToolOutcome):
-            return args
-        if isinstance(args, _SpawnArgs):
-            return self.session.spawn(call, args)
-        if isinstance(args, _DispatchArgs):
-            return await self.session.dispatch(args.task, args.plan_file, key=self.session.call_key(call))
-        assert isinstance(args, _ReplyArgs)
+    async def reply(args: _ReplyArgs, call: ToolCall) -> ToolOutcome:
         return ToolOutcome("replied.", finished=True, summary=args.answer)
+
+    return Toolset(
+        [
+            Tool("spawn_helper", _SpawnArgs, spawn),
+            Tool("dispatch", _DispatchArgs, dispatch),
+            Tool("answer", _ReplyArgs, reply),
+        ]
+    )
 
 
 class Session:
@@ -208,9 +198,12 @@ class Session:
         maker = self._maker = ExpertMaker(log, cfg.model, PriceTable(s.prices), root, commit, s, budget)
         await rebuild_experts(maker, self.experts)
         investigation = Investigation(maker, self.experts, concurrency=s.concurrency, files=files)
-        readonly = ReadOnly(Toolbox(root, LocalShell(), read_only=True))
-        asking = LeadAskTools(InvestigateTools(readonly, investigation), LEAD, self.experts, "session")
-        tools = _SessionTools(asking, self)
+        tools = (
+            read_only(Toolbox(root, LocalShell(), read_only=True))
+            | investigate_tools(investigation)
+            | lead_ask_tools(LEAD, self.experts, "session")
+            | _session_tools(self)
+        )
         self._lead = lead_agent(maker, tools, _SYSTEM, files)
         return [self._reply(said, result) for said, result in await self.transcript.replay(self._lead)]
 

@@ -266,18 +266,18 @@ async def _attempt(
     tools: Any = Toolbox(worktree.path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit)
     board = None
     if job.plan is not None:  # the board lives in the log: notes posted anywhere reach the agent at its next turn
-        from plait.coord import Board, CoordTools
+        from plait.coord import Board, coord_tools
         from plait.plan_model import Plan
 
         board = Board.from_log(log, Plan.model_validate(job.plan))
-        tools = CoordTools(tools, task_id, board, None, worktree=worktree)
+        tools = coord_tools(tools, task_id, board, None, worktree=worktree)
     if job.experts:
-        from plait.coord.asking import ExpertTools
+        from plait.coord.asking import asking_tools
         from plait.coord.experts import ExpertSpec
         from plait.run.backends._experts import ActorExperts
 
         specs = [ExpertSpec.model_validate(e) for e in job.experts]
-        tools = ExpertTools(tools, task_id, ActorExperts(run_id, specs), job.attempt)
+        tools = tools | asking_tools(task_id, ActorExperts(run_id, specs), job.attempt)
     agent = Agent(
         run_id=run_id,
         agent_id=task_id,

@@ -1,4 +1,5 @@
-"""The arguments of each tool, as pydantic models, and the JSON schemas the model is shown."""
+"""A tool's arguments: the base of their pydantic models, the limits on prose, what a malformed call is told, and
+the JSON schema (`tool_spec`) the model is shown."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from plait.messages import ToolSpec
 
@@ -14,14 +15,7 @@ __all__ = [
     "PATH_LIMIT",
     "SUMMARY_LIMIT",
     "TEXT_LIMIT",
-    "EditFileArgs",
-    "FinishArgs",
-    "ListFilesArgs",
-    "ReadFileArgs",
-    "RunArgs",
-    "SearchArgs",
     "ToolArgs",
-    "WriteFileArgs",
     "argument_problems",
     "ignored_arguments",
     "tool_spec",
@@ -42,83 +36,6 @@ class ToolArgs(BaseModel):
     # Models often add arguments nobody asked for; ignoring them costs nothing, refusing them costs a turn.
     # Strict: "yes" is not a boolean, nor "3" a line number; the model is told so instead of being guessed at.
     model_config = ConfigDict(extra="ignore", strict=True)
-
-
-class ReadFileArgs(ToolArgs):
-    """Read a text file, with line numbers. Long files are cut; read further with start_line and end_line."""
-
-    path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
-    start_line: int | None = Field(None, ge=1, description="First line to show (1-based). Default: 1.")
-    end_line: int | None = Field(None, ge=1, description="Last line to show, inclusive. Default: the end.")
-
-
-class ListFilesArgs(ToolArgs):
-    """List files (not directories) matching a glob, sorted, leaving out files git ignores."""
-
-    pattern: str = Field(
-        "**/*",
-        max_length=PATH_LIMIT,
-        description="Glob such as 'src/**/*.py'; '*' stays within a directory, '**' crosses them. "
-        "A pattern without '/' matches file names at any depth, so '*.py' finds every Python file.",
-    )
-    path: str = Field(".", max_length=PATH_LIMIT, description="Directory to list, relative to the repository root.")
-
-
-class SearchArgs(ToolArgs):
-    """Search file contents for a regular expression; prints matching lines as `path:line: text`."""
-
-    pattern: str = Field(
-        max_length=PATH_LIMIT,
-        description="Regular expression, such as 'def \\w+_total\\(' (escape literal parentheses).",
-    )
-    path: str = Field(
-        ".", max_length=PATH_LIMIT, description="File or directory to search in, relative to the repository root."
-    )
-    glob: str | None = Field(
-        None, max_length=PATH_LIMIT, description="Only search files matching this glob, such as '*.py'."
-    )
-    ignore_case: bool = Field(False, description="Match regardless of case.")
-
-
-class EditFileArgs(ToolArgs):
-    """Replace an exact piece of text in a file with new text.
-
-    `old` must match the file exactly, whitespace and indentation included, and occur once (include a few
-    surrounding lines to make it unique), unless replace_all is true. Read the file first.
-    """
-
-    path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
-    old: str = Field(description="The exact text to replace.")
-    new: str = Field(description="The text to put in its place.")
-    replace_all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one.")
-
-
-class WriteFileArgs(ToolArgs):
-    """Create a file, or overwrite it completely, with the given content. Parent directories are created."""
-
-    path: str = Field(max_length=PATH_LIMIT, description="File path, relative to the repository root.")
-    content: str = Field(description="The complete new content of the file.")
-
-
-class RunArgs(ToolArgs):
-    """Run a shell command with bash in the repository root and show its exit code and output.
-
-    Use it to run tests, linters and builds. There is no input and no terminal: do not start editors or
-    interactive programs. Background processes are killed when the command ends. Long output is cut in the middle.
-    """
-
-    command: str = Field(min_length=1, description="The bash command line, such as 'pytest -q tests/test_x.py'.")
-    timeout: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
-
-
-class FinishArgs(ToolArgs):
-    """Declare the task done, or impossible, and stop. Call it once, as your last action."""
-
-    summary: str = Field(
-        min_length=1,
-        max_length=SUMMARY_LIMIT,
-        description="What you changed and why, or why the task cannot be done.",
-    )
 
 
 _SHOWN = 80
