@@ -33,6 +33,8 @@ TASK_ID = "main"
 
 @dataclass
 class RunOutcome:
+    """How a one-agent run ended: its status and branch, the agent's commit, summary and files, what it spent."""
+
     run_id: str
     status: str
     branch: str
@@ -47,6 +49,7 @@ class RunOutcome:
 
 
 def one_task_plan(task: str, reason: str = "one agent was asked for") -> Plan:
+    """The plan of one task, the user's task as given (its first line the title)."""
     title = task.strip().splitlines()[0] if task.strip() else "plait task"
     title = title if len(title) <= 68 else title[:65] + "..."
     return Plan(mode="single", reason=reason, tasks=[PlanTask(id=TASK_ID, title=title, instructions=task)])

@@ -76,6 +76,8 @@ class PlanContext(RunContext):
 
 @dataclass
 class ParallelOutcome:
+    """How a run of a plan's tasks ended: its status, its integration branch and head, and each task's result."""
+
     run_id: str
     status: str
     branch: str
@@ -85,6 +87,7 @@ class ParallelOutcome:
 
     @property
     def dropped(self) -> dict[str, str]:
+        """The tasks the run went on without, and why."""
         return {t: r.reason for t, r in self.results.items() if r.status == "dropped"}
 
 
@@ -258,6 +261,7 @@ class TaskAttempts:
         )
 
     async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> Attempt:
+        """Bring the attempt's commit into the run's result (unless integrated before it was resumed), then log it."""
         if commit and task.id not in (self.ctx.state.integrated if self.ctx.state else set()):
             release_slot()  # the agent is done: merging is not agent work, and may wait for other merges
             ok, why = await self.integrator.integrate(task, branch, commit, summary)
