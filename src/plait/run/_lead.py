@@ -36,8 +36,8 @@ __all__ = [
     "LEAD",
     "ExpertMaker",
     "Kind",
-    "Said",
     "Transcript",
+    "UserTurn",
     "close_checkout",
     "lead_agent",
     "lead_ask_tools",
@@ -167,8 +167,8 @@ async def rebuild_experts(maker: ExpertMaker, experts: Experts) -> None:
 
 
 @dataclass(frozen=True)
-class Said:
-    """One message of the user to the lead, as logged."""
+class UserTurn:
+    """One message of the user to the lead, as logged: the turn of the lead it starts."""
 
     turn: int
     text: str
@@ -180,15 +180,15 @@ class Transcript:
 
     def __init__(self, log: RunLog, topic: Literal["question", "session"]) -> None:
         self.log, self.topic = log, topic
-        self.messages: list[Said] = []
+        self.messages: list[UserTurn] = []
         self.replies: dict[int, LeadReplied] = {}
         for event in log.events(agent=LEAD, kinds=["user_said", "lead_replied"]):
             if isinstance(event, UserSaid) and event.topic == topic:
-                self.messages.append(Said(event.turn, event.text, event.seq))
+                self.messages.append(UserTurn(event.turn, event.text, event.seq))
             elif isinstance(event, LeadReplied):
                 self.replies[event.turn] = event
 
-    def said(self, text: str) -> Said:
+    def said(self, text: str) -> UserTurn:
         """Log the user's next message; the lead sees it only after."""
         turn = len(self.messages) + 1
         event = UserSaid(
@@ -199,7 +199,7 @@ class Transcript:
             turn=turn,
             text=text,
         )
-        said = Said(turn, text, self.log.append(event).seq)
+        said = UserTurn(turn, text, self.log.append(event).seq)
         self.messages.append(said)
         return said
 
@@ -219,7 +219,7 @@ class Transcript:
         self.replies[turn] = reply
         return reply
 
-    async def replay(self, lead: Agent) -> list[tuple[Said, AgentResult]]:
+    async def replay(self, lead: Agent) -> list[tuple[UserTurn, AgentResult]]:
         """Feed every logged message to a new `lead`; returns the turns no reply was logged for (finished now)."""
         open_turns = []
         for said in self.messages:

@@ -37,8 +37,8 @@ from plait.reconcile.verdict import gate_why
 from plait.run._lead import (
     LEAD,
     ExpertMaker,
-    Said,
     Transcript,
+    UserTurn,
     close_checkout,
     lead_agent,
     lead_ask_tools,
@@ -213,7 +213,7 @@ class Session:
         said = self.transcript.said(text)
         return self._reply(said, await self._lead.turn(text))
 
-    def _reply(self, said: Said, result: AgentResult) -> Reply:
+    def _reply(self, said: UserTurn, result: AgentResult) -> Reply:
         reply = self.transcript.replied(said.turn, result)
         return Reply(said.turn, reply.text, result.ok, said.seq)
 
