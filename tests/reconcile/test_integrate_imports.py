@@ -12,7 +12,7 @@ import pytest
 from gitrepo import Sandbox, sandbox
 
 FORBIDDEN = (
-    "plait.run.single",
+    "plait.run.one_agent",
     "plait.run.parallel",
     "plait.agent",
     "plait.workspace.sandbox",
