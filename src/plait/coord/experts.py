@@ -26,7 +26,7 @@ from pydantic import Field
 from plait.agent.arguments import TEXT_LIMIT, ToolArgs
 from plait.agent.context import ContextBudget, context_budget
 from plait.agent.loop import Agent, AgentLimits, Spending
-from plait.agent.tools import Toolbox
+from plait.agent.tools import READ_TOOLS, Toolbox
 from plait.agent.toolset import FINISH, Tool, ToolOutcome, Toolset
 from plait.coord._prompts import Origin, expert_system
 from plait.events.runlog import RunLog
@@ -54,8 +54,6 @@ __all__ = [
 
 EXPERT_STEPS = 30
 """Model calls an expert may make for one answer (fewer when the settings allow fewer)."""
-
-READING_TOOLS = frozenset({"read_file", "search", "list_files"})
 
 
 def expert_id(name: str) -> str:
@@ -131,9 +129,7 @@ class Answer:
 def _reading_tokens(messages: Sequence[object]) -> int:
     """Estimated tokens (4 characters each) of successful file reading in a conversation."""
     chars = sum(
-        len(m.content)
-        for m in messages
-        if isinstance(m, ToolResultMessage) and m.name in READING_TOOLS and not m.is_error
+        len(m.content) for m in messages if isinstance(m, ToolResultMessage) and m.name in READ_TOOLS and not m.is_error
     )
     return chars // 4
 
@@ -336,7 +332,7 @@ class Expert:
         """Reading tool calls made for `question` (after step `after`), from the log: a compacted conversation
         holds only its latest steps whole."""
         events = self.log.events(agent=self.id, kinds=["tool_result"], after=question.seq)
-        return sum(1 for e in events if isinstance(e, ToolReturned) and e.step > after and e.name in READING_TOOLS)
+        return sum(1 for e in events if isinstance(e, ToolReturned) and e.step > after and e.name in READ_TOOLS)
 
     def _answer(self, number: int) -> Answer:
         return Answer.logged(self.spec.name, self._answered[number])
