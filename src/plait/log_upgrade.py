@@ -31,10 +31,11 @@ TOPIC_KINDS = {
     "worktree": "opening",
     "retry": "carried",
     "gate-debts": "debts",
+    "external_agent": "agent_session",
 }
 """The topics of a schema-1 `decision` that became events of their own, and the kind of each."""
 
-_RENAMED = {"kind": {"kind": "what"}, "dispatch": {"plan": "plan_file"}}
+_RENAMED = {"kind": {"kind": "what"}, "dispatch": {"plan": "plan_file"}, "external_agent": {"agent": "cli"}}
 """The keys of a topic's `data` that its event names otherwise."""
 
 _NEW_KINDS = frozenset(TOPIC_KINDS.values())

@@ -20,7 +20,7 @@ from plait.agent.external import ClaudeCodeWorker, Job
 from plait.agent.external.claude_code import claude_env
 from plait.agent.loop import AgentResult
 from plait.events import SQLiteEventStore
-from plait.events.types import AgentStopped, Decision, ModelCallFinished, ToolCalled, ToolReturned
+from plait.events.types import AgentSession, AgentStopped, ModelCallFinished, ToolCalled, ToolReturned
 from plait.workspace import LocalShell
 
 pytestmark = pytest.mark.skipif(
@@ -86,7 +86,7 @@ def test_its_turns_tool_calls_session_and_cost_are_logged(tmp_path: Path) -> Non
     assert len(returned) == 1 and not returned[0].is_error and returned[0].checkpoint == "c0ffee"
     turns = [e for e in events if isinstance(e, ModelCallFinished) and e.response.model != "claude-code"]
     assert sum(t.response.usage.output_tokens for t in turns) == 5 + 7
-    assert [d for d in events if isinstance(d, Decision) and d.topic == "external_agent" and d.data["session"]]
+    assert [d for d in events if isinstance(d, AgentSession) and d.session]
     stopped = next(e for e in events if isinstance(e, AgentStopped))
     assert stopped.reason == "finished" and stopped.cost_usd > 0
     brief = json.dumps([b for b in asked if b.get("tools")][0])
@@ -110,11 +110,11 @@ def test_a_resumed_attempt_continues_its_logged_session(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("git_env")
 def test_a_lost_session_starts_afresh(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "events.db")
-    data = {"session": "00000000-0000-4000-8000-000000000000", "attempt": 1, "agent": "claude-code"}
-    store.append(Decision(run_id="r1", agent="t", topic="external_agent", decision="a session", data=data))
+    logged = {"session": "00000000-0000-4000-8000-000000000000", "attempt": 1, "cli": "claude-code"}
+    store.append(AgentSession(run_id="r1", agent="t", decision="a session", **logged))
     result, _, worktree = _work(tmp_path, store, _writer)
     assert result.ok and (worktree / "notes.txt").exists()
-    lost = [e for e in store.events("r1") if isinstance(e, Decision) and e.data.get("lost")]
+    lost = [e for e in store.events("r1") if isinstance(e, AgentSession) and e.lost]
     assert len(lost) == 1
 
 

@@ -14,11 +14,10 @@ from typing import Any
 import pytest
 
 from plait.agent.external import Job, OpenCodeWorker, make_worker
-from plait.agent.external._events import TOPIC
 from plait.agent.external.opencode import opencode_env
 from plait.agent.loop import AgentResult
 from plait.events import SQLiteEventStore
-from plait.events.types import AgentStopped, Decision, ModelCallFinished, ToolCalled, ToolReturned
+from plait.events.types import AgentSession, AgentStopped, ModelCallFinished, ToolCalled, ToolReturned
 from plait.workspace import LocalShell
 from wire_server import Recorded, WireServer
 
@@ -81,8 +80,8 @@ def test_its_steps_tool_calls_session_and_usage_are_logged(tmp_path: Path) -> No
     assert [c.name for c in called] == ["write"] and called[0].arguments["content"] == "hi\n"
     returned = [e for e in events if isinstance(e, ToolReturned)]
     assert [(r.name, r.is_error) for r in returned] == [("write", False)]
-    sessions = [e for e in events if isinstance(e, Decision) and e.topic == TOPIC]
-    assert len(sessions) == 1 and str(sessions[0].data["session"]).startswith("ses_")
+    sessions = [e for e in events if isinstance(e, AgentSession)]
+    assert len(sessions) == 1 and sessions[0].session.startswith("ses_")
     stopped = next(e for e in events if isinstance(e, AgentStopped))
     assert stopped.reason == "finished" and stopped.steps == 2 and stopped.usage.output_tokens == 16
 

@@ -19,6 +19,7 @@ from plait.coord.leases import Leases
 from plait.events import Event, SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.events.types import (
+    AgentSession,
     AttemptPlaced,
     ContextCompacted,
     DebtsChanged,
@@ -59,6 +60,7 @@ PLACED = "attempt 1 runs on node n1 (w1)"
 OPENED = "making the worktree of attempt 2 on cccccccccc"
 OPENING = {"attempt": 2, "branch": "b/api.2", "path": "/w/api.2", "base": "c" * 40}
 CARRIED = {"attempt": 2, "number": 1, "commit": "", "head": "", "files": [], "conflicts": []}
+SESSION = {"session": "s1", "attempt": 2, "model": "opus"}
 VERIFIED = "verify command `make test` passes at the base; the gate runs it on the agents' work"
 PLAN = Plan.model_validate(
     {
@@ -134,6 +136,7 @@ def _old_rows() -> list[dict[str, Any]]:
             "api", 9.9, "retry", "kept nothing", "gone", {**CARRIED, "put_back": [["x.py", "ui"]], "lost": "gone"}
         ),
         _decision("", 9.95, "gate-debts", "no test owed", "", {"debts": [{"tests": ["t"], "by": "api", "until": []}]}),
+        _decision("api", 9.97, "external_agent", "claude-code session s1", "", {**SESSION, "agent": "claude-code"}),
         _decision("", 10.0, "mode", "one agent, no parallel overhead", "small", {}),
     ]
 
@@ -178,6 +181,7 @@ def _new_events() -> list[Event]:
             lost="gone",
         ),
         DebtsChanged(**_ids("", 9.95), decision="no test owed", debts=[OwedTests(tests=["t"], by="api")]),
+        AgentSession(**_ids("api", 9.97), decision="claude-code session s1", **SESSION, cli="claude-code"),
         Decision(**_ids("", 10.0), topic="mode", decision="one agent, no parallel overhead", reason="small"),
     ]
 
@@ -222,6 +226,7 @@ def test_an_old_decision_is_read_as_the_event_written_today(old_log: Path, new_l
             "opening",
             "carried",
             "debts",
+            "agent_session",
             "decision",
         ),
     ]
@@ -279,7 +284,7 @@ def test_an_old_log_is_shown_as_a_new_one_is(old_log: Path, new_log: Path) -> No
         ["README.md"],
         [("README.md", "api")],
         ["lease", "lease", "notes", "context", "question", "reply", "kind", "placed", "verify", "dispatch"]
-        + ["worktree", "retry", "gate-debts", "mode"],
+        + ["worktree", "retry", "gate-debts", "external_agent", "mode"],
     ]
     assert kind == "investigation"
 

@@ -3,7 +3,8 @@
 A `Decision` is a one-off choice nothing reads again; what resume or a view reads back is an event of its own
 with typed fields: a lease changed, notes delivered, the context compacted, the user said something to a lead,
 the lead replied, what a run is, where an attempt was placed, the verify command checked at the base, a run a
-session dispatched, an attempt's worktree opening, what a retry kept of the last attempt, the gate's debts.
+session dispatched, an attempt's worktree opening, what a retry kept of the last attempt, the gate's debts, an
+external agent's session.
 Logs of schema 1 kept these as decisions; `plait.log_upgrade` reads them as these events.
 """
 
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from plait.events._base import _Event
 
 __all__ = [
+    "AgentSession",
     "AttemptPlaced",
     "ContextCompacted",
     "DebtsChanged",
@@ -215,3 +217,16 @@ class DebtsChanged(Decided):
     kind: Literal["debts"] = "debts"
     topic: Literal["gate-debts"] = "gate-debts"
     debts: list[OwedTests] = []
+
+
+class AgentSession(Decided):
+    """The session an external agent (`cli`) keeps for attempt `attempt`: a resumed attempt continues it, unless
+    it is `lost` (it could not be continued, and the attempt started afresh)."""
+
+    kind: Literal["agent_session"] = "agent_session"
+    topic: Literal["external_agent"] = "external_agent"
+    cli: str
+    session: str
+    attempt: int
+    lost: bool = False
+    model: str = ""

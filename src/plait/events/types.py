@@ -8,6 +8,7 @@ from pydantic import Field, TypeAdapter
 
 from plait.events._base import _Event
 from plait.events._decided import (
+    AgentSession,
     AttemptPlaced,
     ContextCompacted,
     DebtsChanged,
@@ -29,6 +30,7 @@ from plait.messages import ModelResponse, ToolCall, Usage
 from plait.plan_model import Plan
 
 __all__ = [
+    "AgentSession",
     "EXPERT_PREFIX",
     "AgentStopped",
     "AttemptPlaced",
@@ -379,6 +381,7 @@ Event = Annotated[
     | WorktreeOpening
     | WorkCarried
     | DebtsChanged
+    | AgentSession
     | AgentStopped
     | PlanMade
     | PlanRejected

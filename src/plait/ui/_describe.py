@@ -191,6 +191,7 @@ _DECIDED = frozenset(
         "opening",
         "carried",
         "debts",
+        "agent_session",
     }
 )
 """The kinds of logged choice (a lease aside) worded alike: what was decided, and why."""

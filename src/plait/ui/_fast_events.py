@@ -144,6 +144,10 @@ _OWN: dict[str, dict[str, tuple[Any, Any]]] = {
         **{"put_back": (("list", _L), []), "lost": (_S, "")},
     },
     "debts": {**_DECIDED, "topic": (("gate-debts",), "gate-debts"), "debts": (("list", "OwedTests"), [])},
+    "agent_session": {
+        **{**_DECIDED, "topic": (("external_agent",), "external_agent"), "cli": (_S, _R), "session": (_S, _R)},
+        **{"attempt": (_I, _R), "lost": (_B, False), "model": (_S, "")},
+    },
     "lead_replied": {
         **{**_DECIDED, "topic": (("reply",), "reply"), "turn": (_I, _R), "text": (_S, _R), "ok": (_B, _R)},
         "disagreements": (_S, ""),

@@ -16,12 +16,10 @@ from plait.agent.budget import BudgetExceeded
 from plait.agent.external._job import Job
 from plait.agent.journal import valid_text
 from plait.events.store import redaction
-from plait.events.types import AgentStopped, Decision, ModelCallFinished, StopReason, ToolCalled, ToolReturned
+from plait.events.types import AgentSession, AgentStopped, ModelCallFinished, StopReason, ToolCalled, ToolReturned
 from plait.messages import ModelResponse, ToolCall, Usage
 
-__all__ = ["TOPIC", "Transcript", "logged_session"]
-
-TOPIC = "external_agent"
+__all__ = ["Transcript", "logged_session"]
 
 
 class Transcript:
@@ -38,18 +36,20 @@ class Transcript:
         """Tool names by call id, for the results."""
         self._started = time.monotonic()
 
-    def session(self, session_id: str, **data: object) -> None:
+    def session(self, session_id: str, *, model: str = "") -> None:
         """The agent's own session id, logged once: a resumed attempt continues it."""
         if session_id and logged_session(self.job, self.agent) != session_id:
-            data = {**data, "session": session_id, "attempt": self.job.attempt, "agent": self.agent}
             what = f"{self.agent} session {session_id}"
-            self.job.store.append(Decision(**self._ids, topic=TOPIC, decision=what, data=data))
+            self.job.store.append(AgentSession(**self._ids, decision=what, model=model, **self._session(session_id)))
 
     def lost_session(self, session_id: str, why: str) -> None:
         """The agent could not continue its logged session: it starts the attempt again, from its brief."""
-        data = {"session": session_id, "attempt": self.job.attempt, "agent": self.agent, "lost": True}
         what = f"{self.agent} could not resume session {session_id}; started afresh"
-        self.job.store.append(Decision(**self._ids, topic=TOPIC, decision=what, reason=why, data=data))
+        lost = AgentSession(**self._ids, decision=what, reason=why, lost=True, **self._session(session_id))
+        self.job.store.append(lost)
+
+    def _session(self, session_id: str) -> dict[str, str | int]:
+        return {"cli": self.agent, "session": session_id, "attempt": self.job.attempt}
 
     def turn(
         self, text: str, calls: list[ToolCall], usage: Usage, model: str, cost: float | None = None, spec: str = ""
@@ -131,8 +131,7 @@ class Transcript:
 def logged_session(job: Job, agent: str) -> str:
     """The session the log has for this attempt of `agent` ('' when none)."""
     found = ""
-    for event in job.store.events(job.run_id, agent=job.agent_id, kinds=["decision"]):
-        if isinstance(event, Decision) and event.topic == TOPIC and event.data.get("attempt") == job.attempt:
-            if event.data.get("agent") == agent:
-                found = "" if event.data.get("lost") else str(event.data.get("session", ""))
+    for event in job.store.events(job.run_id, agent=job.agent_id, kinds=["agent_session"]):
+        if isinstance(event, AgentSession) and event.attempt == job.attempt and event.cli == agent:
+            found = "" if event.lost else event.session
     return found
