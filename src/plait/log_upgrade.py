@@ -32,6 +32,7 @@ TOPIC_KINDS = {
     "retry": "carried",
     "gate-debts": "debts",
     "external_agent": "agent_session",
+    "mcp": "mcp_tools",
 }
 """The topics of a schema-1 `decision` that became events of their own, and the kind of each."""
 

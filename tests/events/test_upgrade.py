@@ -26,6 +26,7 @@ from plait.events.types import (
     Decision,
     LeadReplied,
     LeaseChanged,
+    McpToolsListed,
     NotePosted,
     NotesDelivered,
     OwedTests,
@@ -40,6 +41,7 @@ from plait.events.types import (
     WorktreeOpening,
 )
 from plait.log_upgrade import upgrade
+from plait.messages import ToolSpec
 from plait.plan_model import Plan
 from plait.reconcile._debts import Debts
 from plait.redact import Redactor
@@ -61,6 +63,8 @@ OPENED = "making the worktree of attempt 2 on cccccccccc"
 OPENING = {"attempt": 2, "branch": "b/api.2", "path": "/w/api.2", "base": "c" * 40}
 CARRIED = {"attempt": 2, "number": 1, "commit": "", "head": "", "files": [], "conflicts": []}
 SESSION = {"session": "s1", "attempt": 2, "model": "opus"}
+LISTED = "started 1 MCP server(s) offering 1 tool(s)"
+TOOL = ToolSpec(name="mcp__notes__add", description="[MCP server notes] add a note", parameters={"type": "object"})
 VERIFIED = "verify command `make test` passes at the base; the gate runs it on the agents' work"
 PLAN = Plan.model_validate(
     {
@@ -137,6 +141,9 @@ def _old_rows() -> list[dict[str, Any]]:
         ),
         _decision("", 9.95, "gate-debts", "no test owed", "", {"debts": [{"tests": ["t"], "by": "api", "until": []}]}),
         _decision("api", 9.97, "external_agent", "claude-code session s1", "", {**SESSION, "agent": "claude-code"}),
+        _decision(
+            "api", 9.98, "mcp", LISTED, "", {"attempt": 2, "tools": [TOOL.model_dump(mode="json")], "failed": {}}
+        ),
         _decision("", 10.0, "mode", "one agent, no parallel overhead", "small", {}),
     ]
 
@@ -182,6 +189,7 @@ def _new_events() -> list[Event]:
         ),
         DebtsChanged(**_ids("", 9.95), decision="no test owed", debts=[OwedTests(tests=["t"], by="api")]),
         AgentSession(**_ids("api", 9.97), decision="claude-code session s1", **SESSION, cli="claude-code"),
+        McpToolsListed(**_ids("api", 9.98), decision=LISTED, attempt=2, tools=[TOOL]),
         Decision(**_ids("", 10.0), topic="mode", decision="one agent, no parallel overhead", reason="small"),
     ]
 
@@ -227,6 +235,7 @@ def test_an_old_decision_is_read_as_the_event_written_today(old_log: Path, new_l
             "carried",
             "debts",
             "agent_session",
+            "mcp_tools",
             "decision",
         ),
     ]
@@ -284,7 +293,7 @@ def test_an_old_log_is_shown_as_a_new_one_is(old_log: Path, new_log: Path) -> No
         ["README.md"],
         [("README.md", "api")],
         ["lease", "lease", "notes", "context", "question", "reply", "kind", "placed", "verify", "dispatch"]
-        + ["worktree", "retry", "gate-debts", "external_agent", "mode"],
+        + ["worktree", "retry", "gate-debts", "external_agent", "mcp", "mode"],
     ]
     assert kind == "investigation"
 

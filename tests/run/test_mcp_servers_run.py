@@ -19,7 +19,7 @@ from integrators import git
 from plait.agent.budget import Budget, Limits
 from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
-from plait.events.types import Decision, PromptGiven, ToolCalled, ToolReturned
+from plait.events.types import Decided, PromptGiven, ToolCalled, ToolReturned
 from plait.models.scripted import ScriptedModel
 from plait.plan_model import Plan, PlanTask
 from plait.run.base import RunBase
@@ -125,7 +125,7 @@ def test_an_agent_calls_the_servers_tools_and_the_log_has_them(repo: Repo, tmp_p
     denied = returned[2]
     assert denied.is_error and "no rule allows it" in denied.output and 'tool = "mcp__notes__*"' in denied.output
     assert _calls(tmp_path) == ["add buy milk", "list"]  # the denied tool never reached the server
-    topics = [e.topic for e in store.events("r1", agent="main") if isinstance(e, Decision)]
+    topics = [e.topic for e in store.events("r1", agent="main") if isinstance(e, Decided)]
     assert "mcp" in topics and topics.count("mcp_policy") == 3
 
 

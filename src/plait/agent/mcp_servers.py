@@ -30,7 +30,7 @@ from plait.agent.loop import Agent, AgentResult
 from plait.agent.toolset import Tool, ToolOutcome, Toolset
 from plait.events.runlog import RunLog
 from plait.events.store import EventStore
-from plait.events.types import Decision
+from plait.events.types import Decision, McpToolsListed
 from plait.messages import ToolCall, ToolSpec
 from plait.redact import Redactor
 from plait.settings import Settings
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["McpAttempt", "McpTools", "mcp_tools", "serve"]
 
 PREFIX = "mcp__"
-TOPIC = "mcp"
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _NAME_LIMIT = 64
 _DESCRIPTION_LIMIT = 2000
@@ -147,9 +146,9 @@ class McpTools:
 
     async def open(self) -> None:
         """Offer the tools this attempt logged; else start the servers, list their tools and log the list."""
-        for event in self.store.events(self.run_id, agent=self.agent, kinds=["decision"]):
-            if isinstance(event, Decision) and event.topic == TOPIC and event.data.get("attempt") == self.attempt:
-                self.tools = self.offer([ToolSpec.model_validate(s) for s in event.data["tools"]])
+        for event in self.store.events(self.run_id, agent=self.agent, kinds=["mcp_tools"]):
+            if isinstance(event, McpToolsListed) and event.attempt == self.attempt:
+                self.tools = self.offer(list(event.tools))
                 return
         specs: list[ToolSpec] = []
         failed: dict[str, str] = {}
@@ -162,12 +161,10 @@ class McpTools:
             offered = [s for s in (_spec(name, t) for t in tools[:_TOOLS_PER_SERVER]) if s is not None]
             specs += offered
         self.tools = self.offer(specs)
-        data = {"attempt": self.attempt, "tools": [s.model_dump(mode="json") for s in specs], "failed": failed}
         what = f"started {len(self._running)} MCP server(s) offering {len(specs)} tool(s)"
         why = "; ".join(failed.values())
-        self.store.append(
-            Decision(run_id=self.run_id, agent=self.agent, topic=TOPIC, decision=what, reason=why, data=data)
-        )
+        ids = {"run_id": self.run_id, "agent": self.agent, "attempt": self.attempt}
+        self.store.append(McpToolsListed(**ids, decision=what, reason=why, tools=specs, failed=failed))
 
     async def close(self) -> None:
         """Stop every server this attempt started."""

@@ -4,7 +4,7 @@ A `Decision` is a one-off choice nothing reads again; what resume or a view read
 with typed fields: a lease changed, notes delivered, the context compacted, the user said something to a lead,
 the lead replied, what a run is, where an attempt was placed, the verify command checked at the base, a run a
 session dispatched, an attempt's worktree opening, what a retry kept of the last attempt, the gate's debts, an
-external agent's session.
+external agent's session, the tools an agent's MCP servers offered.
 Logs of schema 1 kept these as decisions; `plait.log_upgrade` reads them as these events.
 """
 
@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from plait.events._base import _Event
+from plait.messages import ToolSpec
 
 __all__ = [
     "AgentSession",
@@ -26,6 +27,7 @@ __all__ = [
     "LeadReplied",
     "LeaseAction",
     "LeaseChanged",
+    "McpToolsListed",
     "NotesDelivered",
     "OwedTests",
     "RunDispatched",
@@ -230,3 +232,14 @@ class AgentSession(Decided):
     attempt: int
     lost: bool = False
     model: str = ""
+
+
+class McpToolsListed(Decided):
+    """The tools an agent's MCP servers offered attempt `attempt` (and the servers that failed to start, with why):
+    a resumed attempt is offered the same, without asking the servers again."""
+
+    kind: Literal["mcp_tools"] = "mcp_tools"
+    topic: Literal["mcp"] = "mcp"
+    attempt: int
+    tools: list[ToolSpec] = []
+    failed: dict[str, str] = {}

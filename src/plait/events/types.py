@@ -17,6 +17,7 @@ from plait.events._decided import (
     LeadReplied,
     LeaseAction,
     LeaseChanged,
+    McpToolsListed,
     NotesDelivered,
     OwedTests,
     RunDispatched,
@@ -39,6 +40,7 @@ __all__ = [
     "LeadReplied",
     "LeaseAction",
     "LeaseChanged",
+    "McpToolsListed",
     "MergeStep",
     "NotePosted",
     "NotesDelivered",
@@ -382,6 +384,7 @@ Event = Annotated[
     | WorkCarried
     | DebtsChanged
     | AgentSession
+    | McpToolsListed
     | AgentStopped
     | PlanMade
     | PlanRejected

@@ -192,6 +192,7 @@ _DECIDED = frozenset(
         "carried",
         "debts",
         "agent_session",
+        "mcp_tools",
     }
 )
 """The kinds of logged choice (a lease aside) worded alike: what was decided, and why."""

@@ -60,6 +60,7 @@ MODELS.update(
             **{"id": ("str", REQUIRED), "title": ("str", REQUIRED), "instructions": ("str", REQUIRED), **_LISTED},
             **{"depends_on": ("list[str]", []), "kind": (("work", "contract"), "work"), "agent": ("str", "")},
         },
+        "ToolSpec": {"name": ("str", REQUIRED), "description": ("str", REQUIRED), "parameters": ("dict", REQUIRED)},
         "OwedTests": {"tests": ("list[str]", []), "by": ("str", ""), "until": ("list[str]", [])},
         "Plan": {
             **{"mode": (("single", "parallel"), REQUIRED), "reason": ("str", REQUIRED)},
@@ -147,6 +148,10 @@ _OWN: dict[str, dict[str, tuple[Any, Any]]] = {
     "agent_session": {
         **{**_DECIDED, "topic": (("external_agent",), "external_agent"), "cli": (_S, _R), "session": (_S, _R)},
         **{"attempt": (_I, _R), "lost": (_B, False), "model": (_S, "")},
+    },
+    "mcp_tools": {
+        **{**_DECIDED, "topic": (("mcp",), "mcp"), "attempt": (_I, _R)},
+        **{"tools": (("list", "ToolSpec"), []), "failed": (_D, {})},
     },
     "lead_replied": {
         **{**_DECIDED, "topic": (("reply",), "reply"), "turn": (_I, _R), "text": (_S, _R), "ok": (_B, _R)},

@@ -47,7 +47,7 @@ _KINDS = frozenset(
     "run_started run_finished task_started task_finished prompt model_request model_retry model_response model_error"
     " tool_call tool_result commit decision agent_stopped plan plan_rejected merge gate integrated policy note expert"
     " question answer steer lease notes_delivered compacted user_said lead_replied"
-    " run_kind placed verify dispatched opening carried debts agent_session".split()
+    " run_kind placed verify dispatched opening carried debts agent_session mcp_tools".split()
 )
 _FINISHED = frozenset({"done", "incomplete", "failed", "interrupted"})
 
