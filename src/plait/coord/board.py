@@ -5,7 +5,7 @@ The board is a view of the event log: every `NotePosted` of the run is on it, wh
 notes new to it that concern it (addressed to it, touching its files, naming its contracts, or for
 `all`), newest and addressed first, within a character budget; the rest wait for its next turn. Its
 files are its write-set, its read-set, its contracts' files and the files it holds a claim on (the
-log's lease decisions).
+log's `LeaseChanged` events).
 
 Delivery is linear in the notes: a note is sorted once, as the board reads it from the log, to the
 tasks it concerns (by address, by topic, by path: each path is matched once against every task's files)

@@ -176,7 +176,7 @@ class UserTurn:
 
 
 class Transcript:
-    """The user's messages to a lead and its replies, kept in the log as decisions of the lead."""
+    """The user's messages to a lead and its replies, kept in the log as the lead's `UserSaid` and `LeadReplied`."""
 
     def __init__(self, log: RunLog, topic: Literal["question", "session"]) -> None:
         self.log, self.topic = log, topic
