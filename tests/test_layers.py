@@ -42,6 +42,12 @@ KNOWN: frozenset[tuple[str, str]] = frozenset(
 )
 """(importing module, imported layer member) pairs that still go upwards: to be removed, never added to."""
 
+UI_READS_RUN: dict[str, str] = {
+    "plait.ui._run_report": "prints how a run ended: reads the outcomes RunOutcome and ParallelOutcome",
+    "plait.ui._session_output": "prints a session's replies: reads the types Reply and AskOutcome",
+}
+"""The modules of `plait.ui` that import `plait.run`, each to read a result or a type: the view only renders."""
+
 
 def _unit(module: str) -> str:
     """The layer member a module belongs to: its package below `plait`, or its own name at the top."""
@@ -103,6 +109,18 @@ def test_imports_flow_downwards_only() -> None:
 def test_the_list_of_known_upward_imports_is_current() -> None:
     gone = sorted(KNOWN - upward_imports())
     assert not gone, "no longer imported upwards, remove from KNOWN: " + ", ".join(f"{m} -> {u}" for m, u in gone)
+
+
+def test_the_ui_imports_the_run_layer_only_to_read_its_results() -> None:
+    found: set[str] = set()
+    for path in sorted((ROOT / "ui").rglob("*.py")):
+        rel = path.relative_to(ROOT.parent).with_suffix("")
+        module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        if any(_unit(target) == "run" for target in _imports(ROOT, path, module)):
+            found.add(module)
+    new, gone = sorted(found - set(UI_READS_RUN)), sorted(set(UI_READS_RUN) - found)
+    assert not new, "plait.ui modules that import plait.run (the command line drives a run): " + ", ".join(new)
+    assert not gone, "no longer import plait.run, remove from UI_READS_RUN: " + ", ".join(gone)
 
 
 def test_the_architecture_page_draws_every_layer_member() -> None:

@@ -12,6 +12,7 @@ from synthetic_run import ENV_SECRET, FAKE_KEY, RUN_ID, T0, append_run, parallel
 from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog
 
+from plait.cli._steering import LoggedSteering
 from plait.events.store import SQLiteEventStore
 from plait.events.types import Event, RunFinished, RunStarted, TaskStarted, ToolCalled
 from plait.messages import ToolCall
@@ -124,7 +125,7 @@ def test_the_screens_match_their_snapshots_and_show_no_secret(store: SQLiteEvent
     append_run(store, parallel_run())
 
     async def scenario() -> tuple[str, str]:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600, clock=lambda: T0 + 99)
+        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600, clock=lambda: T0 + 99, steering=LoggedSteering())
         async with app.run_test(size=SIZE) as pilot:
             return await _shots(app, pilot)
 
@@ -141,7 +142,7 @@ def test_a_run_in_progress_matches_its_snapshot(store: SQLiteEventStore) -> None
     append_run(store, [e for e in events if e.ts <= T0 + 15.1])
 
     async def scenario() -> str:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600, clock=lambda: T0 + 15.1)
+        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600, clock=lambda: T0 + 15.1, steering=LoggedSteering())
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             return screen_text(app)

@@ -106,9 +106,17 @@ def _run(command: str, given: dict[str, Any]) -> None:
     from plait.ui import _view
 
     if command == "status":
-        plain = bool(given.get("plain"))
+        from plait.cli._steering import LoggedSteering
+
+        plain, steering = bool(given.get("plain")), LoggedSteering()
         _view.run_status(
-            given.get("run_ref"), repo_path, as_json=as_json, plain=plain, follow=follow, interval=interval
+            given.get("run_ref"),
+            repo_path,
+            as_json=as_json,
+            plain=plain,
+            follow=follow,
+            interval=interval,
+            steering=steering,
         )
     elif command == "log":
         agent = given.get("agent")

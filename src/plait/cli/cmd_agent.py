@@ -14,12 +14,11 @@ from typing import Annotated
 import typer
 
 from plait.cli._options import RepoOpt
+from plait.cli._steering import steer_logged
 from plait.errors import StateError, UsageError
-from plait.events.runlog import RunLog
-from plait.run.steer import Action, steer
-from plait.settings import load_settings
+from plait.run.steer import Action
 from plait.ui._agent_shell import open_shell, task_state
-from plait.ui._common import open_store, out, resolve_run, run_store
+from plait.ui._common import open_store, out, resolve_run
 from plait.ui._safe import escaped
 from plait.workspace import Repo
 
@@ -71,8 +70,7 @@ def agent(
         if state in ("ended", "done", "dropped"):
             where = "the run has ended" if state == "ended" else f"the task is {state}"
             raise StateError(f"task '{task}' of run {run_id} cannot be steered: {where}")
-        steered = run_store(store, load_settings(repo.root, report=None).settings)
-        told = steer(RunLog(steered, run_id), task, action or "say", text=say or "", retry=retry)
+        told = steer_logged(store, repo.root, run_id, task, action or "say", text=say or "", retry=retry)
     finally:
         store.close()
     out.print(escaped(told))

@@ -14,6 +14,7 @@ import typer
 
 from plait.agent.external import with_network
 from plait.cli._options import JsonOpt, RepoOpt
+from plait.cli._steering import LoggedSteering
 from plait.errors import EnvironmentProblem, StateError, UsageError
 from plait.events.lease import RunLease, lease_for
 from plait.events.runlog import RunLog
@@ -126,7 +127,7 @@ async def _leased(
             from plait.ui.live import run_with_dashboard
 
             store, run_id = live
-            return await run_with_dashboard(work, store.inner, lambda: run_id)
+            return await run_with_dashboard(work, store.inner, lambda: run_id, steering=LoggedSteering())
         return await work
     finally:
         beating.cancel()

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from plait.cli._options import JsonOpt, RepoOpt
+from plait.cli._steering import LoggedSteering
 from plait.errors import EnvironmentProblem
 from plait.events.types import RunFinished
 from plait.ui._view import Run, run_cost, run_log, run_status, wide_console, write_line
@@ -46,7 +47,8 @@ def status(
     With --follow, a server store (PostgreSQL) tells of each change as it is logged, so a second machine sees it
     at once; a SQLite log is read again every --interval seconds.
     """
-    run_status(run_ref, repo_path, as_json=as_json, plain=plain, follow=follow, interval=interval)
+    steering = LoggedSteering()
+    run_status(run_ref, repo_path, as_json=as_json, plain=plain, follow=follow, interval=interval, steering=steering)
 
 
 def log(
@@ -135,7 +137,7 @@ def attach(
     if sys.stdout.isatty() and sys.stdin.isatty():
         from plait.ui.live import Dashboard
 
-        Dashboard(run.feed(), poll_s=interval).run()
+        Dashboard(run.feed(), poll_s=interval, steering=LoggedSteering()).run()
         return
     from plait.events.backends import wait_for_news
     from plait.ui.progress import ProgressPrinter

@@ -1,14 +1,14 @@
 """Steering from the live view: `m` tells the agent under the cursor something, `s` stops it (its task dropped,
-or tried again), `o` opens a read-only shell in its worktree. Each writes what `plait agent` writes.
+or tried again), `o` opens a read-only shell in its worktree. Each does what `plait agent` does.
 
-The events go through `plait.run.steer.steer`; the shell is `plait agent RUN TASK --shell`'s (`_agent_shell`).
+What `m` and `s` ask for is a `Steering`, handed in by the command that starts the view (`plait.cli._steering`
+logs it as `plait agent` does); the shell is `plait agent RUN TASK --shell`'s (`_agent_shell`).
 """
 
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SuspendNotSupported
@@ -18,16 +18,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from plait.errors import PlaitError
-from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.events.types import Event
-from plait.run.steer import Action, steer
-from plait.settings import load_settings
 from plait.ui._agent_shell import open_shell
-from plait.ui._common import run_store
 from plait.ui.runview import RunView, phase_of
 
-__all__ = ["MessageScreen", "StopScreen", "cannot_steer", "send", "shell"]
+__all__ = ["MessageScreen", "StopScreen", "Steering", "cannot_steer", "shell"]
 
 StopChoice = Literal["drop", "retry"]
 
@@ -37,6 +33,18 @@ ModalScreen > Vertical {
     width: 90; height: auto; max-height: 90%; padding: 1 2; border: thick $primary; background: $surface;
 }
 """
+
+
+class Steering(Protocol):
+    """What the live view's `m` and `s` keys ask for: a message to one agent of the run, or its stop."""
+
+    def say(self, store: EventStore, view: RunView, agent: str, text: str) -> str:
+        """Tell `agent` `text` at its next model call; what follows, said."""
+        ...
+
+    def stop(self, store: EventStore, view: RunView, agent: str, *, retry: bool) -> str:
+        """Stop `agent` after the step in flight, its task dropped or (`retry`) tried again; what follows, said."""
+        ...
 
 
 def cannot_steer(view: RunView, agent: str) -> str:
@@ -49,12 +57,6 @@ def cannot_steer(view: RunView, agent: str) -> str:
     if found.finished or found.state in ("done", "dropped"):
         return f"task '{agent}' cannot be steered: the task is {found.state}"
     return ""
-
-
-def send(store: EventStore, view: RunView, agent: str, action: Action, *, text: str = "", retry: bool = False) -> str:
-    """Log the user's word to `agent` as `plait agent` does (redacted, the run's settings); what it does, said."""
-    settings = load_settings(Path(view.repo), report=None).settings if view.repo else None
-    return steer(RunLog(run_store(store, settings), view.run_id), agent, action, text=text, retry=retry)
 
 
 def shell(app: App[Any], view: RunView, events: list[Event], agent: str) -> str:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # each command imports what only it shows (the tables, the co
     from rich.console import Console
 
     from plait.redact import Redactor
+    from plait.ui._live_steer import Steering
 
 __all__ = ["Run", "run_cost", "run_log", "run_status", "write_line", "wide_console"]
 
@@ -46,14 +47,22 @@ def wide_console() -> Console:
 
 
 def run_status(
-    run_ref: str | None, repo_path: Path, *, as_json: bool, plain: bool, follow: bool, interval: float
+    run_ref: str | None,
+    repo_path: Path,
+    *,
+    as_json: bool,
+    plain: bool,
+    follow: bool,
+    interval: float,
+    steering: Steering | None = None,
 ) -> None:
-    """Show every agent of a run: the live view in a terminal, else the status once (or on each change)."""
+    """Show every agent of a run: the live view in a terminal (its `m` and `s` keys doing what `steering` does),
+    else the status once (or on each change)."""
     run = Run(repo_path, run_ref)
     if not (as_json or plain or follow) and sys.stdout.isatty():
         from plait.ui.live import Dashboard
 
-        Dashboard(run.feed(), poll_s=interval).run()
+        Dashboard(run.feed(), poll_s=interval, steering=steering).run()
         return
     from plait.events.backends import wait_for_news
 

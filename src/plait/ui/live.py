@@ -29,7 +29,7 @@ from plait.ui._arriving import CHANNEL, Channel
 from plait.ui._common import err
 from plait.ui._live_review import ReviewScreen
 from plait.ui._live_rows import COLUMNS, cells, lease_lines, shown, widths
-from plait.ui._live_steer import MessageScreen, StopChoice, StopScreen, cannot_steer, send, shell
+from plait.ui._live_steer import MessageScreen, Steering, StopChoice, StopScreen, cannot_steer, shell
 from plait.ui._live_transcript import TranscriptScreen
 from plait.ui._nudge import ring_at_end, toggle_pause
 from plait.ui._placement import placements
@@ -95,8 +95,11 @@ class Dashboard(App[None]):
         clock: Callable[[], float] = time.time,
         console: Console = err,
         arriving: Channel = CHANNEL,
+        steering: Steering | None = None,
     ) -> None:
         super().__init__()
+        self.steering = steering
+        """What `m` and `s` ask for, done; without it the view does not offer them."""
         self.arriving = arriving
         """The replies streaming in to this process's agents: a running agent's row shows the end of its own."""
         self._tails: dict[str, str] = {}
@@ -123,6 +126,8 @@ class Dashboard(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The keys for the agent under the cursor act (and show) on the board alone, not over another screen."""
+        if action in ("message", "stop") and self.steering is None:
+            return False
         return action not in _BOARD_ACTIONS or len(self.screen_stack) == 1
 
     def on_mount(self) -> None:
@@ -316,9 +321,15 @@ class Dashboard(App[None]):
             self._steer(agent, "stop", retry=choice == "retry")
 
     def _steer(self, agent: str, action: Literal["say", "stop"], text: str = "", retry: bool = False) -> None:
-        if self.view is None or (action == "say" and not text):
+        if self.view is None or self.steering is None or (action == "say" and not text):
             return
-        self.notify(send(self.feed.store, self.view, agent, action, text=text, retry=retry))
+        store, view = self.feed.store, self.view
+        said = (
+            self.steering.say(store, view, agent, text)
+            if action == "say"
+            else self.steering.stop(store, view, agent, retry=retry)
+        )
+        self.notify(said)
 
     def action_shell(self) -> None:
         """A shell in the worktree of the agent under the cursor (read-only while it runs), as `plait agent --shell`."""
@@ -366,6 +377,7 @@ async def run_with_dashboard(
     run_id_getter: Callable[[], str | None],
     *,
     redact: Redactor | None = None,
+    steering: Steering | None = None,
     headless: bool = False,
 ) -> T:
     """Run `work` (a whole run) under the live view in this terminal; the view closes when the work ends.
@@ -375,6 +387,7 @@ async def run_with_dashboard(
         store: The event log the view reads.
         run_id_getter: Returns the run's id once the run has one (None before).
         redact: Hides secrets in what is shown (the environment's secrets by default).
+        steering: What the `m` and `s` keys ask for, done (without it they are not offered).
         headless: Draw nothing (for tests).
 
     Returns:
@@ -382,5 +395,5 @@ async def run_with_dashboard(
         `q` closes the view and the run goes on, its steps printed as plain lines on stderr; at the end the gate's
         verdict and the next command are printed there too.
     """
-    app = Dashboard(EventFeed(store, None, redact), run_id_getter=run_id_getter)
+    app = Dashboard(EventFeed(store, None, redact), run_id_getter=run_id_getter, steering=steering)
     return await app.run_work(work, headless=headless)
