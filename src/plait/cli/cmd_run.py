@@ -111,10 +111,11 @@ def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
     return typer.confirm("Run this plan?", default=True, err=True)
 
 
-async def _leased(
+async def _await_renewing_lease(
     work: Coroutine[Any, Any, Outcome], lease: RunLease, live: tuple[ObservedStore, str] | None
 ) -> Outcome:
-    """Run `work` holding the run's lease, renewed every few seconds, released at the end."""
+    """Await `work` (under the live view when `live` names its log and run) renewing the run's lease every few
+    seconds, and release the lease at the end."""
 
     async def beat() -> None:
         while True:
@@ -134,13 +135,17 @@ async def _leased(
         lease.release()
 
 
-def _drive(work: Coroutine[Any, Any, Outcome], store: ObservedStore, run_id: str, *, tui: bool = False) -> Outcome:
+def _run_holding_lease(
+    work: Coroutine[Any, Any, Outcome], store: ObservedStore, run_id: str, *, tui: bool = False
+) -> Outcome:
+    """Run a run's coroutine to its end holding the run's lease, under the live view (`tui`) or with progress lines;
+    ctrl+c exits 130 saying how to resume."""
     lease = lease_for(store, run_id)
     note = lease.acquire()
     if note:
         err.print(f"[yellow]note:[/] {note}")
     try:
-        return asyncio.run(_leased(work, lease, (store, run_id) if tui else None))
+        return asyncio.run(_await_renewing_lease(work, lease, (store, run_id) if tui else None))
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted[/]: nothing is lost; continue with `plait resume {run_id}`")
         raise typer.Exit(130) from None
@@ -174,7 +179,7 @@ def _start(
         runners=runners(log),
         **options,
     )
-    return _drive(orchestrate(work), store, run_id, tui=tui), store
+    return _run_holding_lease(orchestrate(work), store, run_id, tui=tui), store
 
 
 def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:

@@ -55,7 +55,7 @@ _COMMANDS = {
 }
 
 
-class _Held:
+class _RenewedLease:
     """A run's lease, renewed from a thread so that waiting for the user's input does not let it go stale."""
 
     def __init__(self, store: ObservedStore, run_id: str, what: str) -> None:
@@ -82,8 +82,9 @@ class _Held:
 
 
 @contextlib.contextmanager
-def _held(store: ObservedStore, run_id: str, what: str) -> Iterator[None]:
-    held = _Held(store, run_id, what)
+def _holding_lease(store: ObservedStore, run_id: str, what: str) -> Iterator[None]:
+    """Hold the lease of run `run_id` (a `what`: session, run, investigation) for the block, renewed from a thread."""
+    held = _RenewedLease(store, run_id, what)
     try:
         yield
     finally:
@@ -256,7 +257,7 @@ def ask_command(
     inquiry = Inquiry(repo, settings, llm, RunLog(store, run_id), question, base)
     loop = asyncio.new_event_loop()
     try:
-        with _held(store, run_id, "investigation"):
+        with _holding_lease(store, run_id, "investigation"):
             outcome = _until_done(loop, ask(inquiry))
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted[/]: nothing is lost; `plait ask --follow-up {run_id} ...` goes on")
@@ -328,12 +329,12 @@ def session_command(
         factory: ShellFactory = bound[0](dispatched)
         return factory
 
-    hold = functools.partial(_held, store, what="run")
+    hold = functools.partial(_holding_lease, store, what="run")
     sess = Session(SessionConfig(repo, settings, llm, RunLog(store, run_id), runners, base, hold))
     loop = asyncio.new_event_loop()
     status: Literal["done", "interrupted"] | None = None
     try:
-        with _held(store, run_id, "session"):
+        with _holding_lease(store, run_id, "session"):
             try:
                 for reply in _until_done(loop, sess.open()):
                     _shown(sess, reply)
