@@ -14,6 +14,7 @@ from pathlib import Path
 
 from plait.agent.journal import ModelCallJournal
 from plait.events import Decision, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, UserMessage
 from plait.models import PriceTable, ScriptedModel
 
@@ -30,7 +31,7 @@ def appends_per_second(path: Path, n: int, synchronous: str) -> float:
 
 def calls_per_second(n: int, store: SQLiteEventStore | None) -> float:
     model = ScriptedModel([{"text": "ok", "usage": {"input_tokens": 10, "output_tokens": 2}}] * n)
-    journal = ModelCallJournal(store, "bench-j", "a", PriceTable()) if store else None
+    journal = ModelCallJournal(RunLog(store, "bench-j"), "a", PriceTable()) if store else None
     requests = [ModelRequest(system="s" * 2000, messages=(UserMessage(text=f"q{i}"),)) for i in range(n)]
 
     async def go() -> None:

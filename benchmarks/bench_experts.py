@@ -115,11 +115,10 @@ async def _workers(root: Path, db: Path, workers: int, files: list[str], turns: 
         box = Toolbox(root, runner, read_only=True)
         agents.append(
             Agent(
-                run_id="bench",
+                log=RunLog(store, "bench"),
                 agent_id=f"w{w}",
                 model=model,
                 toolbox=box | asking_tools(f"w{w}", experts),
-                store=store,
                 prices=prices,
                 system="You are a coding agent.",
                 limits=AgentLimits(max_steps=500),

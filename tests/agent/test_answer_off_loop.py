@@ -11,6 +11,7 @@ from plait.agent.journal import ModelCallJournal
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.events import Event, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, UserMessage
 from plait.models import PriceTable, ScriptedModel
 from plait.workspace import LocalShell
@@ -49,8 +50,8 @@ def _request(text: str) -> ModelRequest:
 
 def test_another_agent_is_answered_and_logged_while_an_answer_syncs(tmp_path: Path) -> None:
     store = HeldStore(SQLiteEventStore(tmp_path / "e.db"), held="a")
-    slow = ModelCallJournal(store, "r", "a", PriceTable())
-    other = ModelCallJournal(store, "r", "b", PriceTable())
+    slow = ModelCallJournal(RunLog(store, "r"), "a", PriceTable())
+    other = ModelCallJournal(RunLog(store, "r"), "b", PriceTable())
 
     async def both() -> list[str]:
         held = asyncio.ensure_future(slow.complete(ScriptedModel([{"text": "from a"}]), _request("qa")))
@@ -73,11 +74,10 @@ def test_the_tool_calls_of_an_answer_run_only_once_it_is_logged(tmp_path: Path) 
     writes = {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}]}
     finish = {"tool_calls": [{"name": "finish", "arguments": {"summary": "done"}}]}
     agent = Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id="a",
         model=ScriptedModel([writes, finish]),
         toolbox=Toolbox(root, LocalShell(), command_timeout=30, output_limit=4000),
-        store=store,
         prices=PriceTable(),
         system="You are a test agent.",
     )

@@ -22,7 +22,7 @@ def _decisions(store: SQLiteEventStore) -> list[Decision]:
 
 def test_a_task_budget_warns_at_80_percent_then_stops(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "e.db")
-    run = Budget("run", Limits(), store, "r")
+    run = Budget("run", Limits(), RunLog(store, "r"))
     task = run.child("t1", Limits(tokens=100))
     task.charge(Usage(input_tokens=70, output_tokens=10), 0.0)
     task.check()
@@ -36,7 +36,7 @@ def test_a_task_budget_warns_at_80_percent_then_stops(tmp_path: Path) -> None:
 
 def test_the_run_budget_stops_every_task_under_it(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "e.db")
-    run = Budget("run", Limits(usd=1.0), store, "r")
+    run = Budget("run", Limits(usd=1.0), RunLog(store, "r"))
     a, b = run.child("a", Limits()), run.child("b", Limits())
     a.charge(Usage(), 0.6)
     b.charge(Usage(), 0.5)
@@ -52,13 +52,12 @@ def test_an_agent_stops_before_the_call_that_would_overspend(repo: Repo, tmp_pat
     turn = {"tool_calls": [{"name": "list_files", "arguments": {}}], "usage": {"input_tokens": 1000}}
     model = ScriptedModel([turn] * 5)
     prices = PriceTable({"scripted:inline": Price(input=100.0, output=100.0)})  # $0.10 a call
-    budget = Budget("run", Limits(usd=0.25), store, "r").child("main", Limits())
+    budget = Budget("run", Limits(usd=0.25), RunLog(store, "r")).child("main", Limits())
     agent = Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id="main",
         model=model,
         toolbox=Toolbox(repo.root, LocalShell()),
-        store=store,
         prices=prices,
         system="s",
         budget=budget,
@@ -81,21 +80,20 @@ def test_a_resumed_run_is_charged_what_it_paid_once_and_replays_are_not_charged_
 
     def agent(model: ScriptedModel, budget: Budget) -> Agent:
         return Agent(
-            run_id="r",
+            log=RunLog(store, "r"),
             agent_id="main",
             model=model,
             toolbox=Toolbox(repo.root, LocalShell()),
-            store=store,
             prices=prices,
             system="s",
             budget=budget,
         )
 
-    first = Budget("run", Limits(), store, "r")
+    first = Budget("run", Limits(), RunLog(store, "r"))
     assert asyncio.run(agent(ScriptedModel([turn, turn, finish]), first.child("main", Limits())).run("t")).ok
     assert first.usd == pytest.approx(0.3)
 
-    again = Budget("run", Limits(), store, "r")  # a new process resuming the same run
+    again = Budget("run", Limits(), RunLog(store, "r"))  # a new process resuming the same run
     charge_earlier_spending(again, RunLog(store, "r"))
     task = again.child("main", Limits())
     charge_earlier_spending(again, RunLog(store, "r"), {"main": task})

@@ -278,11 +278,10 @@ def _agent(root: Path, store: SQLiteEventStore, model: ScriptedModel | _DiesAt, 
     # a board delivers a note once: to a resumed agent, the log gives back what it was given
     notes = [] if resumed else [[], ["[ledger-api] from api:\nadd must stay a pure function"]]
     agent = Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id="main",
         model=model,
         toolbox=Toolbox(root, LocalShell(), command_timeout=60),
-        store=store,
         prices=PriceTable(),
         system="You are a test agent.",
         notes=lambda: notes.pop(0) if notes else [],

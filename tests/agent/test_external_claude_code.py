@@ -20,6 +20,7 @@ from plait.agent.external import ClaudeCodeWorker, Job
 from plait.agent.external.claude_code import claude_env
 from plait.agent.loop import AgentResult
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.events.types import AgentSession, AgentStopped, ModelCallFinished, ToolCalled, ToolReturned
 from plait.workspace import LocalShell
 
@@ -133,7 +134,7 @@ def test_a_spent_budget_kills_it_and_stops_the_task(tmp_path: Path) -> None:
             "usage": {"input_tokens": 5000},
         }
 
-    budget = Budget("t", Limits(tokens=1000), store, "r1")
+    budget = Budget("t", Limits(tokens=1000), RunLog(store, "r1"))
     result, asked, _ = _work(tmp_path, store, costly, budget=budget)
     assert result.reason == "budget" and "1000" in result.summary, result
     assert len([b for b in asked if b.get("tools")]) < 5, "killed long before its turns ran out"

@@ -12,6 +12,7 @@ from typing import Any
 from plait.agent.loop import Agent, AgentLimits, AgentResult
 from plait.agent.tools import Toolbox
 from plait.events import AgentStopped, SQLiteEventStore, ToolReturned
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolResultMessage, UserMessage
 from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalShell, Repo
@@ -25,11 +26,10 @@ def _agent(root: Path, reply: Reply, store: SQLiteEventStore, **limits: int) -> 
 
     model = FunctionModel(answer)
     agent = Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id="main",
         model=model,
         toolbox=Toolbox(root, LocalShell(), command_timeout=30, output_limit=4000),
-        store=store,
         prices=PriceTable(),
         system="You are a test agent.",
         limits=AgentLimits(**limits),

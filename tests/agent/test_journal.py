@@ -8,6 +8,7 @@ import pytest
 from plait.agent.journal import ModelCallJournal
 from plait.errors import ModelError, ScriptError, StateError
 from plait.events import ModelCallFailed, ModelCallFinished, ModelCallStarted, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, Usage, UserMessage
 from plait.models import PriceTable, ScriptedModel
 from plait.models.pricing import Price
@@ -21,7 +22,7 @@ def test_a_call_is_logged_before_and_after_and_priced(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "e.db")
     prices = PriceTable({"scripted:inline": Price(input=1_000_000.0, output=2_000_000.0)})
     model = ScriptedModel([{"text": "hello", "usage": {"input_tokens": 3, "output_tokens": 2}}])
-    journal = ModelCallJournal(store, "r", "a", prices)
+    journal = ModelCallJournal(RunLog(store, "r"), "a", prices)
 
     response, cost = asyncio.run(journal.complete(model, _request("hi")))
 
@@ -36,12 +37,12 @@ def test_a_call_is_logged_before_and_after_and_priced(tmp_path: Path) -> None:
 def test_a_replay_reads_answered_calls_back_without_asking_the_model(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "e.db")
     first = ScriptedModel([{"text": "one"}, {"text": "two"}])
-    journal = ModelCallJournal(store, "r", "a", PriceTable())
+    journal = ModelCallJournal(RunLog(store, "r"), "a", PriceTable())
     asyncio.run(journal.complete(first, _request("q1")))
     asyncio.run(journal.complete(first, _request("q2")))
 
     fresh = ScriptedModel([{"text": "three"}])
-    replay = ModelCallJournal(store, "r", "a", PriceTable())
+    replay = ModelCallJournal(RunLog(store, "r"), "a", PriceTable())
     assert asyncio.run(replay.complete(fresh, _request("q1")))[0].text == "one"
     assert asyncio.run(replay.complete(fresh, _request("q2")))[0].text == "two"
     assert fresh.calls == []
@@ -52,16 +53,16 @@ def test_a_replay_reads_answered_calls_back_without_asking_the_model(tmp_path: P
 def test_a_replay_that_asks_something_else_is_reported(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "e.db")
     asyncio.run(
-        ModelCallJournal(store, "r", "a", PriceTable()).complete(ScriptedModel([{"text": "x"}]), _request("q1"))
+        ModelCallJournal(RunLog(store, "r"), "a", PriceTable()).complete(ScriptedModel([{"text": "x"}]), _request("q1"))
     )
-    replay = ModelCallJournal(store, "r", "a", PriceTable())
+    replay = ModelCallJournal(RunLog(store, "r"), "a", PriceTable())
     with pytest.raises(StateError, match="asks something else at model call 1"):
         asyncio.run(replay.complete(ScriptedModel([]), _request("changed")))
 
 
 def test_a_failed_call_is_logged(tmp_path: Path) -> None:
     store = SQLiteEventStore(tmp_path / "e.db")
-    journal = ModelCallJournal(store, "r", "a", PriceTable())
+    journal = ModelCallJournal(RunLog(store, "r"), "a", PriceTable())
     with pytest.raises(ModelError):
         asyncio.run(journal.complete(ScriptedModel([]), _request("q")))
     failed = store.events("r", kinds=["model_error"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from plait.agent._replay import AttemptRecord, last_checkpoint
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import ToolReturned
 
@@ -32,6 +33,6 @@ def test_the_last_checkpoint_of_the_attempt_asked_about(tmp_path: Path) -> None:
     _result(store, "t", 3, 1)  # read a file: no checkpoint
     _result(store, "t", 1, 2, "b1")
     _result(store, "t", 2, 2)
-    found = {n: last_checkpoint(store, "r", "t", n) for n in (1, 2, 3)}
+    found = {n: last_checkpoint(RunLog(store, "r"), "t", n) for n in (1, 2, 3)}
     assert found == {1: "a2", 2: "b1", 3: ""}
-    assert found == {n: AttemptRecord(store, "r", "t", n).last_checkpoint for n in (1, 2, 3)}
+    assert found == {n: AttemptRecord(RunLog(store, "r"), "t", n).last_checkpoint for n in (1, 2, 3)}

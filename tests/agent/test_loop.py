@@ -10,6 +10,7 @@ import pytest
 from plait.agent.loop import Agent, AgentLimits, AgentResult
 from plait.agent.tools import Toolbox
 from plait.events import AgentStopped, NotesDelivered, SQLiteEventStore, ToolReturned
+from plait.events.runlog import RunLog
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.workspace import LocalShell, Repo
@@ -21,11 +22,10 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
 
 def _agent(root: Path, model: Model, store: SQLiteEventStore, **limits: int) -> Agent:
     return Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id="main",
         model=model,
         toolbox=Toolbox(root, LocalShell(), command_timeout=30, output_limit=4000),
-        store=store,
         prices=PriceTable(),
         system="You are a test agent.",
         limits=AgentLimits(**limits),

@@ -15,6 +15,7 @@ from plait.agent.mcp_servers import McpTools
 from plait.agent.tools import Toolbox
 from plait.agent.toolset import Toolset
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import ToolCall, ToolSpec
 from plait.sandbox_settings import McpRule, SandboxSettings
 from plait.settings import load_settings
@@ -104,8 +105,7 @@ def _tools(tmp_path: Path, rules: list[McpRule]) -> Toolset:
         runner=LocalShell(),
         worktree=tmp_path,
         policy=Policy.from_settings(SandboxSettings(mcp=rules)),
-        store=SQLiteEventStore(tmp_path / "events.db"),
-        run_id="r1",
+        log=RunLog(SQLiteEventStore(tmp_path / "events.db"), "r1"),
         agent="main",
         attempt=1,
     )

@@ -10,6 +10,7 @@ import pytest
 
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
+from plait.events.runlog import RunLog
 from plait.events.store import RedactingStore, SQLiteEventStore
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
@@ -48,11 +49,10 @@ def _model(seen: list[str], crash_at: int | None = None) -> FunctionModel:
 
 def _agent(root: Path, store: RedactingStore, model: FunctionModel) -> Agent:
     return Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id="main",
         model=model,
         toolbox=Toolbox(root, LocalShell()),
-        store=store,
         prices=PriceTable(),
         system="s",
     )

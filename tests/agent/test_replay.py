@@ -12,6 +12,7 @@ from plait.agent._replay import AttemptRecord
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.events import NotesDelivered, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalShell, Repo, Worktree
@@ -52,11 +53,10 @@ def _agent(worktree: Worktree, store: SQLiteEventStore, model: FunctionModel) ->
         return sha
 
     return Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id="main",
         model=model,
         toolbox=Toolbox(worktree.path, LocalShell()),
-        store=store,
         prices=PriceTable(),
         system="s",
         checkpoint=checkpoint,
@@ -76,7 +76,7 @@ def test_a_resumed_attempt_ends_where_an_uninterrupted_one_does(repo: Repo, tmp_
     # a new process: the worktree is rebuilt at its last checkpoint, then the agent replays its log
     worktree.remove()
     worktree = repo.add_worktree(tmp_path / "wt-again", "crash-again", repo.head())
-    last = AttemptRecord(store, "r", "main", 1).last_checkpoint
+    last = AttemptRecord(RunLog(store, "r"), "main", 1).last_checkpoint
     if last:
         worktree.restore(last)
     result = asyncio.run(_agent(worktree, store, _model(calls, None)).run("task"))

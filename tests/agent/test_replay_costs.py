@@ -14,6 +14,7 @@ from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.agent.toolset import ToolOutcome
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage, UserMessage
 from plait.models import FunctionModel, PriceTable
 from plait.redact import REDACTED, Redactor
@@ -42,7 +43,7 @@ def _reply(text: str) -> ModelResponse:
 
 def _answer(tmp_path: Path, reply: ModelResponse) -> tuple[ModelResponse, int]:
     redact = CountingRedactor()
-    journal = ModelCallJournal(SQLiteEventStore(tmp_path / "events.db"), "r", "a", PriceTable())
+    journal = ModelCallJournal(RunLog(SQLiteEventStore(tmp_path / "events.db"), "r"), "a", PriceTable())
     model = ReplayingModel(FunctionModel(lambda _: reply), journal, redact=redact)
     request = ModelRequest(system="s", messages=(UserMessage(text="go"),), max_output_tokens=10)
     response, _ = asyncio.run(model.complete(request))
@@ -92,7 +93,7 @@ def test_a_replay_asks_for_the_tools_once_not_at_every_step(repo: Repo, tmp_path
 
     def agent(model: FunctionModel) -> tuple[Agent, CountingTools]:
         tools = CountingTools(Toolbox(repo.root, LocalShell()))
-        made = Agent(run_id="r", agent_id="a", model=model, toolbox=tools, store=store, prices=PriceTable(), system="s")
+        made = Agent(log=RunLog(store, "r"), agent_id="a", model=model, toolbox=tools, prices=PriceTable(), system="s")
         return made, tools
 
     first, _ = agent(FunctionModel(reply))

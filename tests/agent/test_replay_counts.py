@@ -10,6 +10,7 @@ import pytest
 from plait.agent.loop import Agent, AgentLimits
 from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalShell, Repo
@@ -29,11 +30,10 @@ def _agent(root: Path, store: SQLiteEventStore, crash_at: int | None) -> Agent:
         return ModelResponse(tool_calls=(ToolCall.parse(f"c{turn}", "finish", {"summary": "too late"}),))
 
     return Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id="main",
         model=FunctionModel(reply),
         toolbox=Toolbox(root, LocalShell()),
-        store=store,
         prices=PriceTable(),
         system="s",
         limits=AgentLimits(max_format_errors=3),

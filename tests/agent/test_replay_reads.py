@@ -9,6 +9,7 @@ from pathlib import Path
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.events import Event, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalShell, Repo
@@ -46,11 +47,10 @@ def _reply(request: ModelRequest) -> ModelResponse:
 
 def _agent(root: Path, store: CountingStore) -> Agent:
     return Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id="main",
         model=FunctionModel(_reply),
         toolbox=Toolbox(root, LocalShell()),
-        store=store,
         prices=PriceTable(),
         system="s",
     )

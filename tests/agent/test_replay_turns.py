@@ -12,6 +12,7 @@ from plait.agent._replaying import ReplayTurns
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalShell, Repo
@@ -34,11 +35,10 @@ def _read(turn: int) -> ModelResponse:
 
 def _agent(root: Path, store: SQLiteEventStore, name: str, model: FunctionModel, turns: ReplayTurns | None) -> Agent:
     return Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id=name,
         model=model,
         toolbox=Toolbox(root, LocalShell()),
-        store=store,
         prices=PriceTable(),
         system="s",
         turns=turns,

@@ -17,6 +17,7 @@ from plait.agent._replaying import ReplayingModel, ReplayingTools
 from plait.agent.journal import ModelCallJournal
 from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.events.store import redaction
 from plait.events.types import ModelCallFinished, ToolCalled, ToolReturned
 from plait.messages import (
@@ -51,10 +52,10 @@ def _model(asked: list[int], crash_at: int | None) -> FunctionModel:
 
 async def _drive(root: Path, store: SQLiteEventStore, model: FunctionModel) -> list[Message]:
     """A driver of its own: one run command per model call, three calls."""
-    past = AttemptRecord(store, "r", "worker", 1)
-    journal = ModelCallJournal(store, "r", "worker", PriceTable(), 1, answered=past.answers)
+    past = AttemptRecord(RunLog(store, "r"), "worker", 1)
+    journal = ModelCallJournal(RunLog(store, "r"), "worker", PriceTable(), 1, answered=past.answers)
     asking = ReplayingModel(model, journal, redact=redaction(store))
-    tools = ReplayingTools(Toolbox(root, LocalShell()), past, store, run_id="r", agent="worker", attempt=1)
+    tools = ReplayingTools(Toolbox(root, LocalShell()), past, RunLog(store, "r"), agent="worker", attempt=1)
     messages: list[Message] = [UserMessage(text="go")]
     for step in range(1, len(COMMANDS) + 1):
         request = ModelRequest(system="s", messages=tuple(messages), tools=tools.specs())

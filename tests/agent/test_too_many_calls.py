@@ -9,6 +9,7 @@ from pathlib import Path
 from plait.agent.loop import Agent, AgentLimits
 from plait.agent.tools import Toolbox
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolResultMessage, UserMessage
 from plait.models import FunctionModel, PriceTable
 from plait.workspace import LocalShell, Repo
@@ -25,11 +26,10 @@ def _reply(request: ModelRequest) -> ModelResponse:
 
 def _agent(root: Path, store: SQLiteEventStore, model: FunctionModel) -> Agent:
     return Agent(
-        run_id="r",
+        log=RunLog(store, "r"),
         agent_id="a",
         model=model,
         toolbox=Toolbox(root, LocalShell()),
-        store=store,
         prices=PriceTable(),
         system="s",
         limits=AgentLimits(max_tool_calls=64),

@@ -23,11 +23,10 @@ RUN = "r1"
 def _agent(task: str, model: Model, root: Path, store: SQLiteEventStore, board: Board, leases: Leases) -> Agent:
     tools = coord_tools(Toolbox(root, LocalShell()), task, board, leases, root=root)
     return Agent(
-        run_id=RUN,
+        log=RunLog(store, RUN),
         agent_id=task,
         model=model,
         toolbox=tools,
-        store=store,
         prices=PriceTable(),
         system="test agent",
         notes=board.notes_for(task),

@@ -87,16 +87,16 @@ def test_load_state_decodes_where_the_run_stands_not_its_model_and_tool_calls(tm
 
 def test_the_runs_past_is_decoded_once_by_all_that_read_it(tmp_path: Path) -> None:
     store = CountingStore(_long_run(tmp_path / "events.db", ["a", "b"]))
-    run = Budget(scope="run", limits=Limits(), store=store, run_id=RUN)
+    run = Budget(scope="run", limits=Limits(), log=RunLog(store, RUN))
     tasks = {agent: run.child(agent, Limits()) for agent in ("a", "b")}
     charge_earlier_spending(run, RunLog(store, RUN))  # as a resumed run does: the run's budget, then each task's
     charge_earlier_spending(run, RunLog(store, RUN), tasks)
     for agent in ("a", "b"):  # the attempt's last checkpoint before its worktree, again for its agent, then the
         # agent's journal and its own replay
         for _ in range(2):
-            assert AttemptRecord(store, RUN, agent, 1).last_checkpoint == ""
-        journal = ModelCallJournal(store, RUN, agent, PriceTable(), 1)
-        recorded = AttemptRecord(store, RUN, agent, 1)
+            assert AttemptRecord(RunLog(store, RUN), agent, 1).last_checkpoint == ""
+        journal = ModelCallJournal(RunLog(store, RUN), agent, PriceTable(), 1)
+        recorded = AttemptRecord(RunLog(store, RUN), agent, 1)
         assert journal.answered(STEPS) and not journal.answered(STEPS + 1)
         assert recorded.results.get((STEPS, f"c{STEPS}")) is not None
     assert tasks["a"].usage.input_tokens == tasks["b"].usage.input_tokens == STEPS
@@ -106,8 +106,8 @@ def test_the_runs_past_is_decoded_once_by_all_that_read_it(tmp_path: Path) -> No
 
 def test_what_is_appended_between_two_reads_is_seen_by_the_second(tmp_path: Path) -> None:
     store = CountingStore(_long_run(tmp_path / "events.db", ["a"]))
-    assert AttemptRecord(store, RUN, "a", 1).last_checkpoint == ""
+    assert AttemptRecord(RunLog(store, RUN), "a", 1).last_checkpoint == ""
     store.append(ToolReturned(run_id=RUN, agent="a", call_id="late", name="edit_file", output="", checkpoint="abc"))
     store.append(ToolReturned(run_id=RUN, agent="b", call_id="other", name="edit_file", output="", checkpoint="def"))
-    assert AttemptRecord(store, RUN, "a", 1).last_checkpoint == "abc"
-    assert ModelCallJournal(store, RUN, "a", PriceTable(), 1).answered(STEPS)
+    assert AttemptRecord(RunLog(store, RUN), "a", 1).last_checkpoint == "abc"
+    assert ModelCallJournal(RunLog(store, RUN), "a", PriceTable(), 1).answered(STEPS)

@@ -255,7 +255,7 @@ def test_a_run_of_an_old_log_resumes_where_it_stood(old_log: Path) -> None:
     claim = Leases.from_log(RunLog(store, RUN), PLAN).claims["README.md"]
     assert (claim.task, claim.until, claim.after) == ("ui", UNTIL, ("api",))
     assert Board.from_log(RunLog(store, RUN), PLAN).take("ui") == []  # the note was delivered before the process died
-    record = AttemptRecord(store, RUN, "ui", 1)
+    record = AttemptRecord(RunLog(store, RUN), "ui", 1)
     assert record.notes == {2: [NOTE]} and record.compactions == {3}
     transcript = Transcript(RunLog(store, RUN), "question")
     assert [(s.turn, s.text) for s in transcript.messages] == [(1, "Where is it saved?")]

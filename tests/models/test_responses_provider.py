@@ -13,6 +13,7 @@ import pytest
 from plait.agent.journal import ModelCallJournal
 from plait.errors import BadApiKey, ModelError
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.mcp._checks import model_spec
 from plait.messages import (
     STOP_LENGTH,
@@ -139,8 +140,10 @@ def test_a_resumed_agent_sends_the_reasoning_it_sent_before(
     """The reply is logged with its reasoning: read back, it makes the same next request, to the byte."""
     server.push(REASONED)
     store = SQLiteEventStore(tmp_path / "e.db")
-    first, _ = asyncio.run(ModelCallJournal(store, "r", "a", PriceTable()).complete(_model(server, sleep), hello))
-    replay = ModelCallJournal(store, "r", "a", PriceTable())
+    first, _ = asyncio.run(
+        ModelCallJournal(RunLog(store, "r"), "a", PriceTable()).complete(_model(server, sleep), hello)
+    )
+    replay = ModelCallJournal(RunLog(store, "r"), "a", PriceTable())
     again, _ = asyncio.run(replay.complete(_model(server, sleep), hello))
     assert again == first and again.reasoning and replay.replayed == 1
     result = ToolResultMessage(call_id="call_r", name="read_file", content="x = 1")

@@ -14,6 +14,7 @@ import pytest
 from plait.agent.journal import ModelCallJournal
 from plait.errors import ModelError
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, TextStreaming, ToolCall, Usage
 from plait.models import AnthropicModel, OpenAIModel, OpenAIResponsesModel, PriceTable, ScriptedModel
 from wire_server import Reply, WireServer
@@ -125,14 +126,14 @@ def test_the_journal_tells_the_text_as_it_arrives_and_logs_only_the_reply(
     server.push(REPLY)
     store = SQLiteEventStore(tmp_path / "e.db")
     pieces: list[str] = []
-    journal = ModelCallJournal(store, "r", "a", PriceTable())
+    journal = ModelCallJournal(RunLog(store, "r"), "a", PriceTable())
     response, _ = asyncio.run(journal.complete(_model("openai", server, sleep), hello, on_text=pieces.append))
     assert "".join(pieces) == response.text and len(pieces) > 1
     assert [event.kind for event in store.events("r")] == ["model_request", "model_response"]
 
 
 def test_the_journal_asks_a_model_that_does_not_stream_as_before(tmp_path: Path, hello: ModelRequest) -> None:
-    journal = ModelCallJournal(SQLiteEventStore(tmp_path / "e.db"), "r", "a", PriceTable())
+    journal = ModelCallJournal(RunLog(SQLiteEventStore(tmp_path / "e.db"), "r"), "a", PriceTable())
     pieces: list[str] = []
     response, _ = asyncio.run(journal.complete(ScriptedModel([{"text": "hi"}]), hello, on_text=pieces.append))
     assert response.text == "hi" and pieces == []

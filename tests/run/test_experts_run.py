@@ -101,7 +101,7 @@ SPEC = ExpertSpec(name="core", area=["core.py"], brief="The scaling core.")
 
 
 def _context(repo: Repo, store: SQLiteEventStore, model: Any, **state: Any) -> PlanContext:
-    budget = Budget("run", Limits(), store, RUN)
+    budget = Budget("run", Limits(), RunLog(store, RUN))
     return PlanContext(
         repo=repo,
         settings=Settings(concurrency=3, experts=[SPEC]),

@@ -71,7 +71,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, **settings: Any) -> tuple[Paral
         log=RunLog(store, "r1"),
         base=base,
         runners=lambda path, agent, env: LocalShell(),
-        budget=Budget("run", Limits(), store, "r1"),
+        budget=Budget("run", Limits(), RunLog(store, "r1")),
     )
     return asyncio.run(run_plan(ctx, plan, integrator)), store, integrator.branch
 

@@ -121,7 +121,7 @@ def test_a_consumer_gets_its_brief_the_contract_and_its_notes_never_another_agen
         log=RunLog(store, "r1"),
         base=base,
         runners=lambda path, agent, env: LocalShell(),
-        budget=Budget("run", Limits(), store, "r1"),
+        budget=Budget("run", Limits(), RunLog(store, "r1")),
     )
     outcome = asyncio.run(run_plan(ctx, _plan(), MergeTreeIntegrator(repo, "r1", base.commit)))
     model.assert_complete()

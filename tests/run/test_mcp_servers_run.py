@@ -87,7 +87,7 @@ def _run(
         log=RunLog(store, "r1"),
         base=base,
         runners=runner,
-        budget=Budget("run", Limits(), store, "r1"),
+        budget=Budget("run", Limits(), RunLog(store, "r1")),
         coordinated=False,
         retry_failed=False,
     )

@@ -77,7 +77,7 @@ def _run(
         log=RunLog(store, "r1"),
         base=base,
         runners=lambda path, agent, env: LocalShell(),
-        budget=Budget("run", limits, store, "r1"),
+        budget=Budget("run", limits, RunLog(store, "r1")),
     )
     return asyncio.run(run_plan(ctx, plan, integrator)), store, integrator
 
@@ -136,7 +136,7 @@ def test_a_run_budget_stops_the_run(repo: Repo, tmp_path: Path) -> None:
         prices=__import__("plait.models", fromlist=["PriceTable"]).PriceTable(
             {"scripted:inline": Price(input=10_000.0, output=10_000.0)}
         ),
-        budget=Budget("run", Limits(usd=2.0), store, "r1"),
+        budget=Budget("run", Limits(usd=2.0), RunLog(store, "r1")),
     )
     outcome = asyncio.run(run_plan(ctx, _plan("alpha", "beta"), MergeTreeIntegrator(repo, "r1", base.commit)))
     assert outcome.status == "failed" or outcome.dropped

@@ -54,7 +54,7 @@ def _context(repo: Repo, store: SQLiteEventStore, model: Any, state: RunState | 
         log=RunLog(store, RUN),
         base=RunBase(repo.head(), "main"),
         runners=lambda path, agent, env: LocalShell(),
-        budget=Budget("run", Limits(), store, RUN),
+        budget=Budget("run", Limits(), RunLog(store, RUN)),
         state=state,
     )
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from plait.agent.budget import BudgetExceeded, Limits
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import ModelCallFinished
 from plait.messages import ModelResponse, Usage
@@ -26,7 +27,7 @@ def test_other_agents_spending_logged_anywhere_stops_this_worker_at_the_runs_lim
     store = SQLiteEventStore(tmp_path / "events.db")
     _paid(store, "me", 200)  # this task's earlier attempt, before the worker started
     _paid(store, "other", 300)
-    run = SharedRunBudget("run", Limits(tokens=1000), store, RUN, own="me")
+    run = SharedRunBudget("run", Limits(tokens=1000), RunLog(store, RUN), own="me")
     mine = run.child("me", Limits())
     run.check()
     assert run.usage.total_tokens == 500  # everything logged before its first check

@@ -13,6 +13,7 @@ from sandbox_box import SSH_MARKER, MakeBox, layer_params
 
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
+from plait.events.runlog import RunLog
 from plait.events.types import PolicyDecided, ToolReturned
 from plait.models import PriceTable, ScriptedModel
 
@@ -43,11 +44,10 @@ def test_a_scripted_agent_is_contained_and_every_denial_is_logged(make_box: Make
     turns.append({"expect": "1 passed", "tool_calls": [{"name": "finish", "arguments": {"summary": "done"}}]})
     model = ScriptedModel(turns)
     agent = Agent(
-        run_id="run1",
+        log=RunLog(box.store, "run1"),
         agent_id="t0",
         model=model,
         toolbox=Toolbox(box.worktree, box.runner, command_timeout=60),
-        store=box.store,
         prices=PriceTable(),
         system="You are a test agent.",
     )

@@ -24,6 +24,7 @@ from sandbox_box import FAKE_KEY, SSH_MARKER, Box, MakeBox, found
 
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
+from plait.events.runlog import RunLog
 from plait.events.types import ToolReturned
 from plait.models import PriceTable, ScriptedModel
 
@@ -253,11 +254,10 @@ def test_fifty_attacks_by_a_scripted_agent_get_nothing_out(
     turns.append({"tool_calls": [{"name": "finish", "arguments": {"summary": "tried everything"}}]})
     model = ScriptedModel(turns)
     agent = Agent(
-        run_id="run1",
+        log=RunLog(box.store, "run1"),
         agent_id="t0",
         model=model,
         toolbox=Toolbox(box.worktree, box.runner, command_timeout=30),
-        store=box.store,
         prices=PriceTable(),
         system="You are a test agent.",
     )

@@ -15,6 +15,7 @@ from textual.widgets import DataTable
 
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.models import PriceTable
 from plait.models.openai_provider import OpenAIModel
@@ -70,11 +71,10 @@ def test_a_reply_streaming_in_shows_in_the_agents_row_then_clears(tmp_path: Path
         with WireServer([reply]) as server:
             model = OpenAIModel("openai:m", "m", api_key="k", base_url=server.openai_url, timeout=60.0)
             agent = Agent(
-                run_id="r1",
+                log=RunLog(store, "r1"),
                 agent_id="main",
                 model=model,
                 toolbox=Toolbox(tmp_path, LocalShell(), command_timeout=30, output_limit=4000),
-                store=store,
                 prices=PriceTable(),
                 system="You are a test agent.",
                 arriving=channel.arriving("r1", "main"),

@@ -11,7 +11,7 @@ from collections import Counter
 
 from plait.agent.journal import agent_events
 from plait.agent.toolset import ToolOutcome
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import (
     AgentStopped,
     ContextCompacted,
@@ -89,7 +89,7 @@ class AttemptRecord:
     compactions, and whether it was prompted and stopped.
     """
 
-    def __init__(self, store: EventStore, run_id: str, agent: str, attempt: int) -> None:
+    def __init__(self, log: RunLog, agent: str, attempt: int) -> None:
         self.answers: dict[int, ModelCallFinished] = {}
         """Answered model calls of the attempt by number."""
         self.results = Results()
@@ -100,7 +100,7 @@ class AttemptRecord:
         self.prompted = False
         self.stopped = False
         current = 1
-        for event in agent_events(store, run_id, agent):
+        for event in agent_events(log, agent):
             if isinstance(event, TaskStarted):
                 current = event.attempt
             elif isinstance(event, AgentStopped) and current == attempt and event.reason != "interrupted":
@@ -124,10 +124,10 @@ class AttemptRecord:
         return saved[-1] if saved else ""
 
 
-def last_checkpoint(store: EventStore, run_id: str, agent: str, attempt: int) -> str:
+def last_checkpoint(log: RunLog, agent: str, attempt: int) -> str:
     """`AttemptRecord(...).last_checkpoint` without building the rest of the record: the commit of the attempt's last
     logged tool result that saved one, "" when none did."""
-    events = agent_events(store, run_id, agent)
+    events = agent_events(log, agent)
     return next(
         (
             e.checkpoint

@@ -24,7 +24,8 @@ from typing import Protocol
 from plait.agent._replay import AttemptRecord, replayed
 from plait.agent.journal import ModelCallJournal, valid_text
 from plait.agent.toolset import ToolOutcome, Toolset
-from plait.events.store import EventStore, redaction
+from plait.events.runlog import RunLog
+from plait.events.store import redaction
 from plait.events.types import AgentStopped, ContextCompacted, NotesDelivered, PromptGiven, ToolCalled, ToolReturned
 from plait.messages import Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage
 from plait.redact import Redactor, scrub_strings, strings_in
@@ -128,18 +129,17 @@ class ReplayingTools:
     def __init__(
         self,
         live: Toolset,
-        log: AttemptRecord,
-        store: EventStore,
+        past: AttemptRecord,
+        log: RunLog,
         *,
-        run_id: str,
         agent: str,
         attempt: int,
         checkpoint: Checkpoint | None = None,
     ) -> None:
-        self.live, self._log, self._store = live, log, store
-        self._ids = {"run_id": run_id, "agent": agent}
+        self.live, self._past, self._log = live, past, log
+        self._ids = {"run_id": log.run_id, "agent": agent}
         self._attempt = attempt
-        self._redact = redaction(store)
+        self._redact = redaction(log.store)
         self.checkpoint = checkpoint
 
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -147,24 +147,24 @@ class ReplayingTools:
 
     def replays(self, call: ToolCall, *, step: int) -> bool:
         """Whether `execute(call, step=step)` will hand back a logged outcome instead of running the call."""
-        return self._log.results.has((step, call.id))
+        return self._past.results.has((step, call.id))
 
     async def execute(self, call: ToolCall, *, step: int, instead: ToolOutcome | None = None) -> ToolOutcome:
         """The outcome of `call`, made at model call `step`; `instead` is logged as its outcome without running
         it (a call the reply was cut inside of)."""
-        recorded = self._log.results.get((step, call.id))
+        recorded = self._past.results.get((step, call.id))
         if recorded is not None:
             return replayed(recorded, call)
         at = {"step": step, "attempt": self._attempt}
-        if (step, call.id) not in self._log.called:
-            self._store.append(ToolCalled(**self._ids, call=call, **at))
+        if (step, call.id) not in self._past.called:
+            self._log.append(ToolCalled(**self._ids, call=call, **at))
         started = time.monotonic()
         outcome = instead if instead is not None else await self.live.execute(call)
         failed = outcome.is_error or outcome.format_error
         outcome = dataclasses.replace(outcome, output=valid_text(self._redact(outcome.output)), is_error=failed)
         took = time.monotonic() - started
         saved = (await self.checkpoint() or "") if self.checkpoint and call.name in _CHANGES_FILES else ""
-        self._store.append(
+        self._log.append(
             ToolReturned(
                 **self._ids,
                 call_id=call.id,
@@ -184,42 +184,40 @@ class LoggedOnce:
     """An agent's own events besides its calls, each logged once per attempt: its prompt, the notes it is given
     before a model call (read back on a replay), a compaction of its conversation, its stop."""
 
-    def __init__(
-        self, log: AttemptRecord, store: EventStore, model: ReplayingModel, *, run_id: str, agent: str, attempt: int
-    ) -> None:
-        self._log, self._store, self._model = log, store, model
-        self._ids = {"run_id": run_id, "agent": agent}
+    def __init__(self, past: AttemptRecord, log: RunLog, model: ReplayingModel, *, agent: str, attempt: int) -> None:
+        self._past, self._log, self._model = past, log, model
+        self._ids = {"run_id": log.run_id, "agent": agent}
         self._attempt = attempt
-        self._redact = redaction(store)
+        self._redact = redaction(log.store)
 
     def prompt(self, event: PromptGiven) -> None:
-        if not self._log.prompted:
-            self._store.append(event)
-            self._log.prompted = True
+        if not self._past.prompted:
+            self._log.append(event)
+            self._past.prompted = True
 
     def notes(self, step: int, source: NoteSource | None) -> list[str]:
         """The notes given before model call `step`: as logged, or new ones (logged) before a live call."""
-        if step in self._log.notes:
-            return self._log.notes[step]
+        if step in self._past.notes:
+            return self._past.notes[step]
         if self._model.replays_next:
             return []  # this step's call was made, and logged, without notes: new ones wait for a live step
         notes = [self._redact(note) for note in source()] if source else []
         if notes:
             decision = f"delivered {len(notes)} note(s)"
-            self._store.append(
+            self._log.append(
                 NotesDelivered(**self._ids, decision=decision, notes=notes, step=step, attempt=self._attempt)
             )
         return notes
 
     def compacted(self, step: int, event: ContextCompacted) -> None:
         """Log a compaction before model call `step`, unless it was logged before."""
-        if step not in self._log.compactions:
-            self._store.append(event)
+        if step not in self._past.compactions:
+            self._log.append(event)
 
     def stopped(self, event: AgentStopped) -> None:
         """Log why the attempt stopped, unless an earlier process did (a stop other than an interruption)."""
-        if not self._log.stopped:
-            self._store.append(event)
+        if not self._past.stopped:
+            self._log.append(event)
 
 
 class ReplayTurns:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import Decision
 from plait.messages import Usage
 
@@ -40,8 +40,7 @@ class Budget:
 
     scope: str
     limits: Limits
-    store: EventStore
-    run_id: str
+    log: RunLog
     parent: Budget | None = None
     usage: Usage = field(default_factory=Usage)
     usd: float = 0.0
@@ -50,7 +49,7 @@ class Budget:
     _stopped: bool = False
 
     def child(self, scope: str, limits: Limits) -> Budget:
-        return Budget(scope=scope, limits=limits, store=self.store, run_id=self.run_id, parent=self)
+        return Budget(scope=scope, limits=limits, log=self.log, parent=self)
 
     def charge(self, usage: Usage, usd: float, *, up: bool = True) -> None:
         """Add spending to this scope and, with `up`, to the scopes above it."""
@@ -82,9 +81,9 @@ class Budget:
             if self._stopped:
                 return
             self._stopped = True
-        self.store.append(
+        self.log.append(
             Decision(
-                run_id=self.run_id,
+                run_id=self.log.run_id,
                 agent="" if self.scope == "run" else self.scope,
                 topic="budget",
                 decision=message,

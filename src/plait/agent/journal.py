@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plait.errors import ModelError, StateError
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.events.types import Event, ModelCallFailed, ModelCallFinished, ModelCallRetried, ModelCallStarted
 from plait.messages import MessageChain, Model, ModelRequest, ModelResponse, TextHook, TextStreaming, ToolCall
@@ -70,16 +71,16 @@ _reads: weakref.WeakKeyDictionary[EventStore, dict[str, _Read]] = weakref.WeakKe
 _reads_lock = threading.Lock()
 
 
-def _read(store: EventStore, run_id: str) -> dict[str, list[Event]]:
+def _read(log: RunLog) -> dict[str, list[Event]]:
     """The run's events of the `REPLAYED` kinds by agent, read in full once per store and run, then only what
     was appended since: the log is append-only and numbered in the order its appends were committed."""
     with _reads_lock:
         try:
-            reads = _reads.setdefault(store, {})
+            reads = _reads.setdefault(log.store, {})
         except TypeError:  # a store that cannot be weakly referred to is read in full each time
             reads = {}
-        read = reads.setdefault(run_id, _Read())
-        fresh = store.events(run_id, kinds=REPLAYED, after=read.last)
+        read = reads.setdefault(log.run_id, _Read())
+        fresh = log.events(kinds=REPLAYED, after=read.last)
         if fresh and not fresh[0].seq > read.last:  # a store that does not number its events: all there is
             read.by_agent, read.last = {}, 0
         for event in fresh:
@@ -88,7 +89,7 @@ def _read(store: EventStore, run_id: str) -> dict[str, list[Event]]:
         return read.by_agent
 
 
-def agent_events(store: EventStore, run_id: str, agent: str) -> list[Event]:
+def agent_events(log: RunLog, agent: str) -> list[Event]:
     """The events of the `REPLAYED` kinds of one agent of a run, in order.
 
     A resumed agent's journal and replay both start from them, the run asks for them for each attempt's last
@@ -96,12 +97,12 @@ def agent_events(store: EventStore, run_id: str, agent: str) -> list[Event]:
     decoded once (per store), later calls reading only what was appended since, so that the past of a long
     run is not decoded again by every reader of it.
     """
-    return list(_read(store, run_id).get(agent, ()))
+    return list(_read(log).get(agent, ()))
 
 
-def answered_calls(store: EventStore, run_id: str) -> list[ModelCallFinished]:
+def answered_calls(log: RunLog) -> list[ModelCallFinished]:
     """Every model call of the run that was answered, in the log's order (read as `agent_events` reads)."""
-    answered = [e for events in _read(store, run_id).values() for e in events if isinstance(e, ModelCallFinished)]
+    answered = [e for events in _read(log).values() for e in events if isinstance(e, ModelCallFinished)]
     return sorted(answered, key=lambda e: e.seq)
 
 
@@ -110,8 +111,7 @@ class ModelCallJournal:
 
     def __init__(
         self,
-        store: EventStore,
-        run_id: str,
+        log: RunLog,
         agent: str,
         prices: PriceTable,
         attempt: int = 1,
@@ -119,13 +119,12 @@ class ModelCallJournal:
         answered: Mapping[int, ModelCallFinished] | None = None,
     ) -> None:
         """`answered` holds the attempt's answered calls by number, when the caller read the log already."""
-        self._store = store
-        self._run_id = run_id
+        self._log = log
         self._agent = agent
         self._prices = prices
         self._attempt = attempt
         if answered is None:
-            events = agent_events(store, run_id, agent)
+            events = agent_events(log, agent)
             answered = {e.call: e for e in events if isinstance(e, ModelCallFinished) and e.attempt == attempt}
         self._recorded = dict(answered)
         self.calls = 0
@@ -152,20 +151,20 @@ class ModelCallJournal:
         if recorded is not None:
             if recorded.req_hash != digest:
                 raise StateError(
-                    f"agent {self._agent} of run {self._run_id} asks something else at model call {call} than "
+                    f"agent {self._agent} of run {self._log.run_id} asks something else at model call {call} than "
                     "the log recorded (the code or the prompt changed): start a new run instead of resuming"
                 )
             self.replayed += 1
             self.last_replayed = True
             return recorded.response, recorded.cost_usd
         self.last_replayed = False
-        base = {"run_id": self._run_id, "agent": self._agent, "call": call, "attempt": self._attempt}
-        self._store.append(ModelCallStarted(**base, req_hash=digest, model=model.name, messages=len(request.messages)))
+        base = {"run_id": self._log.run_id, "agent": self._agent, "call": call, "attempt": self._attempt}
+        self._log.append(ModelCallStarted(**base, req_hash=digest, model=model.name, messages=len(request.messages)))
 
         def on_retry(attempt: int, wait: float, reason: str) -> None:
-            self._store.append(
+            self._log.append(
                 ModelCallRetried(
-                    run_id=self._run_id, agent=self._agent, call=call, attempt=attempt, wait_s=wait, reason=reason
+                    run_id=self._log.run_id, agent=self._agent, call=call, attempt=attempt, wait_s=wait, reason=reason
                 )
             )
 
@@ -177,11 +176,11 @@ class ModelCallJournal:
                 answer = await model.complete(request, on_retry=on_retry)
             response = loggable(answer)
         except ModelError as exc:
-            self._store.append(ModelCallFailed(**base, error=valid_text(str(exc))))
+            self._log.append(ModelCallFailed(**base, error=valid_text(str(exc))))
             raise
         except Exception as exc:  # a Model is any object: what it raises is not known here
             error = valid_text(" ".join(f"{type(exc).__name__}: {exc}".split()))[:2000]
-            self._store.append(ModelCallFailed(**base, error=error))
+            self._log.append(ModelCallFailed(**base, error=error))
             raise ModelError(f"the model {model.name} failed at call {call}: {error}") from exc
         cost = self._prices.cost(model.name, response.usage)
         answered = ModelCallFinished(
@@ -196,7 +195,7 @@ class ModelCallJournal:
         The agent goes on (runs the answer's tool calls) only once the answer is on disk. Cancelled meanwhile, it
         still waits for the append, so that nothing it logs next (that it was stopped) comes before the answer.
         """
-        appending = asyncio.get_running_loop().run_in_executor(None, self._store.append, event)
+        appending = asyncio.get_running_loop().run_in_executor(None, self._log.append, event)
         try:
             await asyncio.shield(appending)
         except asyncio.CancelledError:

@@ -36,7 +36,8 @@ from plait.agent.journal import ModelCallJournal, valid_text
 from plait.agent.prompts import REFUSED, cut_reply, cut_text, task_prompt, too_many_calls
 from plait.agent.toolset import ToolOutcome, Toolset
 from plait.errors import ModelError
-from plait.events.store import EventStore, redaction
+from plait.events.runlog import RunLog
+from plait.events.store import redaction
 from plait.events.types import AgentStopped, ContextCompacted, PromptGiven, StopReason
 from plait.messages import (
     AssistantMessage,
@@ -117,11 +118,10 @@ class Agent:
     def __init__(
         self,
         *,
-        run_id: str,
+        log: RunLog,
         agent_id: str,
         model: Model,
         toolbox: Toolset,
-        store: EventStore,
         prices: PriceTable,
         system: str,
         limits: AgentLimits | None = None,
@@ -134,12 +134,11 @@ class Agent:
         arriving: Arriving | None = None,
         turns: ReplayTurns | None = None,
     ) -> None:
-        self.run_id, self.agent_id = run_id, agent_id
+        self.log, self.agent_id = log, agent_id
         self.turns = turns
         """Shared with the other agents of the loop: they replay their past one at a time (see `ReplayTurns`)."""
-        self._ids = {"run_id": run_id, "agent": agent_id}
-        self.store = store
-        self._redact = redaction(store)
+        self._ids = {"run_id": log.run_id, "agent": agent_id}
+        self._redact = redaction(log.store)
         self.system = self._redact(system)
         self.limits = limits or AgentLimits()
         self.notes = notes
@@ -147,16 +146,14 @@ class Agent:
         self.attempt = attempt
         self.compactor = Compactor(context) if context is not None else None
         """Summarises older steps when a request nears the model's context budget; None keeps every message."""
-        past = AttemptRecord(store, run_id, agent_id, attempt)
-        self.journal = ModelCallJournal(store, run_id, agent_id, prices, attempt, answered=past.answers)
+        past = AttemptRecord(log, agent_id, attempt)
+        self.journal = ModelCallJournal(log, agent_id, prices, attempt, answered=past.answers)
         charge = budget.charge if budget is not None else None
         self._model = ReplayingModel(
             model, self.journal, redact=self._redact, hold=hold, charge=charge, arriving=arriving
         )
-        self._tools = ReplayingTools(
-            toolbox, past, store, run_id=run_id, agent=agent_id, attempt=attempt, checkpoint=checkpoint
-        )
-        self._once = LoggedOnce(past, store, self._model, run_id=run_id, agent=agent_id, attempt=attempt)
+        self._tools = ReplayingTools(toolbox, past, log, agent=agent_id, attempt=attempt, checkpoint=checkpoint)
+        self._once = LoggedOnce(past, log, self._model, agent=agent_id, attempt=attempt)
         self.messages: list[Message] = []
         self.usage = Usage()
         self.cost = 0.0

@@ -29,7 +29,6 @@ from plait.agent.arguments import ToolArgs
 from plait.agent.loop import Agent, AgentResult
 from plait.agent.toolset import Tool, ToolOutcome, Toolset
 from plait.events.runlog import RunLog
-from plait.events.store import EventStore
 from plait.events.types import Decision, McpToolsListed
 from plait.messages import ToolCall, ToolSpec
 from plait.redact import Redactor
@@ -118,15 +117,14 @@ class McpTools:
         runner: Shell,
         worktree: Path,
         policy: Policy,
-        store: EventStore,
-        run_id: str,
+        log: RunLog,
         agent: str,
         attempt: int,
         output_limit: int = 16_000,
         call_timeout: float = 300.0,
     ) -> None:
         self.servers, self.runner, self.worktree = dict(servers), runner, worktree
-        self.policy, self.store, self.run_id, self.agent, self.attempt = policy, store, run_id, agent, attempt
+        self.policy, self.log, self.agent, self.attempt = policy, log, agent, attempt
         self.output_limit, self.call_timeout = output_limit, call_timeout
         self.redact = Redactor()
         self.tools = Toolset()
@@ -146,7 +144,7 @@ class McpTools:
 
     async def open(self) -> None:
         """Offer the tools this attempt logged; else start the servers, list their tools and log the list."""
-        for event in self.store.events(self.run_id, agent=self.agent, kinds=["mcp_tools"]):
+        for event in self.log.events(agent=self.agent, kinds=["mcp_tools"]):
             if isinstance(event, McpToolsListed) and event.attempt == self.attempt:
                 self.tools = self.offer(list(event.tools))
                 return
@@ -163,8 +161,8 @@ class McpTools:
         self.tools = self.offer(specs)
         what = f"started {len(self._running)} MCP server(s) offering {len(specs)} tool(s)"
         why = "; ".join(failed.values())
-        ids = {"run_id": self.run_id, "agent": self.agent, "attempt": self.attempt}
-        self.store.append(McpToolsListed(**ids, decision=what, reason=why, tools=specs, failed=failed))
+        ids = {"run_id": self.log.run_id, "agent": self.agent, "attempt": self.attempt}
+        self.log.append(McpToolsListed(**ids, decision=what, reason=why, tools=specs, failed=failed))
 
     async def close(self) -> None:
         """Stop every server this attempt started."""
@@ -188,9 +186,9 @@ class McpTools:
             text = f"the arguments of {call.name} are {size:,} characters, over the limit of {_ARGUMENTS_LIMIT:,}"
             return ToolOutcome(text + ": send shorter ones.", format_error=True)
         decision = self.policy.check_mcp(call.name)
-        self.store.append(
+        self.log.append(
             Decision(
-                run_id=self.run_id,
+                run_id=self.log.run_id,
                 agent=self.agent,
                 topic="mcp_policy",
                 decision=f"{decision.verdict} {call.name}",
@@ -243,8 +241,7 @@ def mcp_tools(at: McpAttempt) -> McpTools | None:
         runner=at.runner,
         worktree=at.worktree,
         policy=Policy.from_settings(s.sandbox),
-        store=at.log.store,
-        run_id=at.log.run_id,
+        log=at.log,
         agent=at.task_id,
         attempt=at.attempt,
         output_limit=s.output_limit,

@@ -158,11 +158,10 @@ class Expert:
         self.root, self.commit, self.origin = root, commit, origin
         toolbox = Toolbox(root, LocalShell(), read_only=True)
         self.agent = Agent(
-            run_id=log.run_id,
+            log=log,
             agent_id=self.id,
             model=model,
             toolbox=answer_tools(toolbox, structured=origin == "investigation"),
-            store=log.store,
             prices=prices,
             system=expert_system(spec, repo_map, origin),
             limits=limits or AgentLimits(max_steps=EXPERT_STEPS),

@@ -18,6 +18,7 @@ from plait.agent.loop import Agent, AgentLimits, Spending
 from plait.agent.tools import READ_TOOLS, Toolbox
 from plait.agent.toolset import Tool, ToolOutcome, Toolset
 from plait.errors import ModelError, PlaitError
+from plait.events.runlog import RunLog
 from plait.events.store import EventStore
 from plait.events.types import PlanMade, PlanRejected
 from plait.messages import Model, ToolCall, ToolSpec
@@ -237,11 +238,10 @@ async def make_plan(
         experts=offers_experts(repo_map),
     )
     agent = Agent(
-        run_id=run_id,
+        log=RunLog(store, run_id),
         agent_id=PLANNER_ID,
         model=model,
         toolbox=submitted.tools,
-        store=store,
         prices=prices,
         system=planner_system(repo_map, await asyncio.to_thread(instructions.top_level) if instructions else ""),
         limits=AgentLimits(max_steps=max_steps),

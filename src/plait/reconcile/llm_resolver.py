@@ -182,7 +182,7 @@ class LLMResolver:
     def _journal(self, request: ModelRequest) -> ModelCallJournal | None:
         if self.log is None:
             return None
-        return ModelCallJournal(self.log.store, self.log.run_id, f"resolver-{request.fingerprint()[:12]}", self.prices)
+        return ModelCallJournal(self.log, f"resolver-{request.fingerprint()[:12]}", self.prices)
 
     async def _by_hunks(self, located: list[Located], context: MergeContext) -> dict[str, Resolution | None]:
         facts = await asyncio.to_thread(gather, context.site, located)

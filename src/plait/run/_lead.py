@@ -108,11 +108,10 @@ def lead_agent(maker: ExpertMaker, tools: Toolset, prompt: str, files: list[str]
         system = prompt + (f"\n{known}" if known else "")
         system += "\nThe repository:\n" + repo_map(maker.root, budget=6000, files=files).strip() + "\n"
     return Agent(
-        run_id=maker.log.run_id,
+        log=maker.log,
         agent_id=LEAD,
         model=maker.model,
         toolbox=tools,
-        store=maker.log.store,
         prices=maker.prices,
         system=system,
         limits=AgentLimits.from_settings(s),

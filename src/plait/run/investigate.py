@@ -316,7 +316,7 @@ async def ask(o: Inquiry) -> AskOutcome:
 
 async def _investigate(o: Inquiry, root: Path, commit: str) -> AskOutcome:
     s, log = o.settings, o.log
-    budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), log.store, log.run_id)
+    budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), log)
     if o.base is None:
         charge_earlier_spending(budget, log)
     files = tracked_files(root)

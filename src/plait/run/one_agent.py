@@ -112,9 +112,7 @@ async def run_one_agent(
     if not started:
         record_start(log, repo, task, base, model.name, settings)
     s = settings
-    budget = Budget(
-        "run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), log.store, log.run_id
-    )
+    budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time), log)
     if state is not None:
         charge_earlier_spending(budget, log)
     branch = f"plait/{log.run_id}/{TASK_ID}"

@@ -108,7 +108,7 @@ async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | N
     if o.one_agent or (state is not None and state.one_agent):
         return await _one_agent(o, gate)
     limits = Limits(tokens=s.run_max_tokens, usd=s.run_max_usd, wall_s=s.run_wall_time)
-    budget = Budget("run", limits, o.log.store, o.log.run_id)
+    budget = Budget("run", limits, o.log)
     if state is not None:
         charge_earlier_spending(budget, o.log)
     files = tracked_files(o.repo.root)

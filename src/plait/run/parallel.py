@@ -171,7 +171,7 @@ class TaskAttempts:
         last = opening.last if opening is not None else last  # the failure the brief tells of, as the log has it
         if state is not None and key in state.bases:
             opened: Opening | None = None
-            base, saved = state.bases[key], last_checkpoint(ctx.log.store, ctx.log.run_id, task_id, number)
+            base, saved = state.bases[key], last_checkpoint(ctx.log, task_id, number)
         else:
             if opening is None:  # logged before the worktree is made: a resumed process makes the same one
                 # a retry (after a failure or an ejection) starts on the integration head, where it must fit, with
@@ -275,7 +275,7 @@ class TaskAttempts:
     def _agent(self, task: PlanTask, runner: Shell, worktree: Worktree, attempt: int) -> Worker:
         s, path = self.ctx.settings, worktree.path
         ref = f"refs/plait/checkpoints/{self.ctx.log.run_id}/{task.id}.{attempt}"
-        last = {"sha": last_checkpoint(self.ctx.log.store, self.ctx.log.run_id, task.id, attempt) or worktree.base}
+        last = {"sha": last_checkpoint(self.ctx.log, task.id, attempt) or worktree.base}
 
         async def checkpoint() -> str | None:
             sha = await self.git.run(worktree.checkpoint, ref, last["sha"])
@@ -285,7 +285,7 @@ class TaskAttempts:
 
         worker = external_worker(self, task, runner, worktree, attempt, checkpoint)  # an external CLI, when named
         return worker or Agent(
-            run_id=self.ctx.log.run_id,
+            log=self.ctx.log,
             agent_id=task.id,
             model=self.ctx.model,
             toolbox=self._asking(
@@ -297,7 +297,6 @@ class TaskAttempts:
                     worktree,
                 ),
             ),
-            store=self.ctx.log.store,
             prices=self.ctx.prices,
             system=self.systems[task.id],
             limits=AgentLimits.from_settings(s),

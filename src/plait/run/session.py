@@ -191,7 +191,7 @@ class Session:
                 raise UsageError(f"run {log.run_id} is not a session: `plait session --resume` continues sessions")
             commit = begun.base_commit
         root = self._root = open_checkout(cfg.repo, log.run_id, commit, "session")
-        budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), log.store, log.run_id)
+        budget = Budget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), log)
         if cfg.base is None:
             charge_earlier_spending(budget, log)
         files = tracked_files(root)

@@ -132,7 +132,7 @@ def charge_earlier_spending(run: Budget, log: RunLog, tasks: dict[str, Budget] |
 
     The run's budget gets everything; with `tasks`, each task's budget gets its own agent's share only.
     """
-    for event in answered_calls(log.store, log.run_id):
+    for event in answered_calls(log):
         if tasks is None:
             run.charge(event.response.usage, event.cost_usd)
         elif event.agent in tasks:

@@ -91,7 +91,7 @@ class Steering:
     def _fresh(self, after: int) -> tuple[list[Event], bool]:
         """The task's events after sequence number `after`, and whether they are all there is (a store that does not
         number its events is read in full)."""
-        events = agent_events(self.log.store, self.log.run_id, self.task_id)
+        events = agent_events(self.log, self.task_id)
         if events and not events[-1].seq > 0:
             return events, True
         return events[bisect.bisect_right(events, after, key=lambda e: e.seq) :], False

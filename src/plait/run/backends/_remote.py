@@ -41,7 +41,7 @@ class SharedRunBudget(Budget):
 
     def check(self) -> None:
         first, self.cursor = self.cursor < 0, max(self.cursor, 0)
-        for event in self.store.events(self.run_id, kinds=["model_response"], after=self.cursor):
+        for event in self.log.events(kinds=["model_response"], after=self.cursor):
             self.cursor = max(self.cursor, event.seq)
             if isinstance(event, ModelCallFinished) and (first or event.agent != self.own):
                 self.usage, self.usd = self.usage + event.response.usage, self.usd + event.cost_usd
@@ -221,7 +221,7 @@ async def _attempt(
     repo = Repo.discover(root)
     _drop_stale(repo, job.branch)
     worktree = repo.readd_worktree(tmp / "worktree", job.branch, job.base, owned=f"plait/{run_id}/")
-    saved = AttemptRecord(store, run_id, task_id, job.attempt).last_checkpoint
+    saved = AttemptRecord(log, task_id, job.attempt).last_checkpoint
     if saved:
         kept = store.get_blob(run_id, checkpoint_key(saved))
         if kept is None:
@@ -258,7 +258,7 @@ async def _attempt(
     )
     model = make_model(job.model, s)
     prices = PriceTable(s.prices)
-    run_budget = SharedRunBudget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), store, run_id)
+    run_budget = SharedRunBudget("run", Limits(tokens=s.run_max_tokens, usd=s.run_max_usd), log)
     run_budget.own = task_id
     budget = run_budget.child(task_id, Limits(tokens=s.task_max_tokens, usd=s.task_max_usd))
     charge_earlier_spending(run_budget, log, {task_id: budget})  # the task's own earlier spending, to its budget
@@ -279,11 +279,10 @@ async def _attempt(
         specs = [ExpertSpec.model_validate(e) for e in job.experts]
         tools = tools | asking_tools(task_id, ActorExperts(run_id, specs), job.attempt)
     agent = Agent(
-        run_id=run_id,
+        log=log,
         agent_id=task_id,
         model=model,
         toolbox=tools,
-        store=store,
         prices=prices,
         system=job.system,
         limits=AgentLimits.from_settings(s),
