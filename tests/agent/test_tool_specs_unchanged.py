@@ -60,8 +60,8 @@ def _toolsets(root: Path, store: SQLiteEventStore) -> dict[str, Toolset]:
         "toolbox_read_only": ro,
         "expert": answer_tools(ro),
         "investigator": answer_tools(ro, structured=True),
-        "planner": PlanSubmissions(ro, store=store, run_id="r").tools,
-        "planner_no_experts": PlanSubmissions(ro, store=store, run_id="r", experts=False).tools,
+        "planner": PlanSubmissions(ro, log=RunLog(store, "r")).tools,
+        "planner_no_experts": PlanSubmissions(ro, log=RunLog(store, "r"), experts=False).tools,
         "investigation_lead": lead
         | lead_ask_tools("lead", Experts(), "investigation")
         | Toolset([Tool("answer", _AnswerArgs, _answered)]),

@@ -10,6 +10,7 @@ import pytest
 
 from plait.errors import UsageError
 from plait.events import PlanRejected, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.models import PriceTable, ScriptedModel
 from plait.plan import make_plan
 from plait.plan.load import load_plan
@@ -33,8 +34,7 @@ def _make(root: Path, store: SQLiteEventStore, turns: list[dict[str, Any]], max_
         "Split it",
         repo_root=root,
         model=model,
-        store=store,
-        run_id="r",
+        log=RunLog(store, "r"),
         prices=PriceTable(),
         runner=LocalShell(),
         split="always",

@@ -9,6 +9,7 @@ import pytest
 
 from plait.errors import ModelError, ScriptError
 from plait.events import AgentStopped, NotesDelivered, PlanMade, PlanRejected, SQLiteEventStore, ToolReturned
+from plait.events.runlog import RunLog
 from plait.messages import Model, ModelRequest, ModelResponse
 from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.plan import make_plan, plan_tool_spec
@@ -49,8 +50,7 @@ def _plan(root: Path, model: Model, store: SQLiteEventStore, **options: Any) -> 
             TASK,
             repo_root=root,
             model=model,
-            store=store,
-            run_id="r",
+            log=RunLog(store, "r"),
             prices=PriceTable(),
             runner=LocalShell(),
             **options,

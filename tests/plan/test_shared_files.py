@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from plait.events import PromptGiven, SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.models import PriceTable, ScriptedModel
 from plait.plan import make_plan, resolve_overlaps
 from plait.plan._prompt import planner_system, planner_task
@@ -65,8 +66,7 @@ def test_the_planner_is_told_when_branches_are_gated_and_the_verify_command(tmp_
             "Add shapes",
             repo_root=tmp_path,
             model=model,
-            store=store,
-            run_id="r",
+            log=RunLog(store, "r"),
             prices=PriceTable(),
             runner=LocalShell(),
             repo_map="(map)",

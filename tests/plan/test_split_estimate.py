@@ -9,6 +9,7 @@ import pytest
 from plan_helpers import make_repo
 
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel, PriceTable, ScriptedModel
 from plait.plan import make_plan
@@ -115,7 +116,7 @@ def _planner(plan: Plan) -> FunctionModel:
 
 def _make_plan(root: Path, model: FunctionModel | ScriptedModel, tmp_path: Path) -> Plan:
     store = SQLiteEventStore(tmp_path / "events.db")
-    options = {"model": model, "store": store, "run_id": "r", "prices": PriceTable(), "runner": LocalShell()}
+    options = {"model": model, "log": RunLog(store, "r"), "prices": PriceTable(), "runner": LocalShell()}
     return asyncio.run(make_plan(TASK, repo_root=root, **options))  # type: ignore[arg-type]
 
 
@@ -143,7 +144,7 @@ def test_split_always_runs_the_planners_plan_as_proposed(tmp_path: Path) -> None
     root = make_repo(tmp_path / "entangled", _entangled())
     plan = _engines_plan({e: [f"{e}.py"] for e in ("alpha", "beta", "gamma", "delta")})
     store = SQLiteEventStore(tmp_path / "events.db")
-    options = {"model": _planner(plan), "store": store, "run_id": "r", "prices": PriceTable(), "runner": LocalShell()}
+    options = {"model": _planner(plan), "log": RunLog(store, "r"), "prices": PriceTable(), "runner": LocalShell()}
     decided = asyncio.run(make_plan(TASK, repo_root=root, split="always", **options))  # type: ignore[arg-type]
     assert decided == plan and decided.mode == "parallel"
 

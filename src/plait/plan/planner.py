@@ -19,7 +19,6 @@ from plait.agent.tools import READ_TOOLS, Toolbox
 from plait.agent.toolset import Tool, ToolOutcome, Toolset
 from plait.errors import ModelError, PlaitError
 from plait.events.runlog import RunLog
-from plait.events.store import EventStore
 from plait.events.types import PlanMade, PlanRejected
 from plait.messages import Model, ToolCall, ToolSpec
 from plait.models.pricing import PriceTable
@@ -135,13 +134,12 @@ class PlanSubmissions:
         self,
         toolbox: Toolbox,
         *,
-        store: EventStore,
-        run_id: str,
+        log: RunLog,
         max_attempts: int = 3,
         max_tasks: int | None = None,
         experts: bool = True,
     ) -> None:
-        self.toolbox, self.store, self.run_id = toolbox, store, run_id
+        self.toolbox, self.log = toolbox, log
         self.max_attempts, self.max_tasks = max_attempts, max_tasks
         self.attempts = 0
         self.plan: Plan | None = None
@@ -169,15 +167,15 @@ class PlanSubmissions:
             plan, problems = parse_plan(data, self._tracked() if _has_experts(data) else None, self.max_tasks)
             if plan is not None:
                 self.plan = plan
-                self.store.append(PlanMade(run_id=self.run_id, agent=PLANNER_ID, plan=plan, source="planner"))
+                self.log.append(PlanMade(run_id=self.log.run_id, agent=PLANNER_ID, plan=plan, source="planner"))
                 return ToolOutcome(
                     f"Plan accepted: {plan.mode}, {len(plan.tasks)} task(s).",
                     finished=True,
                     summary=f"{plan.mode} plan with {len(plan.tasks)} task(s): {plan.reason}",
                 )
         self.last_error = "; ".join(problems)
-        self.store.append(
-            PlanRejected(run_id=self.run_id, agent=PLANNER_ID, attempt=self.attempts, error=self.last_error)
+        self.log.append(
+            PlanRejected(run_id=self.log.run_id, agent=PLANNER_ID, attempt=self.attempts, error=self.last_error)
         )
         listed = "\n".join(f"- {p}" for p in problems)
         text = f"The plan was rejected (attempt {self.attempts} of {self.max_attempts}):\n{listed}\n"
@@ -191,8 +189,7 @@ async def make_plan(
     *,
     repo_root: Path,
     model: Model,
-    store: EventStore,
-    run_id: str,
+    log: RunLog,
     prices: PriceTable,
     runner: Shell,
     max_attempts: int = 3,
@@ -210,7 +207,7 @@ async def make_plan(
     Args:
         task: What the user asked for.
         repo_root: The checkout the planner reads (read-only).
-        model, store, run_id, prices: As for any agent; its events are logged as agent `planner`.
+        model, log, prices: As for any agent; its events are logged as agent `planner`.
         runner: Unused by read-only tools; a toolbox needs one.
         max_attempts: Invalid submissions allowed before the planner fails.
         max_steps: Model calls allowed.
@@ -231,14 +228,13 @@ async def make_plan(
         repo_map = await asyncio.to_thread(build_repo_map, repo_root)
     submitted = PlanSubmissions(
         Toolbox(repo_root, runner, read_only=True),
-        store=store,
-        run_id=run_id,
+        log=log,
         max_attempts=max_attempts,
         max_tasks=max_tasks,
         experts=offers_experts(repo_map),
     )
     agent = Agent(
-        log=RunLog(store, run_id),
+        log=log,
         agent_id=PLANNER_ID,
         model=model,
         toolbox=submitted.tools,
