@@ -74,8 +74,7 @@ def _run(
             settings,
             worktree=path,
             common_dir=repo.root / ".git",
-            store=store,
-            run_id="r1",
+            log=RunLog(store, "r1"),
             agent=agent,
             interactive=False,
         )

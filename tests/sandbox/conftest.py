@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sandbox_box import FAKE_KEY, SSH_MARKER, Box, MakeBox, found
 
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.sandbox_settings import Limits, SandboxSettings
 from plait.settings import Settings
@@ -69,8 +70,7 @@ def make_box(tmp_path: Path, repo: Repo, home: Path) -> Iterator[MakeBox]:
             settings,
             worktree=worktree.path,
             common_dir=repo.common_dir,
-            store=store,
-            run_id="run1",
+            log=RunLog(store, "run1"),
             agent=f"t{len(made)}",
             interactive=interactive,
             asker=asker,

@@ -186,7 +186,7 @@ from plait.workspace.sandbox import sandboxed_shell
 layer, worktree, common = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 settings = Settings(sandbox=SandboxSettings(layer=layer, allow_unsandboxed=True))
 runner = sandboxed_shell(
-    settings, worktree=worktree, common_dir=common, store=None, run_id="r", agent="a", interactive=False
+    settings, worktree=worktree, common_dir=common, log=None, agent="a", interactive=False
 )
 command = f"cat /proc/{os.getpid()}/environ > parent.txt; cat /proc/$PPID/environ >> parent.txt; cat parent.txt"
 print(asyncio.run(runner.run(command, cwd=worktree, timeout=30, output_limit=100000)).output)

@@ -122,8 +122,7 @@ def test_a_layer_that_cannot_run_here_is_a_plain_error(tmp_path: Path) -> None:
             settings,
             worktree=tmp_path,
             common_dir=tmp_path,
-            store=None,
-            run_id="r",
+            log=None,
             agent="a",
             interactive=False,
             found=probe,
@@ -164,8 +163,7 @@ def test_a_command_whose_confinement_fails_does_not_run(make_box: MakeBox) -> No
         layer=BrokenLayer(),
         confinement=box.runner.confinement,
         limits=box.runner.limits,
-        store=None,
-        run_id="run1",
+        log=None,
         agent="t9",
     )
     result = asyncio.run(runner.run("touch ran.txt", cwd=box.worktree, timeout=10, output_limit=1000))

@@ -62,8 +62,7 @@ def make_gate(repo: Repo, log: RunLog, base: str, settings: Settings) -> Gate:
             settings,
             worktree=worktree,
             common_dir=repo.common_dir,
-            store=log.store,
-            run_id=log.run_id,
+            log=log,
             agent="gate",
             interactive=False,
         )

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from plait.errors import EnvironmentProblem
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.redact import Redactor
 from plait.settings import Settings
 from plait.workspace.policy import Asker, ConsoleAsker, Policy
@@ -34,8 +34,7 @@ def sandboxed_shell(
     *,
     worktree: Path,
     common_dir: Path,
-    store: EventStore | None,
-    run_id: str,
+    log: RunLog | None,
     agent: str,
     interactive: bool,
     asker: Asker | None = None,
@@ -51,7 +50,7 @@ def sandboxed_shell(
         settings: `settings.sandbox` gives the preset, layer, limits and extra rules.
         worktree: the one directory commands may write (besides a private tmp).
         common_dir: the repository's shared `.git`, kept read-only.
-        store: where each policy decision is recorded (None records nothing).
+        log: the run's log, where each policy decision is recorded (None records nothing).
         interactive: whether `ask` verdicts go to `asker` (the terminal by default) or are denied.
         found: the machine's probe, to share one among agents (probed now when None).
         extra_env: variables added for this agent, such as its port block.
@@ -107,8 +106,7 @@ def sandboxed_shell(
         layer=layer,
         confinement=confinement,
         limits=sandbox.limits,
-        store=store,
-        run_id=run_id,
+        log=log,
         agent=agent,
         interactive=interactive,
         asker=asker or (ConsoleAsker() if interactive else None),

@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.events.types import PolicyDecided
 from plait.redact import Redactor
 from plait.sandbox_settings import Limits
@@ -50,8 +50,7 @@ class SandboxedShell:
         layer: Layer,
         confinement: Confinement,
         limits: Limits,
-        store: EventStore | None,
-        run_id: str,
+        log: RunLog | None,
         agent: str,
         interactive: bool = False,
         asker: Asker | None = None,
@@ -70,7 +69,7 @@ class SandboxedShell:
         own for this agent (its ports), passed as it is. The agent's cgroups are made in the parents given, the
         pids one and the memory one (where `limits.cgroup` allows)."""
         self.policy, self.layer, self.confinement, self.limits = policy, layer, confinement, limits
-        self.store, self.run_id, self.agent = store, run_id, agent
+        self.log, self.agent = log, agent
         self.interactive, self.asker = interactive, asker
         self._base_env = dict(os.environ if env is None else env)
         self._redact = redactor or Redactor(env=self._base_env)
@@ -250,11 +249,11 @@ class SandboxedShell:
         ]
 
     def _record(self, decision: Decision) -> None:
-        if self.store is None:
+        if self.log is None:
             return
-        self.store.append(
+        self.log.append(
             PolicyDecided(
-                run_id=self.run_id,
+                run_id=self.log.run_id,
                 agent=self.agent,
                 action=decision.action,
                 subject=self._redact(decision.subject)[:2000],
