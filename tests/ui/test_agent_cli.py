@@ -9,6 +9,7 @@ import pytest
 from synthetic_run import ENV_SECRET, RUN_ID, append_run, parallel_run
 from textual.widgets import DataTable
 
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import RunFinished, ToolCalled, UserSteered
 from plait.ui.feed import EventFeed
@@ -34,7 +35,7 @@ def test_p_pauses_the_agent_under_the_cursor_then_resumes_it(store: SQLiteEventS
     append_run(store, events[: next(i for i, e in enumerate(events) if isinstance(e, ToolCalled) and e.agent == "cli")])
 
     async def scenario() -> None:
-        app = _Counted(EventFeed(store, RUN_ID), poll_s=3600)
+        app = _Counted(EventFeed(RunLog(store, RUN_ID)), poll_s=3600)
         async with app.run_test(size=(130, 34)) as pilot:
             await pilot.pause()
             app.query_one("#agents", DataTable).move_cursor(row=app.agent_ids.index("money"))
@@ -57,7 +58,7 @@ def test_the_end_of_a_watched_run_rings_the_bell(store: SQLiteEventStore) -> Non
     append_run(store, events[:end])
 
     async def scenario() -> int:
-        app = _Counted(EventFeed(store, RUN_ID), poll_s=3600)
+        app = _Counted(EventFeed(RunLog(store, RUN_ID)), poll_s=3600)
         async with app.run_test(size=(130, 34)) as pilot:
             await pilot.pause()
             assert app.rung == 0

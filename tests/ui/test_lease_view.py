@@ -96,7 +96,7 @@ def test_the_dashboard_shows_claims_and_waits(tmp_path: Path) -> None:
             shown.append(event.model_copy(update={"seq": 0}))
 
     async def scenario() -> str:
-        app = Dashboard(EventFeed(shown, RUN), poll_s=3600)
+        app = Dashboard(EventFeed(RunLog(shown, RUN)), poll_s=3600)
         async with app.run_test(size=(130, 34)) as pilot:
             await pilot.pause()
             return screen_text(cast("App[object]", app))

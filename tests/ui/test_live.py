@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog
 
 from plait.cli._steering import LoggedSteering
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import Event, RunFinished, RunStarted, TaskStarted, ToolCalled
 from plait.messages import ToolCall
@@ -50,7 +51,7 @@ def test_rows_appear_and_change_as_events_are_appended(store: SQLiteEventStore) 
     append_run(store, events[:cut])
 
     async def scenario() -> None:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600, clock=lambda: T0 + 20)
+        app = Dashboard(EventFeed(RunLog(store, RUN_ID)), poll_s=3600, clock=lambda: T0 + 20)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             rows = _rows(app)
@@ -73,7 +74,7 @@ def test_the_view_reads_new_events_on_its_own(store: SQLiteEventStore) -> None:
     append_run(store, events[:1])
 
     async def scenario() -> None:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=0.02)
+        app = Dashboard(EventFeed(RunLog(store, RUN_ID)), poll_s=0.02)
         async with app.run_test(size=SIZE) as pilot:
             append_run(store, events[1:40])
             for _ in range(500):
@@ -91,7 +92,7 @@ def test_the_transcript_follows_a_tool_call_appended_while_it_is_open(store: SQL
     append_run(store, events[:cut])
 
     async def scenario() -> None:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600)
+        app = Dashboard(EventFeed(RunLog(store, RUN_ID)), poll_s=3600)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await pilot.press("down", "down", "enter")
@@ -125,7 +126,7 @@ def test_the_screens_match_their_snapshots_and_show_no_secret(store: SQLiteEvent
     append_run(store, parallel_run())
 
     async def scenario() -> tuple[str, str]:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600, clock=lambda: T0 + 99, steering=LoggedSteering())
+        app = Dashboard(EventFeed(RunLog(store, RUN_ID)), poll_s=3600, clock=lambda: T0 + 99, steering=LoggedSteering())
         async with app.run_test(size=SIZE) as pilot:
             return await _shots(app, pilot)
 
@@ -142,7 +143,9 @@ def test_a_run_in_progress_matches_its_snapshot(store: SQLiteEventStore) -> None
     append_run(store, [e for e in events if e.ts <= T0 + 15.1])
 
     async def scenario() -> str:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600, clock=lambda: T0 + 15.1, steering=LoggedSteering())
+        app = Dashboard(
+            EventFeed(RunLog(store, RUN_ID)), poll_s=3600, clock=lambda: T0 + 15.1, steering=LoggedSteering()
+        )
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             return screen_text(app)
@@ -162,7 +165,7 @@ def test_run_with_dashboard_shows_the_run_and_returns_its_result(store: SQLiteEv
         return "outcome"
 
     async def scenario() -> tuple[str, Dashboard]:
-        app = Dashboard(EventFeed(store, None), run_id_getter=lambda: ids[0] if ids else None, poll_s=0.01)
+        app = Dashboard(EventFeed(None), log_getter=lambda: RunLog(store, ids[0]) if ids else None, poll_s=0.01)
         return await app.run_work(work(), headless=True), app
 
     result, app = asyncio.run(scenario())
@@ -175,7 +178,7 @@ def test_run_with_dashboard_passes_errors_through(store: SQLiteEventStore) -> No
         raise ValueError("the run broke")
 
     with pytest.raises(ValueError, match="the run broke"):
-        asyncio.run(run_with_dashboard(work(), store, lambda: None, headless=True))
+        asyncio.run(run_with_dashboard(work(), lambda: None, headless=True))
 
 
 def test_ctrl_c_in_the_view_stops_the_run(store: SQLiteEventStore) -> None:
@@ -202,7 +205,7 @@ def test_ctrl_c_in_the_view_stops_the_run(store: SQLiteEventStore) -> None:
         await pilot.press("ctrl+c")
 
     async def scenario() -> None:
-        app = Dashboard(EventFeed(store, None), run_id_getter=lambda: "r1", poll_s=0.01)
+        app = Dashboard(EventFeed(None), log_getter=lambda: RunLog(store, "r1"), poll_s=0.01)
         await app.run_work(work(), headless=True, auto_pilot=press_ctrl_c)
 
     with pytest.raises(KeyboardInterrupt):

@@ -79,7 +79,7 @@ def test_a_reply_streaming_in_shows_in_the_agents_row_then_clears(tmp_path: Path
                 system="You are a test agent.",
                 arriving=channel.arriving("r1", "main"),
             )
-            app = Dashboard(EventFeed(store, "r1"), poll_s=0.02, arriving=channel)
+            app = Dashboard(EventFeed(RunLog(store, "r1")), poll_s=0.02, arriving=channel)
             async with app.run_test(size=(140, 30)) as pilot:
                 work = asyncio.ensure_future(agent.run("fix the parser"))
                 await _until(pilot, lambda: "writing" in _now(app))

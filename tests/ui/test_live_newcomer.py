@@ -12,6 +12,7 @@ from screen_text import screen_text
 from synthetic_run import RUN_ID, T0, append_run, parallel_run
 from textual.pilot import Pilot
 
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import PlanMade, RunFinished
 from plait.ui.feed import EventFeed
@@ -27,7 +28,7 @@ def store(tmp_path: Path) -> SQLiteEventStore:
 
 def _screen(store: SQLiteEventStore, at: float) -> str:
     async def scenario() -> str:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600, clock=lambda: at)
+        app = Dashboard(EventFeed(RunLog(store, RUN_ID)), poll_s=3600, clock=lambda: at)
         async with app.run_test(size=SMALL) as pilot:
             await pilot.pause()
             return screen_text(app)
@@ -104,7 +105,7 @@ def test_q_closes_the_view_and_the_run_goes_on_with_plain_lines(store: SQLiteEve
 
     async def scenario() -> str:
         console = Console(file=printed, width=200)
-        app = Dashboard(EventFeed(store, None), run_id_getter=lambda: RUN_ID, poll_s=0.01, console=console)
+        app = Dashboard(EventFeed(None), log_getter=lambda: RunLog(store, RUN_ID), poll_s=0.01, console=console)
         return await app.run_work(work(), headless=True, auto_pilot=press_q)
 
     assert asyncio.run(scenario()) == "outcome"

@@ -8,6 +8,7 @@ from pathlib import Path
 from synthetic_run import RUN_ID, T0, append_run, parallel_run
 from textual.widgets import Static
 
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import AttemptPlaced, TaskStarted
 from plait.ui.feed import EventFeed
@@ -25,7 +26,7 @@ def test_the_view_names_the_node_a_backend_placed_each_agent_on(tmp_path: Path) 
     append_run(store, [*events[:cut], *placed])
 
     async def scenario() -> None:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600, clock=lambda: T0 + 20)
+        app = Dashboard(EventFeed(RunLog(store, RUN_ID)), poll_s=3600, clock=lambda: T0 + 20)
         async with app.run_test(size=(130, 34)) as pilot:
             await pilot.pause()
             text = str(app.query_one("#merges", Static).render())

@@ -13,6 +13,7 @@ from synthetic_run import RUN_ID, append_run, parallel_run
 from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog
 
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import Decision, RunFinished
 from plait.ui._live_review import Confirm, ReviewScreen
@@ -48,7 +49,7 @@ def test_a_task_is_left_out_and_the_result_applied_from_the_review_screen(
     before = git(where, "rev-parse", "HEAD")
 
     async def scenario() -> tuple[str, list[str]]:
-        app = Dashboard(EventFeed(store, run_id), poll_s=3600)
+        app = Dashboard(EventFeed(RunLog(store, run_id)), poll_s=3600)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await pilot.press("r")
@@ -97,7 +98,7 @@ def test_a_run_that_ends_while_watched_opens_its_review(tmp_path: Path, monkeypa
     append_run(store, events[:end])
 
     async def scenario() -> str:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600)
+        app = Dashboard(EventFeed(RunLog(store, RUN_ID)), poll_s=3600)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             assert len(app.screen_stack) == 1

@@ -18,6 +18,7 @@ from synthetic_run import RUN_ID, append_run, parallel_run
 from textual.widgets import DataTable
 
 from plait.cli._steering import LoggedSteering
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import UserSteered
 from plait.ui._live_steer import MessageScreen, StopScreen
@@ -72,7 +73,7 @@ def test_the_view_tells_stops_and_opens_a_shell_on_the_agents_of_a_real_run(
             store = SQLiteEventStore(repo.root / ".git" / "plait" / "events.db")
 
             async def scenario() -> None:
-                app = Dashboard(EventFeed(store, run_id), poll_s=3600, steering=LoggedSteering())
+                app = Dashboard(EventFeed(RunLog(store, run_id)), poll_s=3600, steering=LoggedSteering())
                 async with app.run_test(size=(130, 34)) as pilot:
                     await pilot.pause()
                     _to(app, "alpha")
@@ -114,7 +115,7 @@ def test_m_and_s_on_a_finished_agent_say_why_and_write_nothing(tmp_path: Path) -
     append_run(store, parallel_run())
 
     async def scenario() -> list[str]:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600, steering=LoggedSteering())
+        app = Dashboard(EventFeed(RunLog(store, RUN_ID)), poll_s=3600, steering=LoggedSteering())
         async with app.run_test(size=(130, 34)) as pilot:
             await pilot.pause()
             _to(app, "money")
@@ -133,7 +134,7 @@ def test_a_view_handed_no_steering_offers_neither_m_nor_s(tmp_path: Path) -> Non
     append_run(store, parallel_run())
 
     async def scenario() -> tuple[set[str], list[str]]:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600)
+        app = Dashboard(EventFeed(RunLog(store, RUN_ID)), poll_s=3600)
         async with app.run_test(size=(130, 34)) as pilot:
             await pilot.pause()
             _to(app, "money")

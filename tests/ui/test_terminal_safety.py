@@ -19,6 +19,7 @@ from rich.console import Console
 from screen_text import screen_text
 from textual.widgets import DataTable, RichLog
 
+from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import (
     AgentStopped,
@@ -186,7 +187,7 @@ def test_the_live_view_shows_marks_and_no_markup(tmp_path: Path) -> None:
         store.append(event)
 
     async def scenario() -> tuple[list[str], str, str, str]:
-        app = Dashboard(EventFeed(store, RUN_ID), poll_s=3600)
+        app = Dashboard(EventFeed(RunLog(store, RUN_ID)), poll_s=3600)
         async with app.run_test(size=(200, 30)) as pilot:
             await pilot.pause()
             row = [c.plain if hasattr(c, "plain") else str(c) for c in app.query_one(DataTable).get_row("main")]

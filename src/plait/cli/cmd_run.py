@@ -127,7 +127,7 @@ async def _await_renewing_lease(
             from plait.ui.live import run_with_dashboard
 
             store, run_id = live
-            return await run_with_dashboard(work, store.inner, lambda: run_id, steering=LoggedSteering())
+            return await run_with_dashboard(work, lambda: RunLog(store.inner, run_id), steering=LoggedSteering())
         return await work
     finally:
         beating.cancel()

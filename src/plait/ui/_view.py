@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plait.events.runlog import RunLog
 from plait.events.types import Event, RunFinished
 from plait.ui._placement import placements
 from plait.ui._reading import console, open_store, read_redactor, resolve_run, write_line
@@ -35,7 +36,7 @@ class Run:
         self.redact: Redactor = read_redactor(self.repo.root)
 
     def feed(self) -> EventFeed:
-        return EventFeed(self.store, self.run_id, self.redact)
+        return EventFeed(RunLog(self.store, self.run_id), self.redact)
 
     def events(self) -> list[Event]:
         return self.feed().poll()

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from plait.events.store import EventStore, rewrite_strings
+from plait.events.runlog import RunLog
+from plait.events.store import rewrite_strings
 from plait.events.types import Event
 from plait.redact import Redactor
 from plait.ui._safe import visible
@@ -37,19 +38,19 @@ def redact_event(event: Event, redact: Redactor) -> Event:
 
 
 class EventFeed:
-    """The events of one run, fetched in slices after the last one seen (the store may be written elsewhere)."""
+    """The events of one run, fetched in slices after the last one seen (the log may be written elsewhere)."""
 
-    def __init__(self, store: EventStore, run_id: str | None, redact: Redactor | None = None) -> None:
-        self.store = store
-        self.run_id = run_id
+    def __init__(self, log: RunLog | None, redact: Redactor | None = None) -> None:
+        self.log = log
+        """The run's log; None while the run has none yet."""
         self.redact = redact if redact is not None else Redactor()
         self.last_seq = 0
 
     def poll(self) -> list[Event]:
-        """Events appended since the last poll, redacted and made visible; none while the run id is not known yet."""
-        if self.run_id is None:
+        """Events appended since the last poll, redacted and made visible; none while the run has no log yet."""
+        if self.log is None:
             return []
-        fresh = self.store.events(self.run_id, after=self.last_seq)
+        fresh = self.log.events(after=self.last_seq)
         if fresh:
             self.last_seq = fresh[-1].seq
         return [redact_event(e, self.redact) for e in fresh]

@@ -21,7 +21,6 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Footer, Static
 
 from plait.events.runlog import RunLog
-from plait.events.store import EventStore
 from plait.events.types import Event
 from plait.redact import Redactor
 from plait.ui import _fmt
@@ -90,7 +89,7 @@ class Dashboard(App[None]):
         self,
         feed: EventFeed,
         *,
-        run_id_getter: Callable[[], str | None] | None = None,
+        log_getter: Callable[[], RunLog | None] | None = None,
         poll_s: float = 0.25,
         clock: Callable[[], float] = time.time,
         console: Console = err,
@@ -104,7 +103,7 @@ class Dashboard(App[None]):
         """The replies streaming in to this process's agents: a running agent's row shows the end of its own."""
         self._tails: dict[str, str] = {}
         self.feed = feed
-        self.run_id_getter = run_id_getter
+        self.log_getter = log_getter
         self.work: asyncio.Future[Any] | None = None
         self.poll_s = poll_s
         self.clock = clock
@@ -145,13 +144,13 @@ class Dashboard(App[None]):
 
     def poll(self) -> int:
         """Read the events appended since the last poll and show them; returns how many there were."""
-        if self.feed.run_id is None and self.run_id_getter is not None:
-            self.feed.run_id = self.run_id_getter()
+        if self.feed.log is None and self.log_getter is not None:
+            self.feed.log = self.log_getter()
         fresh = self.feed.poll()
         watched = self.view is not None and self.view.ended is None and self.view.last_seq > 0
-        if self.feed.run_id is not None and self.view is None:
-            self.view = RunView(self.feed.run_id)
-            self.sub_title = f"run {self.feed.run_id}"
+        if self.feed.log is not None and self.view is None:
+            self.view = RunView(self.feed.log.run_id)
+            self.sub_title = f"run {self.feed.log.run_id}"
         if fresh and self.view is not None:
             self.events.extend(fresh)
             self.placed.update(placements(fresh))
@@ -197,7 +196,8 @@ class Dashboard(App[None]):
 
     async def _follow_plainly(self, work: asyncio.Future[Any]) -> None:
         """After `q`: the run goes on in this process, its steps printed as plain lines until it ends."""
-        where = f"; `plait status {self.feed.run_id}` in another terminal shows it live" if self.feed.run_id else ""
+        log = self.feed.log
+        where = f"; `plait status {log.run_id}` in another terminal shows it live" if log else ""
         self.console.print(f"the live view is closed and the run goes on here{where}; ctrl+c stops it", markup=False)
         printer = ProgressPrinter(self.console)
         while True:
@@ -290,8 +290,8 @@ class Dashboard(App[None]):
     def action_pause(self) -> None:
         """Pause the agent under the cursor before its next model call, or let a paused one go on."""
         agent = self.selected_agent()
-        if self.view is not None and agent is not None:
-            toggle_pause(self.feed.store, self.view, agent)
+        if self.feed.log is not None and self.view is not None and agent is not None:
+            toggle_pause(self.feed.log.store, self.view, agent)
 
     def _steerable(self) -> str | None:
         """The agent under the cursor when it can be steered; else None, and the view says why."""
@@ -321,9 +321,9 @@ class Dashboard(App[None]):
             self._steer(agent, "stop", retry=choice == "retry")
 
     def _steer(self, agent: str, action: Literal["say", "stop"], text: str = "", retry: bool = False) -> None:
-        if self.view is None or self.steering is None or (action == "say" and not text):
+        if self.feed.log is None or self.view is None or self.steering is None or (action == "say" and not text):
             return
-        store, view = self.feed.store, self.view
+        store, view = self.feed.log.store, self.view
         said = (
             self.steering.say(store, view, agent, text)
             if action == "say"
@@ -334,8 +334,8 @@ class Dashboard(App[None]):
     def action_shell(self) -> None:
         """A shell in the worktree of the agent under the cursor (read-only while it runs), as `plait agent --shell`."""
         agent = self.selected_agent()
-        if agent is not None and self.view is not None:
-            self.notify(shell(self, self.view, self.feed.store.events(self.view.run_id), agent))
+        if agent is not None and self.feed.log is not None and self.view is not None:
+            self.notify(shell(self, self.view, self.feed.log.events(), agent))
 
     def _reviewable(self) -> bool:
         """Whether the run's repository is on this machine, to review the run's tasks in."""
@@ -343,14 +343,14 @@ class Dashboard(App[None]):
 
     def open_review(self) -> ReviewScreen | None:
         """Show the run's tasks for review (see `ReviewScreen`); None when its repository is not here."""
-        if self.view is None or isinstance(self.screen, ReviewScreen):
+        if self.feed.log is None or self.view is None or isinstance(self.screen, ReviewScreen):
             return None
         if not self._reviewable():
             self.notify(
                 f"run {self.view.run_id}'s repository {self.view.repo} is not on this machine", severity="warning"
             )
             return None
-        screen = ReviewScreen(Path(self.view.repo), RunLog(self.feed.store, self.view.run_id), self.feed.redact)
+        screen = ReviewScreen(Path(self.view.repo), self.feed.log, self.feed.redact)
         self.push_screen(screen)
         return screen
 
@@ -373,8 +373,7 @@ class Dashboard(App[None]):
 
 async def run_with_dashboard(
     work: Awaitable[T],
-    store: EventStore,
-    run_id_getter: Callable[[], str | None],
+    log_getter: Callable[[], RunLog | None],
     *,
     redact: Redactor | None = None,
     steering: Steering | None = None,
@@ -383,9 +382,8 @@ async def run_with_dashboard(
     """Run `work` (a whole run) under the live view in this terminal; the view closes when the work ends.
 
     Args:
-        work: The run; it appends its events to `store`.
-        store: The event log the view reads.
-        run_id_getter: Returns the run's id once the run has one (None before).
+        work: The run; it appends its events to the run's log.
+        log_getter: Returns the run's log, which the view reads, once the run has one (None before).
         redact: Hides secrets in what is shown (the environment's secrets by default).
         steering: What the `m` and `s` keys ask for, done (without it they are not offered).
         headless: Draw nothing (for tests).
@@ -395,5 +393,5 @@ async def run_with_dashboard(
         `q` closes the view and the run goes on, its steps printed as plain lines on stderr; at the end the gate's
         verdict and the next command are printed there too.
     """
-    app = Dashboard(EventFeed(store, None, redact), run_id_getter=run_id_getter, steering=steering)
+    app = Dashboard(EventFeed(None, redact), log_getter=log_getter, steering=steering)
     return await app.run_work(work, headless=headless)
