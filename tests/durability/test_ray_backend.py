@@ -253,7 +253,7 @@ def test_a_node_killed_mid_attempt_costs_no_model_call_paid_again(
     assert result["status"] == "done" and _git(repo, "show", f"{result['branch']}:gamma.py").startswith("def g():")
     gamma = [p for p in _placed(url) if p.agent == "gamma"]
     assert len(gamma) == 2, _failures(url)
-    assert gamma[0].data["node"] == node and gamma[1].data["node"] != node
+    assert gamma[0].node == node and gamma[1].node != node
     _assert_gamma_paid_once(url, model)
 
 
