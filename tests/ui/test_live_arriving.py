@@ -15,11 +15,11 @@ from textual.widgets import DataTable
 
 from plait.agent.loop import Agent
 from plait.agent.tools import Toolbox
+from plait.events.arriving import Channel
 from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.models import PriceTable
 from plait.models.openai_provider import OpenAIModel
-from plait.ui._arriving import Channel
 from plait.ui.feed import EventFeed
 from plait.ui.live import Dashboard
 from plait.workspace import LocalShell

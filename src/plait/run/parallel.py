@@ -20,6 +20,7 @@ from plait.agent.toolset import Toolset
 from plait.coord import Board, Leases, coord_tools
 from plait.coord.asking import asking_tools
 from plait.errors import PlaitError
+from plait.events.arriving import CHANNEL
 from plait.events.types import Decision, RunFinished, TaskFinished
 from plait.globs import matches
 from plait.models.pricing import PriceTable
@@ -40,7 +41,6 @@ from plait.run.radar import Radar
 from plait.run.scheduler import Attempt, Scheduler, TaskResult, release_slot
 from plait.run.state import RunState, charge_earlier_spending
 from plait.run.steer import Steering, notes_from
-from plait.ui._arriving import CHANNEL
 from plait.workspace import Shell, Worktree
 from plait.workspace.bootstrap import Bootstrap, port_env
 

@@ -20,11 +20,11 @@ from textual.binding import Binding, BindingType
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Footer, Static
 
+from plait.events.arriving import CHANNEL, Channel
 from plait.events.runlog import RunLog
 from plait.events.types import Event
 from plait.redact import Redactor
 from plait.ui import _fmt
-from plait.ui._arriving import CHANNEL, Channel
 from plait.ui._common import err
 from plait.ui._live_review import ReviewScreen
 from plait.ui._live_rows import COLUMNS, cells, lease_lines, shown, widths

@@ -1,5 +1,7 @@
 """The reply an agent's model is streaming, in memory: the live view of the same process shows its tail.
 
+It sits beside the log, below the run that writes it and the view that reads it.
+
     model stream ─► ModelCallJournal.complete(on_text=…) ─► CHANNEL[(run, agent)] ─► Dashboard.poll ─► "writing: …"
 
 Nothing here is logged (the log has the whole reply once the call's `model_response` is appended, and then the
