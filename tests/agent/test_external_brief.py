@@ -7,6 +7,7 @@ from pathlib import Path
 from plait.agent.external import CommandWorker, Job, make_worker
 from plait.agent.prompts import shared_prefix, system_prompt
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.workspace import LocalShell
 
 _PLAIT_TOOLS = ("edit_file", "write_file", "the run tool", "call finish", "Every reply must call at least one tool")
@@ -14,7 +15,7 @@ _PLAIT_TOOLS = ("edit_file", "write_file", "the run tool", "call finish", "Every
 
 def _job(tmp_path: Path, system: str) -> Job:
     store = SQLiteEventStore(tmp_path / "e.db")
-    return Job(run_id="r", agent_id="t", attempt=1, store=store, runner=LocalShell(), worktree=tmp_path, system=system)
+    return Job(log=RunLog(store, "r"), agent_id="t", attempt=1, runner=LocalShell(), worktree=tmp_path, system=system)
 
 
 def test_an_external_agent_is_not_told_of_tools_it_does_not_have(tmp_path: Path) -> None:

@@ -60,7 +60,7 @@ def _work(
     with StreamServer(_in(worktree, reply)) as server:
         env = claude_env({"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key"})
         worker = ClaudeCodeWorker(
-            Job(run_id="r1", agent_id="t", attempt=1, store=store, runner=LocalShell(), worktree=worktree,
+            Job(log=RunLog(store, "r1"), agent_id="t", attempt=1, runner=LocalShell(), worktree=worktree,
                 system="You work for plait.", env=env, max_turns=5, **job)
         )  # fmt: skip
         result = asyncio.run(worker.run("Your task is `t`: write notes.txt."))

@@ -17,6 +17,7 @@ from plait.agent.external import Job, OpenCodeWorker, make_worker
 from plait.agent.external.opencode import opencode_env
 from plait.agent.loop import AgentResult
 from plait.events import SQLiteEventStore
+from plait.events.runlog import RunLog
 from plait.events.types import AgentSession, AgentStopped, ModelCallFinished, ToolCalled, ToolReturned
 from plait.workspace import LocalShell
 from wire_server import Recorded, WireServer
@@ -51,7 +52,7 @@ def _work(tmp_path: Path, store: SQLiteEventStore, reply: Any) -> tuple[AgentRes
     subprocess.run(["git", "init", "-q"], cwd=worktree, check=True)
     with WireServer(reply(worktree) if reply is _writer else reply) as server:
         env = opencode_env(f"openai-compatible:m1@{server.openai_url}", {"OPENAI_API_KEY": "test-key"})
-        job = Job(run_id="r1", agent_id="t", attempt=1, store=store, runner=LocalShell(), worktree=worktree,
+        job = Job(log=RunLog(store, "r1"), agent_id="t", attempt=1, runner=LocalShell(), worktree=worktree,
                   system="You work for plait.", env=env, model="openai-compatible:m1")  # fmt: skip
         worker = make_worker("opencode", job)
         assert isinstance(worker, OpenCodeWorker)

@@ -38,10 +38,9 @@ def external_worker(
     s = ctx.settings
     kind = check_agent(agent)
     job = Job(
-        run_id=ctx.log.run_id,
+        log=ctx.log,
         agent_id=task.id,
         attempt=attempt,
-        store=ctx.log.store,
         runner=runner,
         worktree=worktree.path,
         system=attempts.systems[task.id],

@@ -27,8 +27,8 @@ class Transcript:
 
     def __init__(self, job: Job, agent: str) -> None:
         self.job, self.agent = job, agent
-        self._ids = {"run_id": job.run_id, "agent": job.agent_id}
-        self._redact = redaction(job.store)
+        self._ids = {"run_id": job.log.run_id, "agent": job.agent_id}
+        self._redact = redaction(job.log.store)
         self.usage = Usage()
         self.cost = 0.0
         self.steps = 0
@@ -40,13 +40,13 @@ class Transcript:
         """The agent's own session id, logged once: a resumed attempt continues it."""
         if session_id and logged_session(self.job, self.agent) != session_id:
             what = f"{self.agent} session {session_id}"
-            self.job.store.append(AgentSession(**self._ids, decision=what, model=model, **self._session(session_id)))
+            self.job.log.append(AgentSession(**self._ids, decision=what, model=model, **self._session(session_id)))
 
     def lost_session(self, session_id: str, why: str) -> None:
         """The agent could not continue its logged session: it starts the attempt again, from its brief."""
         what = f"{self.agent} could not resume session {session_id}; started afresh"
         lost = AgentSession(**self._ids, decision=what, reason=why, lost=True, **self._session(session_id))
-        self.job.store.append(lost)
+        self.job.log.append(lost)
 
     def _session(self, session_id: str) -> dict[str, str | int]:
         return {"cli": self.agent, "session": session_id, "attempt": self.job.attempt}
@@ -64,7 +64,7 @@ class Transcript:
         calls = [c.model_copy(update={"name": self._redact(c.name)}) for c in calls]
         response = ModelResponse(text=self._redact(text), tool_calls=tuple(calls), usage=usage, model=model)
         took, self._started = time.monotonic() - self._started, time.monotonic()
-        self.job.store.append(
+        self.job.log.append(
             ModelCallFinished(
                 **self._ids,
                 call=self.steps,
@@ -78,18 +78,18 @@ class Transcript:
         at = {"step": self.steps, "attempt": self.job.attempt}
         for call in calls:
             self.names[call.id] = call.name
-            self.job.store.append(ToolCalled(**self._ids, call=call, **at))
+            self.job.log.append(ToolCalled(**self._ids, call=call, **at))
         if self.job.budget is not None:
             self.job.budget.charge(usage, cost)
 
     def called(self, call: ToolCall) -> None:
         """A tool call the agent made outside a model turn it reported (Codex reports turns after their tools)."""
         self.names[call.id] = call.name
-        self.job.store.append(ToolCalled(**self._ids, call=call, step=self.steps + 1, attempt=self.job.attempt))
+        self.job.log.append(ToolCalled(**self._ids, call=call, step=self.steps + 1, attempt=self.job.attempt))
 
     def result(self, call_id: str, output: str, is_error: bool, checkpoint: str = "") -> None:
         """A tool call's result, as the agent saw it."""
-        self.job.store.append(
+        self.job.log.append(
             ToolReturned(
                 **self._ids,
                 call_id=call_id,
@@ -121,7 +121,7 @@ class Transcript:
 
     def stopped(self, reason: StopReason, summary: str) -> None:
         summary = valid_text(self._redact(summary))
-        self.job.store.append(
+        self.job.log.append(
             AgentStopped(
                 **self._ids, reason=reason, summary=summary, steps=self.steps, usage=self.usage, cost_usd=self.cost
             )
@@ -131,7 +131,7 @@ class Transcript:
 def logged_session(job: Job, agent: str) -> str:
     """The session the log has for this attempt of `agent` ('' when none)."""
     found = ""
-    for event in job.store.events(job.run_id, agent=job.agent_id, kinds=["agent_session"]):
+    for event in job.log.events(agent=job.agent_id, kinds=["agent_session"]):
         if isinstance(event, AgentSession) and event.attempt == job.attempt and event.cli == agent:
             found = "" if event.lost else event.session
     return found

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from plait.agent.loop import AgentResult, Checkpoint, NoteSource, Spending
 from plait.errors import UsageError
-from plait.events.store import EventStore
+from plait.events.runlog import RunLog
 from plait.models.pricing import PriceTable
 from plait.workspace import Shell
 
@@ -35,10 +35,9 @@ class Worker(Protocol):
 class Job:
     """One attempt of one task, as an external worker runs it."""
 
-    run_id: str
+    log: RunLog
     agent_id: str
     attempt: int
-    store: EventStore
     runner: Shell
     worktree: Path
     system: str
