@@ -104,7 +104,7 @@ def test_the_agents_memory_cgroup_holds_the_limit_and_goes_when_the_runner_close
     make_box: MakeBox, layer: str
 ) -> None:
     parent = found().memory_cgroup
-    before = mine(parent)
+    before, pids_before = mine(parent), mine(found().cgroup)
     box = make_box(layer, limits={"memory_mb": 300})
     assert box.run("echo hi").output.strip() == "hi"
     made = [d for d in mine(parent) if d not in before]
@@ -113,7 +113,7 @@ def test_the_agents_memory_cgroup_holds_the_limit_and_goes_when_the_runner_close
     assert int(limit.read_text()) == 300 << 20
     box.runner.close()
     assert not made[0].exists()
-    assert [d for d in mine(found().cgroup) if d not in before] == []
+    assert [d for d in mine(found().cgroup) if d not in pids_before] == []
 
 
 @pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])

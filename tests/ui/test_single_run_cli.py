@@ -4,10 +4,14 @@ sandbox, and the progress lines and the summary say what it decided."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
+import pytest
 from cli_support import Plait, git
+
+from plait.workspace.sandbox import probe
 
 VERIFY = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 
@@ -71,3 +75,22 @@ def test_a_single_run_the_gate_turns_down_fails_with_its_reason(plait: Plait, pr
     headline = result.out.splitlines()[0]
     assert headline.startswith("failed run ") and "the verify check failed: " in headline
     assert "its work (not verified): branch plait/" in result.out and "/main.1 @ " in result.out
+
+
+def test_a_run_closes_its_agents_shells_when_they_end(plait: Plait, project: Path, tmp_path: Path) -> None:
+    """In this process (as `main(argv)` runs it), a finished run leaves none of its agents' cgroups behind: each
+    attempt's shell is closed when the attempt ends, not whenever the garbage collector gets to it."""
+    found = probe()
+    parents = [p for p in (found.cgroup, found.memory_cgroup) if p]
+    if not parents:
+        pytest.skip(f"no cgroup for plait to make here: {found.cgroup_problem}")
+
+    def mine() -> set[Path]:
+        return {d for parent in parents for d in Path(parent).glob(f"plait-{os.getpid()}-*")}
+
+    before = mine()
+    model = _script(tmp_path, [_edit('"hello " + name  # kind'), FINISH])
+    result = plait("run", "be kind", "--single", "--no-tui", "--model", model, cwd=project)
+    assert result.code == 0, result.err
+    assert "main integrated: plait/" in result.err
+    assert mine() - before == set()

@@ -226,16 +226,24 @@ class TaskAttempts:
     async def _work(
         self, task: PlanTask, worktree: Worktree, number: int, last: Attempt | None, carried: Carried | None
     ) -> AgentResult:
-        """Bootstrap the worktree and run the agent in it."""
+        """Bootstrap the worktree and run the agent in it; the attempt's shell is closed when it ends (a sandboxed
+        one removes its cgroups and private tmp then, not whenever it is collected)."""
         runner = self.ctx.runners(worktree.path, task.id, port_env(self.slots[task.id], self.ctx.settings.port_block))
-        copied = self.bootstrap.copy_includes(worktree.path)
-        if copied:
-            self._decide(task.id, "bootstrap", f"copied {len(copied)} untracked file(s) in", {"files": copied})
-        await self.bootstrap.run_setup(worktree.path, runner)
-        brief = self.brief_for(task, last, carried)
-        ctx = self.ctx
-        at = McpAttempt(ctx.settings, ctx.repo.root, ctx.base.commit, ctx.log, task.id, number, runner, worktree.path)
-        return await serve(at, self._agent(task, runner, worktree, number), brief)
+        try:
+            copied = self.bootstrap.copy_includes(worktree.path)
+            if copied:
+                self._decide(task.id, "bootstrap", f"copied {len(copied)} untracked file(s) in", {"files": copied})
+            await self.bootstrap.run_setup(worktree.path, runner)
+            brief = self.brief_for(task, last, carried)
+            ctx = self.ctx
+            at = McpAttempt(
+                ctx.settings, ctx.repo.root, ctx.base.commit, ctx.log, task.id, number, runner, worktree.path
+            )
+            return await serve(at, self._agent(task, runner, worktree, number), brief)
+        finally:
+            close = getattr(runner, "close", None)
+            if callable(close):
+                close()
 
     def brief_for(self, task: PlanTask, last: Attempt | None, carried: Carried | None) -> str:
         """What the attempt's agent is told: the plan's brief, and for a retry what became of the last attempt."""
