@@ -87,6 +87,14 @@ def _events(repo: Path) -> list[dict[str, Any]]:
     return [{"seq": seq, **json.loads(payload)} for seq, payload in rows]
 
 
+def _events_so_far(repo: Path) -> list[dict[str, Any]]:
+    """The run's events so far; none before its log is made (the file exists a moment before its table)."""
+    try:
+        return _events(repo) if (repo / ".git" / "plait" / "events.db").exists() else []
+    except sqlite3.OperationalError:
+        return []
+
+
 def _kill(proc: subprocess.Popen[str]) -> None:
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
@@ -112,7 +120,7 @@ def _run(tmp: Path, name: str, kills: list[float]) -> tuple[Path, KeyedModel, li
             if proc.poll() is not None:
                 break
             _kill(proc)
-            events = _events(repo) if (repo / ".git" / "plait" / "events.db").exists() else []
+            events = _events_so_far(repo)
             phases.append(events[-1]["kind"] if events else "start")
             if any(e["kind"] == "run_started" for e in events):
                 proc = _plait(["resume", "last", "--json"], repo, env)

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from keyed_model import KeyedModel
-from test_crash import DEMO, _env, _events, _finish, _integration_tree, _plait, _project
+from test_crash import DEMO, _env, _events, _events_so_far, _finish, _integration_tree, _plait, _project
 
 from wire_server import WireServer
 
@@ -24,8 +24,13 @@ def test_ctrl_c_stops_promptly_and_the_run_resumes_to_the_end(tmp_path: Path) ->
         spec = f"openai-compatible:demo@{server.openai_url}"
         proc = _plait(["run", task, "--model", spec, "--yes", "--no-llm-merge", "--split", "always"], repo, env)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not _agents_at_work(repo):
-            time.sleep(0.1)
+        try:
+            while time.monotonic() < deadline and not _agents_at_work(repo):
+                time.sleep(0.1)
+        except BaseException:
+            proc.kill()  # a failure while waiting leaves no run behind for the next test to trip over
+            proc.communicate()
+            raise
         proc.send_signal(signal.SIGINT)
         code, out, err = _finish(proc)  # how fast it stops is a figure for a benchmark, not for this test
         assert code == 130 and "plait resume" in err, err[-1500:]
@@ -38,10 +43,6 @@ def test_ctrl_c_stops_promptly_and_the_run_resumes_to_the_end(tmp_path: Path) ->
     assert subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True).stdout.count("\n") == 1
 
 
-def _events_or_none(repo: Path) -> list[dict[str, object]]:
-    return _events(repo) if (repo / ".git" / "plait" / "events.db").exists() else []
-
-
 def _agents_at_work(repo: Path) -> bool:
     """True once a task agent (not the planner) has finished a tool call."""
-    return any(e["kind"] == "tool_result" and e["agent"] != "planner" for e in _events_or_none(repo))
+    return any(e["kind"] == "tool_result" and e["agent"] != "planner" for e in _events_so_far(repo))
