@@ -14,8 +14,9 @@ from typing import cast
 from plait.agent.tools import Toolbox
 from plait.agent.toolset import Tool, Toolset
 from plait.coord import Board, Leases, coord_tools
+from plait.coord.answering import answer_tools
 from plait.coord.asking import asking_tools
-from plait.coord.experts import Expert, Experts, answer_tools
+from plait.coord.experts import Expert, Experts
 from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.models import PriceTable, ScriptedModel

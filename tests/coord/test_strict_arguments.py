@@ -10,8 +10,8 @@ from pydantic import BaseModel
 
 from plait.agent.arguments import TEXT_LIMIT
 from plait.agent.toolset import ToolOutcome, parse_arguments
+from plait.coord.answering import _AnswerArgs
 from plait.coord.asking import _AskArgs
-from plait.coord.experts import _AnswerArgs
 from plait.coord.tools import ClaimArgs, PostNoteArgs
 from plait.messages import ToolCall
 from plait.run._lead import _AskArgs as _LeadAskArgs

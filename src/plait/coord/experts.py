@@ -17,21 +17,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from pydantic import Field
-
-from plait.agent.arguments import TEXT_LIMIT, ToolArgs
 from plait.agent.context import ContextBudget, context_budget
 from plait.agent.loop import Agent, AgentLimits, Spending
 from plait.agent.tools import READ_TOOLS, Toolbox
-from plait.agent.toolset import FINISH, Tool, ToolOutcome, Toolset
 from plait.coord._prompts import Origin, expert_system
+from plait.coord.answering import Answer, answer_arguments, answer_tools, logged_strings
 from plait.events.runlog import RunLog
-from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, QuestionAsked, ToolCalled, ToolReturned
-from plait.messages import Model, ToolCall, ToolResultMessage
+from plait.events.types import EXPERT_PREFIX, ExpertStarted, QuestionAnswered, QuestionAsked, ToolReturned
+from plait.messages import Model, ToolResultMessage
 from plait.models.pricing import PriceTable
 from plait.plan_model import ExpertSpec
 from plait.settings import Settings
@@ -40,13 +35,10 @@ from plait.workspace import LocalShell
 __all__ = [
     "EXPERT_STEPS",
     "EXPERT_PREFIX",
-    "Answer",
     "Expert",
     "ExpertSpec",
     "Experts",
     "Origin",
-    "answer_arguments",
-    "answer_tools",
     "expert_id",
     "expert_system",
     "roster",
@@ -59,71 +51,6 @@ EXPERT_STEPS = 30
 def expert_id(name: str) -> str:
     """The agent id of expert `name` in the log."""
     return EXPERT_PREFIX + name
-
-
-_REFERENCES = "Every place the answer rests on, as 'path:line' or 'path:start-end', the path from the repository root."
-_NOT_CHECKED = "What you did not check or are unsure of; 'nothing' when you checked it all."
-
-
-class _AnswerArgs(ToolArgs):
-    answer: str = Field(
-        max_length=TEXT_LIMIT, min_length=1, description="The answer: exact, with file:line references."
-    )
-    references: list[str] = Field([], description=_REFERENCES)
-    not_checked: str = Field("", max_length=TEXT_LIMIT, description=_NOT_CHECKED)
-
-
-class _FindingArgs(_AnswerArgs):
-    """An investigator's answer: its references and what it did not check are asked for, not optional."""
-
-    answer: str = Field(
-        max_length=TEXT_LIMIT, min_length=1, description="Your finding: exact and short, with file:line references."
-    )
-    references: list[str] = Field(description=_REFERENCES)
-    not_checked: str = Field(max_length=TEXT_LIMIT, description=_NOT_CHECKED)
-
-
-def answer_tools(inner: Toolset, *, structured: bool = False) -> Toolset:
-    """An expert's tools: the read-only tools of `inner`, and `answer` in place of `finish`.
-
-    `structured` (an investigator's) asks for the answer's references and what it did not check as
-    fields of their own; other experts may give them.
-    """
-    doc = "Give your answer to the question you were just asked. It ends your turn; you keep your context."
-    args = _FindingArgs if structured else _AnswerArgs
-    refused = "you answer questions: call answer with your answer instead."
-    return inner.without({FINISH}, because=refused) | Toolset([Tool("answer", args, _answered, doc)])
-
-
-async def _answered(args: _AnswerArgs, call: ToolCall) -> ToolOutcome:
-    return ToolOutcome("answered.", finished=True, summary=args.answer)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """An expert's answer to one question."""
-
-    expert: str
-    number: int
-    text: str
-    ok: bool = True
-    reads: int = 0
-    """Reading tool calls (read, search, list) made for this question (0: answered from what it had read before)."""
-    references: tuple[str, ...] = ()
-    not_checked: str = ""
-
-    @classmethod
-    def logged(cls, expert: str, e: QuestionAnswered) -> Answer:
-        return cls(expert, e.number, e.answer, not e.is_error, e.reads, tuple(e.references), e.not_checked)
-
-    def render(self) -> str:
-        if not self.ok:
-            return f"expert `{self.expert}` could not answer: {self.text}"
-        memory = "from what it had already read" if self.reads == 0 else f"after {self.reads} read/search call(s)"
-        text = f"expert `{self.expert}` answers ({memory}):\n{self.text}"
-        if self.references:
-            text += "\nReferences: " + ", ".join(self.references)
-        return text + (f"\nNot checked: {self.not_checked}" if self.not_checked.strip() else "")
 
 
 def _reading_tokens(messages: Sequence[object]) -> int:
@@ -321,7 +248,7 @@ class Expert:
             cost_usd=agent.cost - cost,
             read_tokens=_reading_tokens(agent.messages),
             reads=reads,
-            references=_strings(given.get("references")),
+            references=logged_strings(given.get("references")),
             not_checked=str(given.get("not_checked") or ""),
         )
         self.log.append(answered)
@@ -335,22 +262,6 @@ class Expert:
 
     def _answer(self, number: int) -> Answer:
         return Answer.logged(self.spec.name, self._answered[number])
-
-
-def answer_arguments(log: RunLog, agent: str, after: int) -> dict[str, Any]:
-    """The arguments of `agent`'s latest `answer` call logged after sequence number `after`, from the log (a
-    replayed call runs no tool, so the log is where they are)."""
-    calls = [
-        e.call.arguments or {}
-        for e in log.events(agent=agent, kinds=["tool_call"], after=after)
-        if isinstance(e, ToolCalled) and e.call.name == "answer"
-    ]
-    return dict(calls[-1]) if calls else {}
-
-
-def _strings(value: object) -> list[str]:
-    """The non-empty strings of a logged list argument (anything else is left out)."""
-    return [v.strip() for v in value if isinstance(v, str) and v.strip()] if isinstance(value, list) else []
 
 
 def _question_text(question: QuestionAsked) -> str:

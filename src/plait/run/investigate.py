@@ -25,8 +25,9 @@ from plait.agent.arguments import TEXT_LIMIT, ToolArgs
 from plait.agent.budget import Budget, Limits
 from plait.agent.tools import Toolbox
 from plait.agent.toolset import Tool, ToolOutcome, Toolset
+from plait.coord.answering import Answer, answer_arguments
 from plait.coord.board import Board
-from plait.coord.experts import Answer, Expert, Experts, ExpertSpec, answer_arguments, expert_id
+from plait.coord.experts import Expert, Experts, ExpertSpec, expert_id
 from plait.errors import UsageError
 from plait.events.runlog import RunLog
 from plait.events.types import ExpertStarted, NotePosted, QuestionAnswered, QuestionAsked, RunFinished

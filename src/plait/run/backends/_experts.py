@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plait.coord.experts import Answer, Experts, ExpertSpec, expert_id, roster
+from plait.coord.answering import Answer
+from plait.coord.experts import Experts, ExpertSpec, expert_id, roster
 
 __all__ = ["ActorExperts", "ExpertActor", "ExpertJob", "NAMESPACE", "actor_name"]
 
