@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from plait.cli._options import RepoOpt
+from plait.cli._options import RepoOpt, RunArg
 from plait.cli._steering import steer_logged
 from plait.errors import StateError, UsageError
 from plait.run.steer import Action
@@ -38,7 +38,7 @@ def _action(say: str | None, pause: bool, resume: bool, stop: bool, retry: bool)
 
 
 def agent(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
+    run_ref: RunArg,
     task: Annotated[str, typer.Argument(help="The task whose agent to step into.")],
     command: Annotated[
         list[str] | None, typer.Argument(metavar="[-- COMMAND...]", help="With --shell: run this instead.")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from plait.cli._options import RepoOpt
+from plait.cli._options import RepoOpt, RunArg
 from plait.errors import UsageError
 from plait.events.runlog import RunLog
 from plait.events.store import RedactingStore
@@ -156,7 +156,7 @@ def _print(run_id: str, branch: str, report: QueueReport, rows: list[dict[str, A
 
 
 def apply_run(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
+    run_ref: RunArg,
     squash: Annotated[bool, typer.Option("--squash", help="Land it as one commit, its message from the plan.")] = False,
     pick: Annotated[
         list[str] | None,

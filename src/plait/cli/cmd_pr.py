@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from plait.cli._options import JsonOpt, RepoOpt
+from plait.cli._options import JsonOpt, RepoOpt, RunArg
 from plait.cli._pushing import base_branch, push, push_args, remote_for, remote_url, result_of, squash
 from plait.errors import EnvironmentProblem
 from plait.events.runlog import RunLog
@@ -95,7 +95,7 @@ def _record(repo: Repo, store: EventStore, opened: Opened) -> None:
 
 
 def pr(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
+    run_ref: RunArg,
     remote: Annotated[
         str | None, typer.Option("--remote", help="Where to push (default: the branch's upstream, else origin).")
     ] = None,

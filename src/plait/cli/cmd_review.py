@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from plait.cli._options import JsonOpt, RepoOpt
+from plait.cli._options import JsonOpt, RepoOpt, RunArg
 from plait.errors import UsageError
 from plait.events.runlog import RunLog
 from plait.events.store import EventStore, RedactingStore
@@ -36,7 +36,7 @@ def kept_branches(review: Review, keep: list[TaskReview]) -> list[TaskBranch]:
 
 
 def review(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
+    run_ref: RunArg,
     diff: Annotated[bool, typer.Option("--diff", help="Print each task's patches, not only a diffstat.")] = False,
     drop: Annotated[
         list[str] | None,

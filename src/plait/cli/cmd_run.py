@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from plait.agent.external import with_network
-from plait.cli._options import JsonOpt, RepoOpt
+from plait.cli._options import JsonOpt, RepoOpt, RunArg
 from plait.cli._steering import LoggedSteering
 from plait.errors import EnvironmentProblem, StateError, UsageError
 from plait.events.lease import RunLease, lease_for
@@ -285,7 +285,7 @@ def run(
 
 
 def resume(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
+    run_ref: RunArg,
     repo_path: RepoOpt = Path(),
     as_json: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
@@ -294,8 +294,8 @@ def resume(
     repo = Repo.discover(repo_path)
     with_store = open_store(repo, create=False)
     run_id = resolve_run(with_store, run_ref)
-    state = load_state(RunLog(with_store, run_id))
-    kind = run_kind(RunLog(with_store, run_id))
+    log = RunLog(with_store, run_id)
+    state, kind = load_state(log), run_kind(log)
     with_store.close()
     if kind:
         again = f"a session: `plait session --resume {run_id}`"

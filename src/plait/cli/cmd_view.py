@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from plait.cli._options import JsonOpt, RepoOpt
+from plait.cli._options import JsonOpt, RepoOpt, RunArg
 from plait.cli._steering import LoggedSteering
 from plait.errors import EnvironmentProblem
 from plait.events.types import RunFinished
@@ -21,7 +21,6 @@ from plait.ui.runview import RunView
 
 __all__ = ["attach", "cost", "log", "report", "runs", "show", "status", "trace"]
 
-RunArg = Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")]
 IntervalOpt = Annotated[float, typer.Option("--interval", min=0.05, help="Seconds between reads of the log.")]
 
 
@@ -160,7 +159,7 @@ def runs(repo_path: RepoOpt = Path(), as_json: JsonOpt = False) -> None:
 
 
 def show(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="A run id, a unique prefix of one, or `last`.")],
+    run_ref: RunArg,
     task: Annotated[str | None, typer.Argument(help="Only this agent's part.")] = None,
     repo_path: RepoOpt = Path(),
     full: Annotated[bool, typer.Option("--full", help="Do not shorten long tool output.")] = False,
