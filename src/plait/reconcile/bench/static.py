@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import ast
-import builtins
 import symtable
 from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
 
 from plait.reconcile._gitio import decode, git_bytes, read_blobs
+from plait.reconcile._parsecheck import targets_python2
+from plait.reconcile._undefined import known_names
 from plait.workspace import Repo
 
 __all__ = ["static_problems", "undefined_names"]
-
-_MODULE_NAMES = frozenset(
-    {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__", "__path__", "__builtins__"}
-)
-_KNOWN = frozenset(dir(builtins)) | _MODULE_NAMES | {"__annotations__", "__module__", "__qualname__", "__class__"}
 
 
 def _tables(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
@@ -25,8 +21,9 @@ def _tables(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
         yield from _tables(child)
 
 
-def undefined_names(source: str, filename: str = "<module>") -> set[str]:
-    """Names read as globals that the module never binds and Python does not provide ("<syntax>" if unparseable)."""
+def undefined_names(source: str, filename: str = "<module>", *, python2: bool = False) -> set[str]:
+    """Names read as globals that the module never binds and the project's Python (3, and 2 if `python2`) does not
+    provide ("<syntax>" if unparseable)."""
     try:
         top = symtable.symtable(source, filename, "exec")
         tree = ast.parse(source)
@@ -38,9 +35,10 @@ def undefined_names(source: str, filename: str = "<module>") -> set[str]:
     for table in _tables(top):
         bound |= {s.get_name() for s in table.get_symbols() if s.is_declared_global() and s.is_assigned()}
     missing: set[str] = set()
+    known = known_names(python2=python2)
     for table in _tables(top):
         for sym in table.get_symbols():
-            if sym.is_referenced() and sym.is_global() and sym.get_name() not in bound | _KNOWN:
+            if sym.is_referenced() and sym.is_global() and sym.get_name() not in bound | known:
                 missing.add(sym.get_name())
     return missing
 
@@ -91,7 +89,8 @@ def _imports(source: str, path: str) -> Iterator[tuple[str, str]]:
 
 
 def static_problems(repo: Repo, commit: str, paths: Iterable[str]) -> set[str]:
-    """Problems in the given Python files of `commit`: undefined names and imports of missing internal names."""
+    """Problems in the given Python files of `commit`: undefined names (read with the builtins of the Python the
+    project declares) and imports of missing internal names."""
     wanted = [p for p in paths if p.endswith(".py")]
     _, listing = git_bytes(repo, "ls-tree", "-r", "-z", commit)
     entries = dict(
@@ -101,11 +100,14 @@ def static_problems(repo: Repo, commit: str, paths: Iterable[str]) -> set[str]:
     modules = _module_map(entries)
     present = [p for p in wanted if p in entries]
     blobs = read_blobs(repo, [entries[p] for p in present])
+    python2 = targets_python2(
+        lambda name: decode(read_blobs(repo, [entries[name]])[entries[name]]) if name in entries else None
+    )
     problems: set[str] = set()
     defined_cache: dict[str, set[str] | None] = {}
     for path in present:
         source = decode(blobs[entries[path]])
-        problems |= {f"{path}: undefined name {name}" for name in undefined_names(source, path)}
+        problems |= {f"{path}: undefined name {name}" for name in undefined_names(source, path, python2=python2)}
         for module, name in _imports(source, path):
             target = modules.get(module)
             if target is None or f"{module}.{name}" in modules:
