@@ -48,14 +48,14 @@ def test_a_live_call_reads_only_what_was_appended_since(tmp_path: Path) -> None:
     steer(RunLog(store, "r"), "t", "say", text="look at b.py")
     for i in range(50):  # the other agents go on
         store.append(NotesDelivered(run_id="r", agent="u", decision="told", notes=[f"{i}"], step=1, attempt=1))
-    end = store.events("r", agent="u")[-1].seq
+    told = store.events("r", agent="t")[-1].seq
     assert steering.notes() == [said("look at b.py")]
     store.read, store.afters = 0, []
     for _ in range(5):  # five more live calls, the message not yet delivered
         assert steering.notes() == [said("look at b.py")]
         assert asyncio.run(steering.hold()) is None
     assert store.read == 0  # before, each call read the task's 201 events and its steering again
-    assert min(store.afters) >= end  # a read starts at the end of the last one, not where the task last acted
+    assert min(store.afters) >= told  # a read starts where the task's last read ended, not at its start
     _delivered(store, said("look at b.py"))
     assert steering.notes() == []
     assert store.read == 1

@@ -61,49 +61,86 @@ REPLAYED = (
 steering of it, which its live calls look at."""
 
 
+_ANSWERS = ("model_response",)
+_OTHERS = tuple(k for k in REPLAYED if k not in _ANSWERS)
+
+
+@dataclass
+class _Past:
+    """What was read of one agent's past: its events of the `REPLAYED` kinds up to sequence number `last`."""
+
+    events: list[Event] = field(default_factory=list)
+    last: int = 0
+
+
 @dataclass
 class _Read:
-    by_agent: dict[str, list[Event]] = field(default_factory=dict)
-    last: int = 0
+    """What was read of one run: each agent's past as it was asked for, and every agent's answered calls up to
+    `answered_last` (read to charge the budgets), by agent."""
+
+    agents: dict[str, _Past] = field(default_factory=dict)
+    answered: dict[str, list[ModelCallFinished]] = field(default_factory=dict)
+    answered_last: int = 0
 
 
 _reads: weakref.WeakKeyDictionary[EventStore, dict[str, _Read]] = weakref.WeakKeyDictionary()
 _reads_lock = threading.Lock()
 
 
-def _read(log: RunLog) -> dict[str, list[Event]]:
-    """The run's events of the `REPLAYED` kinds by agent, read in full once per store and run, then only what
-    was appended since: the log is append-only and numbered in the order its appends were committed."""
-    with _reads_lock:
-        try:
-            reads = _reads.setdefault(log.store, {})
-        except TypeError:  # a store that cannot be weakly referred to is read in full each time
-            reads = {}
-        read = reads.setdefault(log.run_id, _Read())
-        fresh = log.events(kinds=REPLAYED, after=read.last)
-        if fresh and not fresh[0].seq > read.last:  # a store that does not number its events: all there is
-            read.by_agent, read.last = {}, 0
-        for event in fresh:
-            read.by_agent.setdefault(event.agent, []).append(event)
-        read.last = fresh[-1].seq if fresh else read.last
-        return read.by_agent
+def _run_read(log: RunLog) -> _Read:
+    try:
+        reads = _reads.setdefault(log.store, {})
+    except TypeError:  # a store that cannot be weakly referred to is read in full each time
+        reads = {}
+    return reads.setdefault(log.run_id, _Read())
+
+
+def _first_read(log: RunLog, run: _Read, agent: str) -> _Past:
+    """An agent's past read for the first time: the calls the run's answers hold already are not decoded again."""
+    seen = run.answered_last
+    if not seen:
+        fresh = log.events(agent=agent, kinds=REPLAYED)
+        return _Past(fresh, fresh[-1].seq if fresh else 0)
+    before = [e for e in log.events(agent=agent, kinds=_OTHERS) if e.seq <= seen]
+    after = log.events(agent=agent, kinds=REPLAYED, after=seen)
+    past = sorted([*before, *run.answered.get(agent, ())], key=lambda e: e.seq) + after
+    return _Past(past, after[-1].seq if after else seen)
 
 
 def agent_events(log: RunLog, agent: str) -> list[Event]:
     """The events of the `REPLAYED` kinds of one agent of a run, in order.
 
     A resumed agent's journal and replay both start from them, the run asks for them for each attempt's last
-    checkpoint, and for every agent's answered calls to charge its budgets again: the run's log is read and
-    decoded once (per store), later calls reading only what was appended since, so that the past of a long
-    run is not decoded again by every reader of it.
+    checkpoint, and steering looks at them at each live call: each agent's past is read and decoded once (per
+    store), later calls reading only what was appended since, so that the past of a long run is not decoded
+    again by every reader of it, and the first agent to replay decodes its own past, not the whole run's.
     """
-    return list(_read(log).get(agent, ()))
+    with _reads_lock:
+        run = _run_read(log)
+        past = run.agents.get(agent)
+        if past is None:
+            past = run.agents[agent] = _first_read(log, run, agent)
+        else:
+            fresh = log.events(agent=agent, kinds=REPLAYED, after=past.last)
+            if fresh and not fresh[0].seq > past.last:  # a store that does not number its events: all there is
+                past.events = []
+            past.events.extend(fresh)
+            past.last = fresh[-1].seq if fresh else past.last
+        return list(past.events)
 
 
 def answered_calls(log: RunLog) -> list[ModelCallFinished]:
-    """Every model call of the run that was answered, in the log's order (read as `agent_events` reads)."""
-    answered = [e for events in _read(log).values() for e in events if isinstance(e, ModelCallFinished)]
-    return sorted(answered, key=lambda e: e.seq)
+    """Every model call of the run that was answered, in the log's order: only the answers are decoded, once
+    (per store), and an agent's past read later takes its own from them."""
+    with _reads_lock:
+        run = _run_read(log)
+        fresh = [e for e in log.events(kinds=_ANSWERS, after=run.answered_last) if isinstance(e, ModelCallFinished)]
+        if fresh and not fresh[0].seq > run.answered_last:  # a store that does not number its events: all there is
+            run.answered, run.answered_last = {}, 0
+        for event in fresh:
+            run.answered.setdefault(event.agent, []).append(event)
+        run.answered_last = fresh[-1].seq if fresh else run.answered_last
+        return sorted((e for calls in run.answered.values() for e in calls), key=lambda e: e.seq)
 
 
 class ModelCallJournal:
