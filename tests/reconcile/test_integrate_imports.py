@@ -1,4 +1,5 @@
-"""`plait integrate --no-llm --no-verify` imports what it uses: no run loop, no agent, no sandbox, no LLM rung."""
+"""`plait integrate --no-llm --no-verify` imports what it uses: no run loop, no agent, no sandbox, no LLM rung, and
+no typer (its plain options are read by the fast start)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ FORBIDDEN = (
     "anthropic",
     "textual",
     "mcp",
+    "typer",
+    "rich.markdown",
 )
 
 _PROBE = """

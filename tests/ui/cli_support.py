@@ -38,9 +38,10 @@ class _Captured(io.StringIO):
     encoding = "utf-8"
 
 
-def run_in_process(args: tuple[str, ...], cwd: Path, env: dict[str, str], stdin: str) -> Result:
+def run_in_process(args: tuple[str, ...], cwd: Path, env: dict[str, str], stdin: str, *, fast: bool = True) -> Result:
     """`plait ARGS` run by `plait.cli.main` in this process: in `cwd`, with exactly `env` as its environment,
-    `stdin` as its input and its output captured; the directory, environment and streams are put back after."""
+    `stdin` as its input and its output captured; the directory, environment and streams are put back after.
+    `fast=False` parses every command with typer."""
     with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
         warnings.resetwarnings()  # a process of its own keeps Python's default filters, not the suite's errors
         for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
@@ -54,7 +55,7 @@ def run_in_process(args: tuple[str, ...], cwd: Path, env: dict[str, str], stdin:
         patch.setattr(sys, "stdin", io.StringIO(stdin))
         patch.setattr(sys, "stdout", out)
         patch.setattr(sys, "stderr", err)
-        code = main(list(args))
+        code = main(list(args), fast=fast)
     return Result(code, out.getvalue(), err.getvalue())
 
 

@@ -74,8 +74,10 @@ def demo(demo_run: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
 def plait(env: dict[str, str]) -> Plait:
     """`plait ARGS` run in this process (`plait.cli.main`), as a process of its own would run it."""
 
-    def run(*args: str, cwd: Path, extra_env: dict[str, str] | None = None, stdin: str = "") -> Result:
-        return run_in_process(args, cwd, {**env, **(extra_env or {})}, stdin)
+    def run(
+        *args: str, cwd: Path, extra_env: dict[str, str] | None = None, stdin: str = "", fast: bool = True
+    ) -> Result:
+        return run_in_process(args, cwd, {**env, **(extra_env or {})}, stdin, fast=fast)
 
     return run
 

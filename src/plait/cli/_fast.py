@@ -1,5 +1,5 @@
-"""The read-only commands started without typer: `--version`, the top-level help, `runs`, `status`, `show`,
-`log` and `cost` with plain options.
+"""The commands started without typer: `--version`, the top-level help, the read-only `runs`, `status`, `show`,
+`log` and `cost`, and `integrate`, with plain options.
 
 Importing typer (which builds its parameters with pydantic) costs more than most of these commands do. Their few
 options are read here by hand, as typer reads them (an option's value after it or after `=`, options and
@@ -25,6 +25,8 @@ class _Spec(NamedTuple):
     required: int
     flags: dict[str, str]
     values: dict[str, str]
+    many: bool = False
+    """Whether the last argument takes all the arguments left, as a list (`BRANCH...`)."""
 
 
 _REPO = {"--repo": "repo_path", "-C": "repo_path"}
@@ -44,6 +46,14 @@ _SPECS = {
         {**_REPO, "--agent": "agent", "--interval": "interval"},
     ),
     "cost": _Spec(("run_ref",), 1, {"--json": "as_json"}, _REPO),
+    "resume": _Spec(("run_ref",), 1, {"--json": "as_json", "--quiet": "quiet", "-q": "quiet"}, _REPO),
+    "integrate": _Spec(
+        ("branches",),
+        1,
+        {"--no-llm": "no_llm", "--no-verify": "no_verify", "--json": "as_json"},
+        {**_REPO, "--onto": "onto", "--model": "model", "-m": "model", "--verify": "verify"},
+        many=True,
+    ),
 }
 _MIN_INTERVAL = 0.05
 
@@ -64,12 +74,15 @@ def _parse(spec: _Spec, args: list[str]) -> dict[str, Any] | None:
             given[spec.values[name]] = value
         elif token in spec.flags:
             given[spec.flags[token]] = True
-        elif token.startswith("-") or len(arguments) == len(spec.arguments):
+        elif token.startswith("-") or (len(arguments) == len(spec.arguments) and not spec.many):
             return None
         else:
             arguments.append(token)
     if len(arguments) < spec.required:
         return None
+    if spec.many:
+        last = len(spec.arguments) - 1
+        given[spec.arguments[last]], arguments = arguments[last:], arguments[:last]
     given |= dict(zip(spec.arguments, arguments, strict=False))
     if "interval" in given:
         try:
@@ -95,6 +108,11 @@ def _run(command: str, given: dict[str, Any]) -> None:
         from plait.ui._runs import show_run
 
         full, no_pager = bool(given.get("full")), bool(given.get("no_pager"))
+        if not as_json:
+            from plait.ui._fast_view import show_transcript
+
+            if show_transcript(repo_path, given["run_ref"], given.get("task"), full=full, no_pager=no_pager):
+                return  # else read the full way
         show_run(given["run_ref"], given.get("task"), repo_path, full=full, no_pager=no_pager, as_json=as_json)
         return
     interval, follow = given.get("interval", 0.25), bool(given.get("follow"))
@@ -102,6 +120,16 @@ def _run(command: str, given: dict[str, Any]) -> None:
         from plait.ui._fast_log import read_log
 
         if read_log(repo_path, given["run_ref"], given.get("agent")):  # else read the full way
+            return
+    if command == "status" and not follow and (as_json or given.get("plain") or not sys.stdout.isatty()):
+        from plait.ui._fast_view import show_status
+
+        if show_status(repo_path, given.get("run_ref") or "last", as_json=as_json):  # else read the full way
+            return
+    if command == "cost":
+        from plait.ui._fast_view import show_cost
+
+        if show_cost(repo_path, given["run_ref"], as_json=as_json):  # else read the full way
             return
     from plait.ui import _view
 
@@ -176,5 +204,13 @@ def start(argv: list[str] | None) -> int | None:
             os.chdir(directory)
         except OSError as exc:
             raise EnvironmentProblem(f"cannot work in {directory} (-C): {exc.strerror}") from None
+    if args[0] == "resume":  # a run goes on: typer and the merge machinery are not imported before its first call
+        from plait.cli._starting import resume_run
+
+        return resume_run(**given)
+    if args[0] == "integrate":
+        from plait.cli._integrate import integrate_branches
+
+        return integrate_branches(**given)
     _run(args[0], given)
     return 0

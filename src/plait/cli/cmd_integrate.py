@@ -1,85 +1,28 @@
-"""`plait integrate BRANCH...` (the reconciler alone, on anyone's branches) and `plait apply RUN`."""
+"""`plait integrate BRANCH...` (the reconciler alone, on anyone's branches) and `plait apply RUN`.
+
+Integrate's work is `plait.cli._integrate`'s, which the fast start calls without typer when the options are plain.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import re
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from plait.cli._integrate import commit_of, integrate_branches, redacted_store, warn
 from plait.cli._options import RepoOpt, RunArg
-from plait.errors import UsageError
 from plait.events.runlog import RunLog
-from plait.events.store import RedactingStore
-from plait.events.types import Decision, RunFinished, RunStarted
-from plait.reconcile.queue import MergeQueue, QueueReport, TaskBranch
-from plait.run.base import new_run_id
-from plait.run.review import make_gate, resolvers_for, through_the_gate
-from plait.settings import Settings, load_settings
-from plait.ui._common import err, open_store, out, resolve_run
+from plait.events.types import Decision
+from plait.ui._common import err, out, resolve_run
 from plait.ui._safe import escaped
-from plait.ui.feed import make_redactor
-from plait.workspace import GitError, Repo
+from plait.workspace import Repo
 
 if TYPE_CHECKING:
     from plait.reconcile.apply import Applied
 
 __all__ = ["apply_run", "integrate"]
-
-_INTENT_LIMIT = 4000
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
-def _store(repo: Repo, *, create: bool, settings: Settings | None = None) -> RedactingStore:
-    """The repository's event log; what is written to it is redacted first (the settings' keys too)."""
-    return RedactingStore(open_store(repo, create=create), make_redactor(settings))
-
-
-def _commit(repo: Repo, ref: str, what: str) -> str:
-    try:
-        return repo.git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
-    except GitError:
-        raise UsageError(f"{what} '{ref}' is not a branch or commit of {repo.root}") from None
-
-
-def _commits(repo: Repo, onto: str, branches: list[str]) -> tuple[str, list[str]]:
-    """The commits of `onto` and of each branch, asked of git at once (one by one to say which is wrong)."""
-    refs = [onto, *branches]
-    found = []
-    if not any(r.startswith("-") for r in refs):
-        found = repo.git("rev-parse", *(f"{r}^{{commit}}" for r in refs), check=False).split()
-    if len(found) != len(refs) or not all(_SHA.fullmatch(sha) for sha in found):
-        found = [_commit(repo, onto, "--onto"), *(_commit(repo, b, "branch") for b in branches)]
-    return found[0], found[1:]
-
-
-def _task(repo: Repo, name: str, sha: str, base: str) -> TaskBranch:
-    """A branch as a task: its commit messages since the base tell its intent."""
-    log = repo.git("log", "--no-merges", "--format=%s%n%n%b", f"{base}..{sha}", check=False).strip()
-    subject = log.splitlines()[0] if log else ""
-    return TaskBranch(task_id=name, branch=name, commit=sha, instructions=log[:_INTENT_LIMIT], summary=subject)
-
-
-def _outcomes(tasks: list[TaskBranch], report: QueueReport) -> list[dict[str, Any]]:
-    ejected = {e.task_id: e for e in report.ejected}
-    rows: list[dict[str, Any]] = []
-    for task in tasks:
-        row: dict[str, Any] = {"branch": task.branch, "commit": task.commit}
-        if task.task_id in ejected:
-            e = ejected[task.task_id]
-            row.update(outcome="ejected", stage=e.stage, reason=e.reason, conflicts=list(e.conflicts), output=e.output)
-        else:
-            resolutions = report.resolutions.get(task.task_id, [])
-            row.update(
-                outcome="integrated",
-                resolutions=[{"path": r.path, "rung": r.rung, "reason": r.reason} for r in resolutions],
-            )
-        rows.append(row)
-    return rows
 
 
 def integrate(
@@ -101,58 +44,8 @@ def integrate(
     cross-branch names only, and no gate worktree is checked out. The verify command runs in one worktree per
     repository (.git/plait/worktrees/_gate/integration), kept between runs and moved to each commit checked.
     """
-    repo = Repo.discover(repo_path)
-    settings = load_settings(repo.root, {"model": model, "verify_command": verify}).settings
-    names = list(dict.fromkeys(branches))
-    base, shas = _commits(repo, onto, names)
-    tasks = [_task(repo, name, sha, base) for name, sha in zip(names, shas, strict=True)]
-    run_id = f"integrate-{new_run_id()}"
-    store = _store(repo, create=True, settings=settings)
-    try:
-        store.append(
-            RunStarted(
-                run_id=run_id,
-                task="integrate " + " ".join(t.branch for t in tasks),
-                repo=str(repo.root),
-                base_commit=base,
-                base_ref=onto,
-                model="" if no_llm else settings.model,
-            )
-        )
-
-        log = RunLog(store, run_id)
-        gate = make_gate(repo, log, base, settings)
-        gate.share_worktree()
-        if no_verify:
-            gate.verify_command, gate.detect = None, False  # no command, so no gate worktree is checked out
-        queue = MergeQueue(repo, log, base, gate=gate, resolvers=resolvers_for(settings, no_llm, log, _warn))
-        report = through_the_gate(queue, gate, tasks, _warn)
-        status = "done" if not report.ejected else "failed"
-        reason = f"{len(report.ejected)} of {len(tasks)} branch(es) ejected" if report.ejected else ""
-        store.append(RunFinished(run_id=run_id, status=status, reason=reason, branch=queue.branch, commit=queue.head))
-    finally:
-        store.close()
-    rows = _outcomes(tasks, report)
-    if as_json:
-        data = {"run_id": run_id, "branch": queue.branch, "base": base, "head": report.head}
-        sys.stdout.write(json.dumps({**data, "gate_runs": report.gate_runs, "branches": rows}, indent=2) + "\n")
-    else:
-        _print(run_id, queue.branch, report, rows)
-    raise typer.Exit(0 if not report.ejected else 1)
-
-
-def _print(run_id: str, branch: str, report: QueueReport, rows: list[dict[str, Any]]) -> None:
-    for row in rows:
-        if row["outcome"] == "integrated":
-            how = ", ".join(f"{r['path']} by {r['rung']}" for r in row["resolutions"]) or "merged cleanly"
-            out.print(f"[green]integrated[/] {escaped(row['branch'])}: {escaped(how)}", highlight=False)
-        else:
-            out.print(f"[red]ejected[/] {escaped(row['branch'])}: {escaped(row['reason'])}", highlight=False)
-    out.print(f"  {escaped(branch)} @ {report.head[:10]}, {report.gate_runs} gate run(s)", highlight=False)
-    if report.ejected:
-        again = f"  redo or rebase the ejected branches on {escaped(branch)}, then integrate them again"
-        out.print(again, highlight=False)
-    out.print(f"  the log: plait show {run_id}; bring it in: plait apply {run_id}", highlight=False)
+    code = integrate_branches(branches, onto, no_llm, model, verify, no_verify, as_json, repo_path)
+    raise typer.Exit(code)
 
 
 def apply_run(
@@ -176,7 +69,7 @@ def apply_run(
     from plait.ui._review import review_of
 
     repo = Repo.discover(repo_path)
-    store = _store(repo, create=False)
+    store = redacted_store(repo, create=False)
     try:
         run_id = resolve_run(store, run_ref, acts_on=lambda r: has_result(RunLog(store, r)), what="run with a result")
         branch = result_branch(repo, RunLog(store, run_id))
@@ -189,12 +82,12 @@ def apply_run(
                 files = sorted({f for t in chosen for f in t.files})
                 out.print(f"would integrate them again on a new branch, then apply; files: {', '.join(files)}")
                 return
-            branch, _ = pick_branches(repo, store, seen, chosen, no_llm, _warn)
+            branch, _ = pick_branches(repo, store, seen, chosen, no_llm, warn)
             seen = review_of(repo, RunLog(store, run_id))
-        target = _commit(repo, branch, "branch")
+        target = commit_of(repo, branch, "branch")
         internal = internal_commits(repo, repo.head(), target)
         if internal and not squash:
-            _warn(f"the result's history holds {len(internal)} internal commit(s) of plait: landing it as one commit")
+            warn(f"the result's history holds {len(internal)} internal commit(s) of plait: landing it as one commit")
         message = squash_message(repo, seen, target) if squash or internal else None
         for note in config_notes(repo, RunLog(store, run_id), target):
             err.print(f"[yellow]note:[/] {note}", highlight=False)
@@ -211,10 +104,6 @@ def apply_run(
     finally:
         store.close()
     _print_applied(run_id, repo.head_ref(), applied, dry_run)
-
-
-def _warn(line: str) -> None:
-    err.print(f"[yellow]note:[/] {escaped(line)}", highlight=False)
 
 
 def _print_applied(run_id: str, head: str, applied: Applied, dry_run: bool) -> None:
