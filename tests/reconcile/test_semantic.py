@@ -114,7 +114,10 @@ def test_a_new_import_of_a_name_no_branch_defines_is_caught(box: Sandbox) -> Non
         ),
         ("a stdlib name", {"main.py": "from json import loads\n", "json.py": "X = 1\n"}),
         ("a submodule", {"main.py": "from pkg import sub\n", "pkg/__init__.py": "", "pkg/sub.py": ""}),
-        ("a package with an import hook", {"main.py": "from ext import plug\n", "ext/__init__.py": "install()\n"}),
+        (
+            "a package with an import hook",
+            {"main.py": "from ext import plug\n", "ext/__init__.py": "from hooks import install\n\ninstall()\n"},
+        ),
     ],
 )
 def test_no_false_alarm(box: Sandbox, label: str, combined: dict[str, str | None]) -> None:

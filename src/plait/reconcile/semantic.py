@@ -1,4 +1,5 @@
-"""The cross-branch check: a name that existed at the base, is gone from the combined tree, and is still used.
+"""The cross-branch check: a name that existed at the base, is gone from the combined tree, and is still used;
+and a name a changed file reads that nothing binds, when the commit brought it (`_namecheck`).
 
 Python only, read with `ast`, tuned for few false alarms: a name counts as gone only when its module
 can be told apart (one file, no star import, no module `__getattr__`, no `globals()`), and a use
@@ -15,6 +16,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from plait.reconcile._namecheck import new_unbound_names
 from plait.reconcile._pyscan import (
     ModuleFacts,
     ModuleIndex,
@@ -56,7 +58,8 @@ class _Tree:
 
     def __init__(self, repo: Repo, commit: str) -> None:
         self.repo, self.commit = repo, commit
-        self.index = ModuleIndex(tree_paths(repo, commit))
+        self.paths = tree_paths(repo, commit)
+        self.index = ModuleIndex(self.paths)
         self._texts: dict[str, str | None] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
@@ -157,7 +160,8 @@ def _uses(combined: _Tree, words: set[str]) -> dict[str, tuple[ModuleFacts, list
 
 
 def find_breakage(repo: Repo, base: str, commit: str, changes: Mapping[str, str] | None = None) -> list[Breakage]:
-    """Uses in `commit` of names or modules that existed at `base` and are gone, and new imports of absent names.
+    """Uses in `commit` of names or modules that existed at `base` and are gone, new imports of absent names, and
+    new reads of names bound nowhere.
 
     `changes`: the paths that differ between the two (`changed_paths`), when the caller has them already.
     """
@@ -178,6 +182,10 @@ def find_breakage(repo: Repo, base: str, commit: str, changes: Mapping[str, str]
                 found.setdefault((hit.path, hit.line, hit.module, hit.name), hit)
     for hit in _new_imports(before, after, changed):
         found.setdefault((hit.path, hit.line, hit.module, hit.name), hit)
+    for new in new_unbound_names(repo, base, commit, changed, after.text, after.paths):
+        module = after.index.canonical.get(new.path, "")
+        unbound = Breakage(new.path, new.line, module, new.name, new.message, (new.path,))
+        found.setdefault((new.path, new.line, module, new.name), unbound)
     return sorted(found.values(), key=lambda b: (b.path, b.line, b.name))
 
 
