@@ -124,7 +124,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, **setting
         verify=VERIFY,
     )
     try:
-        return asyncio.run(run_plan(ctx, plan, QueueIntegrator(queue)))
+        return asyncio.run(run_plan(ctx, plan, QueueIntegrator(RunLog(store, RUN), lambda: queue)))
     finally:
         gate.close()
 

@@ -93,7 +93,7 @@ def _run(repo: Repo, tmp_path: Path, plan: Plan, model: FunctionModel, store: SQ
         runners=lambda path, agent, env: LocalShell(),
     )
     try:
-        return asyncio.run(run_plan(ctx, plan, QueueIntegrator(queue)))
+        return asyncio.run(run_plan(ctx, plan, QueueIntegrator(RunLog(store, RUN), lambda: queue)))
     finally:
         gate.close()
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from integrators import git
 
-from plait.cli.cmd_run import sandboxed_runners
+from plait.cli._starting import sandboxed_runners
 from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.events.types import GateChecked, Integrated, PromptGiven

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from integrators import git
 
-from plait.cli.cmd_run import sandboxed_runners
+from plait.cli._starting import sandboxed_runners
 from plait.errors import ConfigError
 from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog

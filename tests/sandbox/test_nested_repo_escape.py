@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from sandbox_box import FAKE_KEY, SSH_MARKER, found
 
-from plait.cli.cmd_run import sandboxed_runners
+from plait.cli._starting import sandboxed_runners
 from plait.events.runlog import RunLog
 from plait.events.store import SQLiteEventStore
 from plait.events.types import GateChecked, ToolReturned

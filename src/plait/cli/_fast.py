@@ -1,5 +1,5 @@
 """The commands started without typer: `--version`, the top-level help, the read-only `runs`, `status`, `show`,
-`log` and `cost`, and `integrate`, with plain options.
+`log` and `cost`, `integrate`, and `resume` (a run goes on from its log), with plain options.
 
 Importing typer (which builds its parameters with pydantic) costs more than most of these commands do. Their few
 options are read here by hand, as typer reads them (an option's value after it or after `=`, options and

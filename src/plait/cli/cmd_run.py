@@ -1,48 +1,31 @@
-"""`plait run` and `plait demo`: start a run, show its progress, and say where the result is."""
+"""`plait run`, `plait resume` and `plait demo` as typer reads them: start a run, show its progress, and say where
+the result is. The runs start in `plait.cli._starting`, which the fast start calls without typer for a plain resume."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import os
 import sys
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
 from plait.agent.external import with_network
 from plait.cli._options import JsonOpt, RepoOpt, RunArg
-from plait.cli._steering import LoggedSteering
-from plait.errors import EnvironmentProblem, StateError, UsageError
-from plait.events.lease import RunLease, lease_for
-from plait.events.runlog import RunLog
-from plait.events.store import ObservedStore
+from plait.cli._starting import report, resume_run, sandboxed_runners, start_run
+from plait.errors import EnvironmentProblem, UsageError
 from plait.models.registry import make_model
 from plait.plan.overlap import OverlapDecision
 from plait.plan_model import Plan
 from plait.redact import scrub_strings
-from plait.run.base import RunBase, choose_base, new_run_id
-from plait.run.context import ShellFactory, ShellFactoryForRun
-from plait.run.maintenance import ended_note
-from plait.run.orchestrate import Orchestration, orchestrate
-from plait.run.session import run_kind
-from plait.run.state import load_state
-from plait.settings import Settings, load_settings, run_settings
-from plait.ui._common import err, open_store, out, resolve_run, run_store
-from plait.ui._safe import escaped, visible
-from plait.ui.progress import ProgressPrinter
-from plait.workspace import Repo, Shell
-from plait.workspace.sandbox import probe, sandboxed_shell
+from plait.settings import load_settings
+from plait.ui._common import err, out
+from plait.ui._safe import visible
+from plait.workspace import Repo
 
-if TYPE_CHECKING:
-    from plait.ui._run_report import Outcome
+# Imported where used: the plan's rendering (`--review`), the detached start.
 
-# Imported where used, so that a resumed run reaches its first model call without them: the plan's rendering
-# (`--review`), the detached start, the report at the end (and the tables of both).
-
-__all__ = ["demo", "resume", "run", "sandboxed_runners"]
+__all__ = ["demo", "resume", "run"]
 
 
 def _confirm_base(repo: Repo, *, include_uncommitted: bool, yes: bool) -> None:
@@ -62,42 +45,6 @@ def _confirm_base(repo: Repo, *, include_uncommitted: bool, yes: bool) -> None:
         raise typer.Exit(1)
 
 
-def sandboxed_runners(
-    settings: Settings, repo: Repo, *, extra_path: str = "", quiet: bool = False, interactive: bool = False
-) -> ShellFactoryForRun:
-    """Agents' commands under the permission policy and the strongest OS sandbox that works here.
-
-    With `interactive`, a command the policy says to ask about is put to the user on this terminal;
-    otherwise (unattended, or under the live view) it is denied with the reason.
-    """
-    found = probe()
-    layer = found.choose(settings.sandbox.layer)
-    sandbox = settings.sandbox
-    if not quiet:
-        err.print(f"[dim]{found.report(layer, sandbox.limits, allow_unsandboxed=sandbox.allow_unsandboxed)}[/]")
-    base_env = dict(os.environ)
-    if extra_path:
-        base_env["PATH"] = os.pathsep.join([extra_path, base_env.get("PATH", "")])
-
-    def bind(log: RunLog) -> ShellFactory:
-        def make(worktree: Path, agent: str, env: dict[str, str]) -> Shell:
-            return sandboxed_shell(
-                settings,
-                worktree=worktree,
-                common_dir=repo.common_dir,
-                log=log,
-                agent=agent,
-                interactive=interactive,
-                found=found,
-                extra_env=env,
-                env=base_env,
-            )
-
-        return make
-
-    return bind
-
-
 def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
     # the planner wrote the plan: none of its text may drive the terminal while the user judges it
     shown = Plan.model_validate(scrub_strings(plan.model_dump(mode="json"), visible))
@@ -108,83 +55,6 @@ def _review(plan: Plan, decisions: list[OverlapDecision]) -> bool:
     if err.is_terminal:  # the run waits for the user's word: the bell calls them back to this window
         err.bell()
     return typer.confirm("Run this plan?", default=True, err=True)
-
-
-async def _await_renewing_lease(
-    work: Coroutine[Any, Any, Outcome], lease: RunLease, live: tuple[ObservedStore, str] | None
-) -> Outcome:
-    """Await `work` (under the live view when `live` names its log and run) renewing the run's lease every few
-    seconds, and release the lease at the end."""
-
-    async def beat() -> None:
-        while True:
-            await asyncio.sleep(5)
-            lease.beat()
-
-    beating = asyncio.ensure_future(beat())
-    try:
-        if live is not None:
-            from plait.ui.live import run_with_dashboard
-
-            store, run_id = live
-            return await run_with_dashboard(work, lambda: RunLog(store.inner, run_id), steering=LoggedSteering())
-        return await work
-    finally:
-        beating.cancel()
-        lease.release()
-
-
-def _run_holding_lease(
-    work: Coroutine[Any, Any, Outcome], store: ObservedStore, run_id: str, *, tui: bool = False
-) -> Outcome:
-    """Run a run's coroutine to its end holding the run's lease, under the live view (`tui`) or with progress lines;
-    ctrl+c exits 130 saying how to resume."""
-    lease = lease_for(store, run_id)
-    note = lease.acquire()
-    if note:
-        err.print(f"[yellow]note:[/] {note}")
-    try:
-        return asyncio.run(_await_renewing_lease(work, lease, (store, run_id) if tui else None))
-    except KeyboardInterrupt:
-        err.print(f"[yellow]interrupted[/]: nothing is lost; continue with `plait resume {run_id}`")
-        raise typer.Exit(130) from None
-
-
-def _start(
-    repo: Repo,
-    task: str,
-    settings: Settings,
-    *,
-    as_json: bool,
-    quiet: bool,
-    runners: ShellFactoryForRun,
-    **options: Any,
-) -> tuple[Outcome, ObservedStore]:
-    llm = options.pop("model", None) or make_model(settings.model, settings)
-    base = options.pop("base", None) or choose_base(repo, include_uncommitted=settings.include_uncommitted)
-    store = run_store(open_store(repo, create=True), settings)
-    tui = bool(options.pop("tui", False)) and sys.stdout.isatty() and sys.stdin.isatty() and not as_json
-    if not quiet and not tui:
-        store.listeners.append(ProgressPrinter(err, settings.max_attempts))
-    run_id = options.pop("run_id", None) or new_run_id()
-    log = RunLog(store, run_id)
-    work = Orchestration(
-        repo=repo,
-        task=task,
-        settings=settings,
-        model=llm,
-        log=log,
-        base=base,
-        runners=runners(log),
-        **options,
-    )
-    return _run_holding_lease(orchestrate(work), store, run_id, tui=tui), store
-
-
-def _report(outcome: Outcome, store: ObservedStore, as_json: bool) -> int:
-    from plait.ui._run_report import report_outcome
-
-    return report_outcome(outcome, store, as_json)
 
 
 def run(
@@ -264,7 +134,7 @@ def run(
         raise typer.Exit(detach_run(repo, task, as_json=as_json, review=review))
     # policy questions go to the user only in a plain terminal session (the live view owns the screen)
     ask = (no_tui or review) and sys.stdin.isatty() and sys.stderr.isatty() and not yes
-    outcome, store = _start(
+    outcome, store = start_run(
         repo,
         task,
         settings,
@@ -279,7 +149,7 @@ def run(
         review=_review if review else None,
         tui=not no_tui and not review,  # the review asks on the terminal before the view would start
     )
-    code = _report(outcome, store, as_json)
+    code = report(outcome, store, as_json)
     store.close()
     raise typer.Exit(code)
 
@@ -291,42 +161,7 @@ def resume(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
 ) -> None:
     """Continue an interrupted run: finished work is kept, answered model calls are not paid again."""
-    repo = Repo.discover(repo_path)
-    with_store = open_store(repo, create=False)
-    run_id = resolve_run(with_store, run_ref)
-    log = RunLog(with_store, run_id)
-    state, kind = load_state(log), run_kind(log)
-    with_store.close()
-    if kind:
-        again = f"a session: `plait session --resume {run_id}`"
-        again = again if kind == "session" else f"an investigation: `plait ask --follow-up {run_id} QUESTION`"
-        raise UsageError(f"run {run_id} is not a change; it is {again} continues it")
-    if state.started is None:
-        raise StateError(f"run {run_id} has no start in the log: it cannot be resumed")
-    if not state.unfinished:
-        out.print(escaped(ended_note(repo, state)))
-        raise typer.Exit(0)
-    started = state.started
-    settings = run_settings(repo.root, started.settings)
-    llm = make_model(started.model, settings)
-    base = RunBase(started.base_commit, started.base_ref, snapshot=started.snapshot)
-    extra = str(Path(sys.executable).parent) if started.model.startswith("scripted:") else ""
-    err.print(f"resuming run {run_id}: {escaped(started.task.splitlines()[0]) if started.task else ''}")
-    outcome, store = _start(
-        repo,
-        started.task,
-        settings,
-        as_json=as_json,
-        quiet=quiet,
-        runners=sandboxed_runners(settings, repo, extra_path=extra, quiet=quiet),
-        model=llm,
-        base=base,
-        run_id=run_id,
-        state=state,
-    )
-    code = _report(outcome, store, as_json)
-    store.close()
-    raise typer.Exit(code)
+    raise typer.Exit(resume_run(run_ref, repo_path, as_json=as_json, quiet=quiet))
 
 
 def demo(
@@ -350,7 +185,7 @@ def demo(
     allow = settings.sandbox.model_copy(update={"allow_unsandboxed": True})
     settings = settings.model_copy(update={"sandbox": allow})
     runners = sandboxed_runners(settings, repo, extra_path=str(Path(sys.executable).parent))
-    outcome, store = _start(
+    outcome, store = start_run(
         repo,
         task,
         settings,
@@ -362,7 +197,7 @@ def demo(
         use_llm_resolver=False,
         tui=not no_tui,
     )
-    code = _report(outcome, store, as_json)
+    code = report(outcome, store, as_json)
     store.close()
     llm.assert_complete()
     if not as_json and outcome is not None:

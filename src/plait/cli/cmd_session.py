@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 
 from plait.cli._options import JsonOpt, RepoOpt
-from plait.cli.cmd_run import sandboxed_runners
+from plait.cli._starting import sandboxed_runners
 from plait.errors import StateError, UsageError
 from plait.events.lease import lease_for
 from plait.events.runlog import RunLog

@@ -1,13 +1,21 @@
 """How finished tasks get into a run's result: the `Integrator` the scheduler calls, through the merge queue or
-directly (one agent, nothing to merge with)."""
+directly (one agent, nothing to merge with).
+
+The merge queue (and with it the merge ladder, its resolvers and their prompts) is made when it is first needed:
+a resumed run's agents replay and make their first new calls without it."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from plait.events.runlog import RunLog
 from plait.plan_model import Plan, PlanTask
-from plait.reconcile.queue import Ejection, MergeQueue, TaskBranch
+
+if TYPE_CHECKING:
+    from plait.reconcile._debts import Debt, Debts
+    from plait.reconcile.queue import Ejection, MergeQueue
 
 __all__ = ["DirectIntegrator", "Integrator", "PlannedIntegrator", "QueueIntegrator"]
 
@@ -59,13 +67,25 @@ class DirectIntegrator:
 
 
 class QueueIntegrator:
-    """Adapts `MergeQueue` to the scheduler's `Integrator`: one call per finished task, answered for it."""
+    """Adapts `MergeQueue` to the scheduler's `Integrator`: one call per finished task, answered for it.
 
-    def __init__(self, queue: MergeQueue) -> None:
-        self.queue = queue
+    `make_queue` makes the queue of the run of `log` when it is first needed (its head, its branch, a task's branch
+    to take in); until then, what a task owes is read from the log as the queue would read it."""
+
+    def __init__(self, log: RunLog, make_queue: Callable[[], MergeQueue]) -> None:
+        self._log, self._make_queue = log, make_queue
+        self._queue: MergeQueue | None = None
+        self._debts: Debts | None = None
         self._outcomes: dict[str, Ejection | None] = {}
         self._lock = asyncio.Lock()
         self._dependents: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def queue(self) -> MergeQueue:
+        """The merge queue, made at its first use."""
+        if self._queue is None:
+            self._queue = self._make_queue()
+        return self._queue
 
     @property
     def head(self) -> str:
@@ -78,13 +98,24 @@ class QueueIntegrator:
     def owed(self, task_id: str) -> list[str]:
         return [
             f"{', '.join(sorted(d.tests))} (left failing by {d.by}; still to land: {', '.join(sorted(d.until))})"
-            for d in self.queue.owed_to(task_id)
+            for d in self._owed_to(task_id)
         ]
+
+    def _owed_to(self, task_id: str) -> list[Debt]:
+        if self._queue is not None:
+            return self._queue.owed_to(task_id)
+        if self._debts is None:
+            from plait.reconcile._debts import Debts
+
+            self._debts = Debts(self._log)
+        return self._debts.owed_to(task_id)
 
     def planned(self, plan: Plan) -> None:
         self._dependents = {t.id: tuple(d.id for d in plan.tasks if t.id in d.depends_on) for t in plan.tasks}
 
     async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> tuple[bool, str]:
+        from plait.reconcile.queue import TaskBranch
+
         submitted = TaskBranch(
             task.id,
             branch,

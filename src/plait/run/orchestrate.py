@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plait.agent.budget import Budget, Limits
 from plait.agent.context import context_budget
@@ -21,10 +22,6 @@ from plait.plan.planner import make_plan
 from plait.plan.repomap import repo_map, tracked_files
 from plait.plan_model import PLANNING_FAILED, Plan
 from plait.reconcile.gate import Gate
-from plait.reconcile.ladder import default_resolvers
-from plait.reconcile.llm_resolver import LLMResolver
-from plait.reconcile.queue import MergeQueue
-from plait.reconcile.types import Resolver
 from plait.run._nested import noticing
 from plait.run.backends import AttemptBackend, open_backend
 from plait.run.base import RunBase, record_start
@@ -36,6 +33,10 @@ from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.run.preflight import preflight
 from plait.run.state import RunState, charge_earlier_spending
 from plait.workspace import CommandResult
+
+if TYPE_CHECKING:
+    from plait.reconcile.queue import MergeQueue
+    from plait.reconcile.types import Resolver
 
 __all__ = ["Orchestration", "Review", "orchestrate"]
 
@@ -179,10 +180,17 @@ async def _parallel(
     o: Orchestration, plan: Plan, shared_map: str, budget: Budget, prices: PriceTable, gate: Gate
 ) -> ParallelOutcome:
     s = o.settings
-    resolvers: list[Resolver] = default_resolvers()
-    if o.use_llm_resolver:
-        resolvers.append(LLMResolver(o.model, o.log, prices=prices))
-    queue = MergeQueue(o.repo, o.log, o.base.commit, gate=gate, resolvers=resolvers)
+
+    def merge_queue() -> MergeQueue:  # made at the first merge: a resumed run's agents replay without it
+        from plait.reconcile.ladder import default_resolvers
+        from plait.reconcile.llm_resolver import LLMResolver
+        from plait.reconcile.queue import MergeQueue
+
+        resolvers: list[Resolver] = default_resolvers()
+        if o.use_llm_resolver:
+            resolvers.append(LLMResolver(o.model, o.log, prices=prices))
+        return MergeQueue(o.repo, o.log, o.base.commit, gate=gate, resolvers=resolvers)
+
     ctx = PlanContext(
         repo=o.repo,
         settings=s,
@@ -197,7 +205,7 @@ async def _parallel(
         verify=gate.command_for(o.base.commit) or "",
         backend=o.backend,
     )
-    return await run_plan(ctx, plan, QueueIntegrator(queue))
+    return await run_plan(ctx, plan, QueueIntegrator(o.log, merge_queue))
 
 
 async def _one_agent(o: Orchestration, gate: Gate, planned: Plan | None = None) -> RunOutcome:

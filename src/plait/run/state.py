@@ -13,6 +13,7 @@ from plait.events.types import (
     Integrated,
     PlanMade,
     RunFinished,
+    RunKind,
     RunStarted,
     TaskFinished,
     TaskStarted,
@@ -34,6 +35,7 @@ _STATE_KINDS = (
     "commit",
     "task_finished",
     "integrated",
+    "run_kind",
 )
 """The kinds `load_state` reads: a few per task, never the model calls and tool calls that make up most of a log."""
 
@@ -41,6 +43,8 @@ _STATE_KINDS = (
 @dataclass
 class RunState:
     run_id: str
+    kind: str = ""
+    """`investigation`, `session`, or '' for a run that makes a change (the one `plait resume` continues)."""
     started: RunStarted | None = None
     finished: RunFinished | None = None
     plan: Plan | None = None
@@ -121,6 +125,8 @@ def load_state(log: RunLog) -> RunState:
             state.reasons[key] = event.reason
         elif isinstance(event, Integrated):
             state.integrated.update(event.tasks)
+        elif isinstance(event, RunKind) and not state.kind:
+            state.kind = event.what
     state.openings = logged_openings(log)
     for task, number in state.openings:  # a process killed while it made the worktree: that attempt goes on
         state.attempts[task] = max(number, state.attempts.get(task, 0))
