@@ -2,11 +2,10 @@
 
 from typing import TYPE_CHECKING
 
-from plait.models.pricing import DEFAULT_PRICES, Price, PriceTable
-
 if TYPE_CHECKING:
     from plait.models.anthropic_provider import AnthropicModel
     from plait.models.openai_provider import OpenAIModel
+    from plait.models.pricing import DEFAULT_PRICES, Price, PriceTable
     from plait.models.registry import make_model
     from plait.models.responses_provider import OpenAIResponsesModel
     from plait.models.scripted import FunctionModel, ScriptedModel, ScriptTurn
@@ -28,6 +27,10 @@ __all__ = [
 def __getattr__(name: str) -> object:
     """Import a provider, and its SDK, on first use: the SDKs take a second to import; the registry and the
     scripted models (yaml, asyncio) too, which reading an event log never needs."""
+    if name in ("DEFAULT_PRICES", "Price", "PriceTable"):  # pydantic: `plait.models.rates` is read without it
+        from plait.models import pricing
+
+        return getattr(pricing, name)
     if name == "make_model":
         from plait.models.registry import make_model
 
