@@ -16,6 +16,7 @@ from plait.events.types import (
 )
 from plait.messages import ModelResponse, Usage
 from plait.models.pricing import PriceTable
+from plait.ui._state import TokenSum
 from plait.ui.cost import cost_breakdown
 from plait.ui.runview import RunView
 from plait.ui.summary import summarize
@@ -51,7 +52,7 @@ def test_a_model_call_of_no_agent_counts_in_every_total() -> None:
     events = [_started(), *_call("", 1, CLAUDE, CLAUDE), RunFinished(**R, ts=2.0, status="done")]
     summary, view, costs = summarize("r", events), RunView.of("r", events), cost_breakdown(events)
     assert summary.model_calls == view.model_calls == costs.total.calls == 1
-    assert view.usage == summary.usage == costs.total.usage == USAGE
+    assert view.usage == summary.usage == costs.total.usage == TokenSum(**USAGE.model_dump())
     assert view.cost_usd == pytest.approx(costs.by_agent["(run)"].cost_usd) and view.cost_usd > 0
 
 

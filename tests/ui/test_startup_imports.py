@@ -127,6 +127,23 @@ def test_the_log_reads_the_rows_without_the_event_models_or_rich(
     assert sorted(m for m in modules if m.startswith(("plait.events", "plait.models", "plait.ui.runview"))) == []
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["status", "--json"], ["status", "--plain"], ["cost", "last"], ["cost", "last", "--json"], ["show", "last"]],
+    ids=" ".join,
+)
+def test_status_cost_and_show_read_the_rows_without_pydantic_or_pygments(
+    recorded: Path, env: dict[str, str], argv: list[str]
+) -> None:
+    """They fold the rows read as plain objects and price them with the plain rule; `show` colours a call's
+    arguments without pygments."""
+    code, modules = _imported(argv, recorded, env)
+    assert code == 0
+    assert sorted(m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "pygments")) == []
+    models = ("plait.events", "plait.messages", "plait.plan_model", "plait.models.pricing", "rich.syntax")
+    assert sorted(m for m in modules if m.startswith(models)) == []
+
+
 def test_the_version_imports_nothing_but_itself(recorded: Path, env: dict[str, str]) -> None:
     code, modules = _imported(["--version"], recorded, env)
     assert code == 0

@@ -13,20 +13,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from plait.events.types import (
-    EXPERT_PREFIX,
-    Event,
-    ExpertStarted,
-    QuestionAnswered,
-    QuestionAsked,
-    ToolCalled,
-    ToolReturned,
-)
 from plait.globs import normalize
-from plait.messages import ToolCall, Usage
 from plait.ui import _fmt
+from plait.ui._state import EXPERT_PREFIX, TokenSum
+
+if TYPE_CHECKING:  # told apart by their kind: `plait cost` reads a log without the models too
+    from plait.events.types import (
+        Event,
+        ExpertStarted,
+        QuestionAnswered,
+        QuestionAsked,
+        ToolCalled,
+        ToolReturned,
+    )
+    from plait.messages import ToolCall
 
 __all__ = ["COLUMNS_NOTE", "SAVING_NOTE", "ExpertCost", "expert_costs", "saving_note", "trade_line"]
 
@@ -55,7 +57,7 @@ class ExpertCost:
     reads: int = 0
     """Reading tool calls made while answering."""
     calls: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: TokenSum = field(default_factory=TokenSum)
     cost_usd: float = 0.0
     saved_tokens: int = 0
     """Estimated tokens of reading the askers did not have to do."""
@@ -92,7 +94,7 @@ class ExpertCost:
             "from_memory": self.from_memory,
             "reads": self.reads,
             "calls": self.calls,
-            "usage": self.usage.model_dump(),
+            "usage": self.usage.as_json(),
             "cost_usd": round(self.cost_usd, 6),
             "saved_tokens_estimate": self.saved_tokens,
             "askers": self.askers,
@@ -108,7 +110,7 @@ def _path(call: ToolCall | None) -> str:
     return normalize(str(call.arguments.get("path", "")))
 
 
-def expert_costs(events: list[Event], spending: dict[str, tuple[int, Usage, float]]) -> list[ExpertCost]:
+def expert_costs(events: list[Event], spending: dict[str, tuple[int, TokenSum, float]]) -> list[ExpertCost]:
     """Each expert of the run, with `spending` (agent -> calls, usage, dollars) and its estimated saving."""
     experts: dict[str, ExpertCost] = {}
     called: dict[tuple[str, str], ToolCall] = {}
@@ -118,22 +120,26 @@ def expert_costs(events: list[Event], spending: dict[str, tuple[int, Usage, floa
     """Tokens of each file an expert has read so far."""
     answers: list[tuple[QuestionAnswered, dict[str, int]]] = []
     for event in events:
-        if isinstance(event, ExpertStarted):
-            experts.setdefault(event.agent, ExpertCost(event.name, event.agent)).origin = event.origin
-        elif isinstance(event, QuestionAsked):
-            expert = experts.setdefault(event.agent, ExpertCost(event.agent.removeprefix(EXPERT_PREFIX), event.agent))
+        kind = event.kind
+        if kind == "expert":
+            started = cast("ExpertStarted", event)
+            experts.setdefault(started.agent, ExpertCost(started.name, started.agent)).origin = started.origin
+        elif kind == "question":
+            asked = cast("QuestionAsked", event)
+            expert = experts.setdefault(asked.agent, ExpertCost(asked.agent.removeprefix(EXPERT_PREFIX), asked.agent))
             expert.questions += 1
-        elif isinstance(event, ToolCalled) and event.call.name == "read_file":
-            called[(event.agent, event.call.id)] = event.call
-            if not event.agent.startswith(EXPERT_PREFIX) and (path := _path(event.call)):
+        elif kind == "tool_call" and (call := cast("ToolCalled", event).call).name == "read_file":
+            called[(event.agent, call.id)] = call
+            if not event.agent.startswith(EXPERT_PREFIX) and (path := _path(call)):
                 read_by[event.agent].add(path)
-        elif isinstance(event, ToolReturned) and event.name == "read_file" and event.agent.startswith(EXPERT_PREFIX):
-            path = _path(called.get((event.agent, event.call_id)))
-            if path and not event.is_error:
-                files = in_context[event.agent]
-                files[path] = files.get(path, 0) + len(event.output) // 4
-        elif isinstance(event, QuestionAnswered):
-            answers.append((event, dict(in_context[event.agent])))
+        elif kind == "tool_result" and event.agent.startswith(EXPERT_PREFIX):
+            result = cast("ToolReturned", event)
+            path = _path(called.get((result.agent, result.call_id))) if result.name == "read_file" else ""
+            if path and not result.is_error:
+                files = in_context[result.agent]
+                files[path] = files.get(path, 0) + len(result.output) // 4
+        elif kind == "answer":
+            answers.append((cast("QuestionAnswered", event), dict(in_context[event.agent])))
     best: dict[tuple[str, str], int] = {}
     for answer, files in answers:
         expert = experts.setdefault(answer.agent, ExpertCost(answer.agent.removeprefix(EXPERT_PREFIX), answer.agent))
@@ -152,7 +158,7 @@ def expert_costs(events: list[Event], spending: dict[str, tuple[int, Usage, floa
     for (agent, _), saved in best.items():
         experts[agent].saved_tokens += saved
     for expert in experts.values():
-        expert.calls, expert.usage, expert.cost_usd = spending.get(expert.agent, (0, Usage(), 0.0))
+        expert.calls, expert.usage, expert.cost_usd = spending.get(expert.agent, (0, TokenSum(), 0.0))
     return list(experts.values())
 
 

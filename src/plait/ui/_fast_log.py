@@ -9,12 +9,12 @@ which says what is wrong with it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from plait.errors import UsageError
-from plait.ui._fast_events import read_events, run_ids
+from plait.ui._fast_view import read_run
 from plait.ui._log_lines import log_line
-from plait.ui._reading import pick_run, read_redactor, settings_if_any, write_line
+from plait.ui._reading import write_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -39,20 +39,10 @@ def check_agent(run_id: str, events: Sequence[Event], agent: str, *, waits: bool
 def read_log(repo_path: Path, run_ref: str, agent: str | None) -> bool:
     """Print a run's events one a line, as `plait log` does; False (nothing printed) when the log has to be read
     the full way: a setting is set, the log is not the SQLite file, or a row is not what the reader reads."""
-    from plait.workspace import Repo
-
-    repo = Repo.discover(repo_path)
-    log = repo.common_dir / "plait" / "events.db"
-    if settings_if_any(repo.root) is not None or not log.exists():
+    run = read_run(repo_path, run_ref)
+    if run is None:
         return False
-    ids = run_ids(log)
-    if ids is None:
-        return False
-    run_id = pick_run(ids, run_ref)
-    read = read_events(log, run_id, read_redactor(repo.root))
-    if read is None:
-        return False
-    events = cast("list[Event]", read)  # objects with the events' fields, which is all the lines read
+    run_id, events = run.run_id, run.events
     if agent is not None:
         check_agent(run_id, events, agent, waits=False)
     start = events[0].ts if events else 0.0

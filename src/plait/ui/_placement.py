@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from plait.events.types import AttemptPlaced, Event
+if TYPE_CHECKING:  # told apart by their kind: a log read without the models is shown too
+    from plait.events.types import Event
 
 __all__ = ["placements"]
 
@@ -13,6 +15,6 @@ def placements(events: Iterable[Event]) -> dict[str, tuple[str, str]]:
     """Where each agent's latest attempt runs: agent id -> (node id, host name), for the attempts a backend placed."""
     found: dict[str, tuple[str, str]] = {}
     for event in events:
-        if isinstance(event, AttemptPlaced):
+        if event.kind == "placed":
             found[event.agent] = (event.node, event.host)
     return found

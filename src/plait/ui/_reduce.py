@@ -1,50 +1,59 @@
 """The one fold of a run's log into its state: agents, attempts, statuses, spending, timings, merges and the gate.
 
 `RunView` takes events in order (`apply`); the summary, the live view, `plait cost` and the report all read it.
+It tells events apart by their kind and prices calls with the plain rule (`plait.models.rates`), so it folds the
+events of `plait.ui._fast_events`, read without pydantic, as it folds the models.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from plait.events.types import (
-    AgentStopped,
-    Committed,
-    Decided,
-    Event,
-    ExpertStarted,
-    GateChecked,
-    Integrated,
-    LeaseChanged,
-    MergeStep,
-    ModelCallFailed,
-    ModelCallFinished,
-    ModelCallRetried,
-    ModelCallStarted,
-    NotePosted,
-    PlanMade,
-    PlanRejected,
-    PolicyDecided,
-    QuestionAnswered,
-    QuestionAsked,
-    RunFinished,
-    RunKind,
-    RunStarted,
-    TaskFinished,
-    TaskStarted,
-    ToolCalled,
-    ToolReturned,
-    UserSteered,
-)
-from plait.messages import Usage
-from plait.models.pricing import PriceTable, logged_prices
-from plait.plan_model import Plan
+from plait.models.rates import RateTable
 from plait.trust import REPO_FILE
-from plait.ui._state import AgentView, CostLine, Span, Wait, dollars, phase_of, saved_usd, short_args
+from plait.ui._state import AgentView, CostLine, Span, TokenSum, Wait, dollars, phase_of, run_prices, short_args
+
+if TYPE_CHECKING:  # read by their kind: a log read without the models is folded too
+    from plait.events.types import (
+        AgentStopped,
+        Committed,
+        Decided,
+        Event,
+        ExpertStarted,
+        GateChecked,
+        Integrated,
+        LeaseChanged,
+        MergeStep,
+        ModelCallFailed,
+        ModelCallFinished,
+        ModelCallRetried,
+        ModelCallStarted,
+        PlanMade,
+        PlanRejected,
+        QuestionAnswered,
+        QuestionAsked,
+        RunFinished,
+        RunKind,
+        RunStarted,
+        TaskFinished,
+        TaskStarted,
+        ToolCalled,
+        UserSteered,
+    )
+    from plait.plan_model import Plan
 
 __all__ = ["RunView"]
 
+_RUN = frozenset({"run_started", "run_finished", "plan", "plan_rejected"})
+_MERGE = frozenset({"merge", "gate", "integrated"})
+_DECIDED = frozenset(
+    "decision lease notes_delivered compacted user_said run_kind placed verify dispatched opening carried debts"
+    " agent_session mcp_tools lead_replied".split()
+)
+"""The kinds of the decisions (`plait.events.types.Decided` and its subclasses; a test keeps the two equal)."""
+_TASK = frozenset({"task_started", "task_finished", "agent_stopped", "commit"})
+_EXPERT = frozenset({"expert", "question", "answer"})
 _TITLES = {"planning": "plan the work", "reconciliation": "resolve a merge conflict"}
 _MERGED = {"clean": "merged", "resolved": "resolved", "conflict": "conflict", "failed": "failed"}
 
@@ -57,7 +66,7 @@ class RunView:
     """
 
     run_id: str
-    prices: PriceTable | None = field(default=None, repr=False)
+    prices: RateTable[Any] | None = field(default=None, repr=False)
     task: str = ""
     model: str = ""
     repo: str = ""
@@ -98,7 +107,7 @@ class RunView:
     """Spending by agent (`(run)` for calls of no agent), in the order each first called its model."""
     by_model: dict[str, CostLine] = field(default_factory=dict)
     by_phase: dict[str, CostLine] = field(default_factory=dict)
-    _prices: PriceTable = field(default_factory=PriceTable, repr=False)
+    _prices: RateTable[Any] = field(default_factory=lambda: run_prices({}), repr=False)
     _calling: dict[str, str] = field(default_factory=dict, repr=False)
     """The model each agent's call in flight was sent to."""
     _waiting: dict[tuple[str, str], Wait] = field(default_factory=dict, repr=False)
@@ -111,7 +120,7 @@ class RunView:
         return self.total.calls
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> TokenSum:
         return self.total.usage
 
     @property
@@ -129,7 +138,7 @@ class RunView:
         return dollars(self.cost_usd, self.model_calls, self.unpriced_calls)
 
     @classmethod
-    def of(cls, run_id: str, events: list[Event], prices: PriceTable | None = None) -> RunView:
+    def of(cls, run_id: str, events: list[Event], prices: RateTable[Any] | None = None) -> RunView:
         view = cls(run_id, prices)
         view.apply(events)
         return view
@@ -178,39 +187,41 @@ class RunView:
         self.last_ts = max(self.last_ts, event.ts)
         if self.started is None:
             self.started = event.ts
-        if isinstance(event, RunStarted | RunFinished | PlanMade | PlanRejected):
-            self._apply_run(event)
-        elif isinstance(event, MergeStep | GateChecked | Integrated):
-            self._apply_merge(event)
-        elif isinstance(event, Decided):
-            self._apply_decision(event)
-        elif isinstance(event, TaskStarted | TaskFinished | AgentStopped | Committed):
-            self._apply_task(event)
-        elif isinstance(event, ExpertStarted | QuestionAsked | QuestionAnswered):
-            self._apply_expert(event)
-        elif isinstance(event, UserSteered):  # paused: the agent waits before its next model call until resumed
+        kind = event.kind
+        if kind in _RUN:
+            self._apply_run(cast("RunStarted | RunFinished | PlanMade | PlanRejected", event))
+        elif kind in _MERGE:
+            self._apply_merge(cast("MergeStep | GateChecked | Integrated", event))
+        elif kind in _DECIDED:
+            self._apply_decision(cast("Decided", event), kind)
+        elif kind in _TASK:
+            self._apply_task(cast("TaskStarted | TaskFinished | AgentStopped | Committed", event))
+        elif kind in _EXPERT:
+            self._apply_expert(cast("ExpertStarted | QuestionAsked | QuestionAnswered", event))
+        elif kind == "steer":  # paused: the agent waits before its next model call until resumed
+            steered = cast("UserSteered", event)
             view = self.agents.get(event.agent)
-            if view is not None and event.action == "pause" and not view.finished:
+            if view is not None and steered.action == "pause" and not view.finished:
                 view.state = "paused"
-            elif view is not None and event.action == "resume" and view.state == "paused":
+            elif view is not None and steered.action == "resume" and view.state == "paused":
                 view.state = "running"
-        elif isinstance(event, ModelCallFinished):
-            self._spend(event)
-        elif isinstance(event, ModelCallStarted):
-            self._calling[event.agent] = event.model
+        elif kind == "model_response":
+            self._spend(cast("ModelCallFinished", event))
+        elif kind == "model_request":
+            self._calling[event.agent] = cast("ModelCallStarted", event).model
             self._apply_step(event)
         else:
-            self.tool_calls += isinstance(event, ToolCalled)
+            self.tool_calls += kind == "tool_call"
             self._apply_step(event)
 
     def _apply_run(self, event: RunStarted | RunFinished | PlanMade | PlanRejected) -> None:
-        if isinstance(event, RunStarted):
+        if event.kind == "run_started":
             self.task, self.model, self.repo = event.task, event.model, event.repo
             self.base_commit, self.base_ref, self.settings = event.base_commit, event.base_ref, event.settings
-            self._prices = self.prices or logged_prices(event.settings)
+            self._prices = self.prices or run_prices(event.settings)
             self.started = min(self.started or event.ts, event.ts)
             self.status, self.ended, self.finish = "running", None, None
-        elif isinstance(event, RunFinished):
+        elif event.kind == "run_finished":
             self.status, self.reason, self.ended, self.finish = event.status, event.reason, event.ts, event
             self.branch, self.commit = event.branch or self.branch, event.commit or self.commit
             for view in self.agents.values():  # what is not a task's attempt ends with the run
@@ -220,7 +231,7 @@ class RunView:
                     if view.spans and view.spans[-1].end is None:  # a resolver was busy until its last step
                         end = event.ts if phase == "experts" else view.last_ts
                         view.spans[-1].end, view.spans[-1].status = end, view.state
-        elif isinstance(event, PlanMade):
+        elif event.kind == "plan":
             self._agent(event)
             self._apply_plan(event.plan)
         else:
@@ -235,7 +246,7 @@ class RunView:
             view.title = view.title or task.title
 
     def _apply_task(self, event: TaskStarted | TaskFinished | AgentStopped | Committed) -> None:
-        if isinstance(event, TaskStarted):
+        if event.kind == "task_started":
             view = self.agents.setdefault(event.agent, AgentView(event.agent))
             if view.spans and view.spans[-1].end is None:
                 view.spans[-1].end, view.spans[-1].status = event.ts, "superseded"
@@ -243,7 +254,7 @@ class RunView:
             view.attempt, view.title, view.branch = event.attempt, event.title, event.branch
             view.state, view.now, view.merge, view.last_ts = "running", "", "", event.ts
             return
-        if isinstance(event, Committed):
+        if event.kind == "commit":
             self.commits.append(event)
             if REPO_FILE in event.files and event.agent not in self.config_changes:
                 self.config_changes.append(event.agent)
@@ -256,7 +267,7 @@ class RunView:
             return
         view = found
         view.waiting_for = ""
-        if isinstance(event, AgentStopped):
+        if event.kind == "agent_stopped":
             state = {"finished": "done", "interrupted": "interrupted"}.get(event.reason, "failed")
             view.state, view.now, view.summary = state, "", event.summary
             view.reason = "" if event.reason == "finished" else event.reason
@@ -276,9 +287,9 @@ class RunView:
         if view is None:
             view = self.agents[event.agent] = AgentView(event.agent, state="ready")
         view.last_ts = max(view.last_ts, event.ts)
-        if isinstance(event, ExpertStarted):
+        if event.kind == "expert":
             view.title = "expert on " + (", ".join(event.area) or "the repository")
-        elif isinstance(event, QuestionAsked):
+        elif event.kind == "question":
             view.now = f"question {event.number} from {event.asker}"
         else:
             view.answered += 1
@@ -293,7 +304,7 @@ class RunView:
         """A model call's spending, on its agent, its model, its phase and the run; priced as the model asked."""
         model = self._calling.pop(event.agent, "") or event.response.model or self.model or "?"
         usage, prices = event.response.usage, self._prices
-        saved, billed = saved_usd(prices, model, usage), prices.billed_tokens(model, usage)
+        saved, billed = prices.saved_usd(model, usage), prices.billed_tokens(model, usage)
         priced = prices.price(model) is not None
         view = self._agent(event, busy=True)
         if view is not None:
@@ -309,7 +320,7 @@ class RunView:
             line.add(usage, event.cost_usd, saved, billed, priced=priced)
 
     def _apply_step(self, event: Event) -> None:
-        if isinstance(event, NotePosted | PolicyDecided):
+        if event.kind in ("note", "policy"):
             # the gate, the radar and the merge queue post notes and ask the sandbox's policy: they are not agents,
             # and an agent's note or policy decision comes inside a step it already opened
             known = self.agents.get(event.agent)
@@ -319,25 +330,28 @@ class RunView:
         view = self._agent(event, busy=True)
         if view is None:
             return
-        if isinstance(event, ModelCallStarted):
+        kind = event.kind
+        if kind == "model_request":
             view.now = "thinking…"
-        elif isinstance(event, ModelCallRetried):
+        elif kind == "model_retry":
+            retried = cast("ModelCallRetried", event)
             view.retries += 1
-            view.now = f"retry {event.attempt} in {event.wait_s:.0f}s: {event.reason}"
-        elif isinstance(event, ModelCallFailed):
-            view.now = f"model failed: {event.error}"
-        elif isinstance(event, ToolCalled):
+            view.now = f"retry {retried.attempt} in {retried.wait_s:.0f}s: {retried.reason}"
+        elif kind == "model_error":
+            view.now = f"model failed: {cast('ModelCallFailed', event).error}"
+        elif kind == "tool_call":
+            call = cast("ToolCalled", event).call
             view.tool_calls += 1
-            view.now = f"{event.call.name} {short_args(event.call.arguments, event.call.raw_arguments, 60)}"
-        elif isinstance(event, ToolReturned):
+            view.now = f"{call.name} {short_args(call.arguments, call.raw_arguments, 60)}"
+        elif kind == "tool_result":
             view.now = ""
 
     def _apply_merge(self, event: MergeStep | GateChecked | Integrated) -> None:
-        if isinstance(event, MergeStep):
+        if event.kind == "merge":
             self.merges.append(event)
             task = self.agents.setdefault(event.task, AgentView(event.task))
             task.merge = f"{_MERGED[event.outcome]} ({event.rung})"
-        elif isinstance(event, GateChecked):
+        elif event.kind == "gate":
             self.gates.append(event)
         else:
             self.integrations.append(event)
@@ -349,14 +363,15 @@ class RunView:
                 if task_id in self.agents:
                     self.agents[task_id].merge = "ejected"
 
-    def _apply_decision(self, event: Decided) -> None:
+    def _apply_decision(self, event: Decided, kind: str) -> None:
         """A decision; the run's kind, and a lease: the agent waits for a path, holds it, or no longer does."""
         self.decisions.append(event)
-        if isinstance(event, RunKind) and not self.kind:
-            self.kind = event.what
+        if kind == "run_kind" and not self.kind:
+            self.kind = cast("RunKind", event).what
         view = self._agent(event)
-        if view is None or not isinstance(event, LeaseChanged):
+        if view is None or kind != "lease":
             return
+        event = cast("LeaseChanged", event)
         action, path, holder = event.action, event.path, event.holder
         key = (event.agent, path)
         if action == "wait":

@@ -1,5 +1,6 @@
 """`plait runs` and `plait show`, without the command-line machinery: the typer commands and the fast start
-(`plait.cli._fast`) both call these."""
+(`plait.cli._fast`) both call these; `print_transcript` prints events read from the log's rows too
+(`plait.ui._fast_view`)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from plait.events.store import EventStore
+    from plait.events.types import Event
     from plait.redact import Redactor
     from plait.ui.summary import RunSummary
+    from plait.workspace import Repo
 
 
 class _Shown(Protocol):
@@ -94,8 +97,6 @@ def _table(rows: Sequence[_Shown], redact: Redactor) -> None:
 def show_run(run_ref: str, task: str | None, repo_path: Path, *, full: bool, no_pager: bool, as_json: bool) -> None:
     """Show a run's transcript: messages, tool calls and results, and the diff of a run that changed code."""
     from plait.ui.feed import redact_event
-    from plait.ui.summary import summarize
-    from plait.ui.transcript import render_transcript
     from plait.workspace import Repo
 
     repo = Repo.discover(repo_path)
@@ -103,14 +104,30 @@ def show_run(run_ref: str, task: str | None, repo_path: Path, *, full: bool, no_
     run_id = resolve_run(store, run_ref)
     redact = read_redactor(repo.root)
     events = [redact_event(e, redact) for e in store.events(run_id, agent=None)]
+    if not as_json:
+        print_transcript(repo, run_id, events, task, redact, full=full, no_pager=no_pager)
+        return
+    _check_agent(run_id, events, task)
+    for event in events:
+        if task is None or event.agent in ("", task):
+            sys.stdout.write(event.model_dump_json() + "\n")
+
+
+def _check_agent(run_id: str, events: Sequence[Event], task: str | None) -> None:
     if task is not None and all(e.agent != task for e in events):
         agents = sorted({e.agent for e in events if e.agent and e.kind not in ("note", "policy")})
         raise UsageError(f"run {run_id} has no agent '{task}': its agents are {', '.join(agents) or 'none'}")
-    if as_json:
-        for event in events:
-            if task is None or event.agent in ("", task):
-                sys.stdout.write(event.model_dump_json() + "\n")
-        return
+
+
+def print_transcript(
+    repo: Repo, run_id: str, events: list[Event], task: str | None, redact: Redactor, *, full: bool, no_pager: bool
+) -> None:
+    """What `plait show` prints of a run's events (redacted and made visible), through the pager in a terminal:
+    the transcript of the run or of its agent `task`, then the diff of what the run changed."""
+    from plait.ui.summary import summarize
+    from plait.ui.transcript import render_transcript
+
+    _check_agent(run_id, events, task)
     s = summarize(run_id, events)
     diff = ""
     if s.commit and s.base_commit:

@@ -3,11 +3,14 @@ text that rich reads as markup escaped, so that a model's `[link=...]` is shown,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.markup import escape
 
-from plait.events.store import rewrite_strings
-from plait.events.types import Event
 from plait.textsafe import visible
+
+if TYPE_CHECKING:  # `escaped` is used where no event is
+    from plait.events.types import Event
 
 __all__ = ["escaped", "safe_event", "visible"]
 
@@ -19,4 +22,6 @@ def escaped(text: str) -> str:
 
 def safe_event(event: Event) -> Event:
     """The event with every string in it made visible."""
+    from plait.events.store import rewrite_strings
+
     return rewrite_strings(event, visible)

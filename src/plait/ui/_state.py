@@ -1,19 +1,78 @@
-"""The parts of a run's state the reducer (`_reduce.py`) folds the log into: agents, their spans, spending, waits."""
+"""The parts of a run's state the reducer (`_reduce.py`) folds the log into: agents, their spans, spending, waits.
+
+They are plain dataclasses: the read-only commands fold a log read without pydantic (`plait.ui._fast_events`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from plait.events.types import EXPERT_PREFIX
-from plait.messages import Usage
-from plait.models.pricing import PriceTable
+from plait.models.rates import DEFAULT_RATES, Rated, RateTable
 from plait.ui._describe import short_args
 from plait.ui._usd import dollars
 
-__all__ = ["AgentView", "CostLine", "Span", "Wait", "dollars", "phase_of", "saved_usd", "short_args"]
+if TYPE_CHECKING:
+    from plait.models.rates import Tokens
+
+__all__ = [
+    "EXPERT_PREFIX",
+    "AgentView",
+    "CostLine",
+    "Span",
+    "TokenSum",
+    "Wait",
+    "dollars",
+    "phase_of",
+    "run_prices",
+    "short_args",
+]
+
+EXPERT_PREFIX = "expert:"
+"""How an expert's agent id begins, as `plait.events.types.EXPERT_PREFIX` says (a test keeps the two equal)."""
 
 _FINAL = ("done", "failed", "dropped", "interrupted")
+
+
+def run_prices(settings: dict[str, Any]) -> RateTable[Any]:
+    """The price table a run was started with: the default one unless its settings logged prices of their own,
+    which only `plait.models.pricing.logged_prices` validates (with pydantic)."""
+    if not settings.get("prices"):
+        return RateTable[Rated](DEFAULT_RATES)
+    from plait.models.pricing import logged_prices
+
+    return logged_prices(settings)
+
+
+@dataclass(frozen=True)
+class TokenSum:
+    """Tokens of several calls added up, counted as `plait.messages.Usage` counts one call's."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Tokens) -> TokenSum:
+        return TokenSum(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def as_json(self) -> dict[str, int]:
+        """The four counts, as `Usage.model_dump` writes them."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+        }
 
 
 def phase_of(agent: str) -> str:
@@ -27,24 +86,13 @@ def phase_of(agent: str) -> str:
     return "work" if agent else "run"
 
 
-def saved_usd(prices: PriceTable, model: str, usage: Usage) -> float:
-    """What caching saved on `usage`: reads below the input price, less writes above it (negative if no read paid)."""
-    price = prices.price(model)
-    if price is None:
-        return 0.0
-    read, write = prices.cache_ratios(model)
-    discount = usage.cached_tokens * price.input * (1 - read)
-    premium = usage.cache_write_tokens * price.input * (write - 1)
-    return (discount - premium) / 1_000_000
-
-
 @dataclass
 class CostLine:
     """Spending of one agent, model or phase, or of the whole run."""
 
     name: str
     calls: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: TokenSum = field(default_factory=TokenSum)
     cost_usd: float = 0.0
     saved_usd: float = 0.0
     """What prompt caching saved: the cached tokens' discount, less the premium paid on cache writes."""
@@ -53,7 +101,7 @@ class CostLine:
     unpriced_calls: int = 0
     """Calls of a model with no price: their dollars are unknown, not zero."""
 
-    def add(self, usage: Usage, cost: float, saved: float, billed: float, *, priced: bool = True) -> None:
+    def add(self, usage: Tokens, cost: float, saved: float, billed: float, *, priced: bool = True) -> None:
         self.calls += 1
         self.unpriced_calls += 0 if priced else 1
         self.usage, self.cost_usd, self.saved_usd = self.usage + usage, self.cost_usd + cost, self.saved_usd + saved
@@ -68,7 +116,7 @@ class CostLine:
         return {
             "name": self.name,
             "calls": self.calls,
-            "usage": self.usage.model_dump(),
+            "usage": self.usage.as_json(),
             "billed_tokens": round(self.billed_tokens),
             "cost_usd": round(self.cost_usd, 6),
             "cache_saved_usd": round(self.saved_usd, 6),
@@ -136,7 +184,7 @@ class AgentView:
         return self.spent.calls
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> TokenSum:
         return self.spent.usage
 
     @property

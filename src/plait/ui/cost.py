@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from plait.events.types import Event
-from plait.models.pricing import Price, PriceTable, logged_prices
 from plait.ui._expert_cost import SAVING_NOTE, ExpertCost, expert_costs, saving_note
 from plait.ui.runview import CostLine, RunView, Span, phase_of
+
+if TYPE_CHECKING:  # `plait cost` reads a log without the models and prices it with the plain rule
+    from plait.events.types import Event
+    from plait.models.pricing import Price, PriceTable
+    from plait.models.rates import RateTable
 
 __all__ = ["SAVING_NOTE", "CostBreakdown", "CostLine", "ExpertCost", "cost_breakdown", "prices_of"]
 
@@ -89,6 +92,8 @@ class CostBreakdown:
 
 def prices_of(view: RunView, overrides: dict[str, Price] | None = None) -> PriceTable:
     """The price table the run was started with (its settings' prices), then `overrides`."""
+    from plait.models.pricing import logged_prices
+
     return logged_prices(view.settings, overrides)
 
 
@@ -101,7 +106,7 @@ def _covered(spans: list[tuple[float, float]]) -> float:
     return total
 
 
-def cost_breakdown(events: list[Event], prices: PriceTable | None = None) -> CostBreakdown:
+def cost_breakdown(events: list[Event], prices: RateTable[Any] | None = None) -> CostBreakdown:
     """The run's spending as its fold (`RunView`) sums it; times are as of the run's end, or its last event so far."""
     view = RunView.of(events[0].run_id if events else "", events, prices)
     end = view.ended or view.last_ts

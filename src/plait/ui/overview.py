@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from plait.events.types import Event
 from plait.ui import _fmt
 from plait.ui._expert_cost import COLUMNS_NOTE, saving_note, trade_line
 from plait.ui.cost import CostBreakdown, CostLine, cost_breakdown
 from plait.ui.runview import RunView
+
+if TYPE_CHECKING:
+    from plait.events.types import Event
 
 __all__ = ["agents_table", "print_run_summary", "render_cost", "render_status"]
 

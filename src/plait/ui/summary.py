@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from plait.events.store import EventStore
-from plait.events.types import Event
-from plait.messages import Usage
 from plait.trust import REPO_FILE
 from plait.ui._reduce import RunView
+from plait.ui._state import TokenSum
+
+if TYPE_CHECKING:  # a log read without the models is summarized too
+    from plait.events.store import EventStore
+    from plait.events.types import Event
 
 __all__ = ["RunSummary", "config_note", "summarize"]
 
@@ -37,7 +40,7 @@ class RunSummary:
     commit: str = ""
     model_calls: int = 0
     tool_calls: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: TokenSum = field(default_factory=TokenSum)
     billed_tokens: float = 0.0
     """The tokens as the providers bill them, cached and cache-written input weighed by their price."""
     cost_usd: float = 0.0
@@ -68,7 +71,7 @@ class RunSummary:
             "duration_s": self.duration_s,
             "model_calls": self.model_calls,
             "tool_calls": self.tool_calls,
-            "usage": self.usage.model_dump(),
+            "usage": self.usage.as_json(),
             "billed_tokens": round(self.billed_tokens),
             "cost_usd": round(self.cost_usd, 6),
             "unpriced_calls": self.unpriced_calls,

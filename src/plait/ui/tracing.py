@@ -28,7 +28,7 @@ from plait.events.types import (
     ToolCalled,
     ToolReturned,
 )
-from plait.messages import Usage
+from plait.models.rates import Tokens
 from plait.redact import Redactor
 from plait.ui.feed import redact_event
 from plait.ui.runview import RunView
@@ -40,7 +40,7 @@ def _ns(ts: float) -> int:
     return int(ts * 1_000_000_000)
 
 
-def _usage(usage: Usage) -> dict[str, int]:
+def _usage(usage: Tokens) -> dict[str, int]:
     return {
         "gen_ai.usage.input_tokens": usage.input_tokens,
         "gen_ai.usage.output_tokens": usage.output_tokens,

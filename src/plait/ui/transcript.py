@@ -1,29 +1,26 @@
-"""`plait show`: a run's transcript as a person reads it, from the event log."""
+"""`plait show`: a run's transcript as a person reads it, from the event log.
+
+Events are told apart by their kind, so a log read without the models (`plait.ui._fast_events`) is shown alike; a
+call's arguments are coloured by rich's JSON highlighter, which costs nothing to import, not by pygments.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group, RenderableType
+from rich.highlighter import JSONHighlighter
 from rich.markup import escape
 from rich.panel import Panel
-from rich.syntax import Syntax
 from rich.text import Text
 
-from plait.events.types import (
-    Event,
-    GateChecked,
-    ModelCallFinished,
-    NotePosted,
-    PolicyDecided,
-    PromptGiven,
-    ToolCalled,
-    ToolReturned,
-    UserSaid,
-)
+from plait.textsafe import visible
 from plait.ui._describe import describe
-from plait.ui._safe import visible
 from plait.ui.summary import summarize
+
+if TYPE_CHECKING:
+    from plait.events.types import Event
 
 __all__ = ["render_transcript"]
 
@@ -39,18 +36,18 @@ def _clip(text: str, lines: int) -> str:
 def _render_event(event: Event, max_lines: int) -> RenderableType | None:
     """The event in `describe`'s words, led by who it is about; a prompt, a call's arguments and a result in full."""
     who = f"[cyan]{escape(event.agent)}[/] " if event.agent else ""
-    if isinstance(event, PromptGiven):
+    if event.kind == "prompt":
         return Panel(escape(event.user), title=f"{who}task", title_align="left", border_style="blue")
-    if isinstance(event, ToolCalled) and event.call.name == "answer" and event.call.arguments:
+    if event.kind == "tool_call" and event.call.name == "answer" and event.call.arguments:
         return _answer(who, event.call.arguments)
-    if isinstance(event, ToolCalled):
+    if event.kind == "tool_call":
         args = event.call.arguments
         shown = json.dumps(args, indent=2) if args is not None else f"malformed: {event.call.raw_arguments}"
         return Group(
             Text.from_markup(f"{who}[bold]→ {escape(event.call.name)}[/]"),
-            Syntax(_clip(shown, max_lines), "json", theme="ansi_dark", word_wrap=True),
+            JSONHighlighter()(Text(_clip(shown, max_lines), tab_size=4)),  # laid out as rich's Syntax lays out code
         )
-    if isinstance(event, ToolReturned):
+    if event.kind == "tool_result":
         style = "red" if event.is_error else "green"
         return Panel(
             Text(_clip(event.output, max_lines)),
@@ -58,20 +55,20 @@ def _render_event(event: Event, max_lines: int) -> RenderableType | None:
             title_align="left",
             border_style=style,
         )
-    if isinstance(event, UserSaid):
+    if event.kind == "user_said":
         title = f"the user, {_USER_TOPICS[event.topic]} {event.turn}"
         return Panel(Text(event.text), title=title, title_align="left", border_style="magenta")
-    if isinstance(event, NotePosted) or (isinstance(event, PolicyDecided) and event.verdict == "allow"):
+    if event.kind == "note" or (event.kind == "policy" and event.verdict == "allow"):
         return None
     said = describe(event)
     if said is None:
         return None
-    if isinstance(event, ModelCallFinished):  # the reply in full, below its figures
+    if event.kind == "model_response":  # the reply in full, below its figures
         text = event.response.text.strip()
         head = Text.from_markup(said.head().markup())
         return Group(head, Text(text, style="italic")) if text else head
     line = Text.from_markup(said.markup())
-    if isinstance(event, GateChecked) and not event.passed and event.output:
+    if event.kind == "gate" and not event.passed and event.output:
         return Group(line, Text(_clip(event.output, 12), style="red"))
     return line
 
@@ -101,9 +98,9 @@ def render_transcript(
     for event in events:
         if agent is not None and event.agent not in ("", agent):
             continue
-        if isinstance(event, UserSaid):
+        if event.kind == "user_said":
             said.add(event.text)
-        if isinstance(event, PromptGiven) and event.user in said:
+        if event.kind == "prompt" and event.user in said:
             continue
         shown = _render_event(event, max_lines)
         if shown is not None:
