@@ -140,7 +140,8 @@ def _score(
 ) -> Window:
     real_tree = _tree(repo, real)
     paths = _changed(repo, base, real) | _changed(repo, base, git[0]) | _changed(repo, base, plait[0])
-    known = static_problems(repo, real, paths)
+    # a problem the base already had is not the integration's, even where a branch left out would have fixed it
+    known = static_problems(repo, real, paths) | static_problems(repo, base, paths)
     git_new = static_problems(repo, git[0], paths) - known
     plait_new = static_problems(repo, plait[0], paths) - known if plait[0] != git[0] else git_new
     return Window(
