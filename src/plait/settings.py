@@ -83,8 +83,9 @@ class Settings(BaseModel):
     concurrency: int = Field(4, ge=1)
     """Agents that may work at the same time (most APIs rate-limit well before CPUs run out)."""
     split: Literal["auto", "always"] = "auto"
-    """auto: the planner's split runs only when its estimate says it pays for itself (at most 1.25 times the
-    tokens of one agent, at least 1.5 times faster), else the task runs as one agent; always: as the planner
+    """auto: a short first call asks whether the task is one agent's (then no planner runs), and the planner's
+    split runs only when its estimate says it pays for itself (at most 1.25 times the tokens of one agent, at
+    least 1.5 times faster), else the task runs as one agent; always: no first call, the split as the planner
     proposed it."""
     max_attempts: int = Field(2, ge=1)
     """Attempts at a task (a failure, or a branch that cannot be integrated) before it is dropped."""

@@ -235,6 +235,13 @@ def _planner(experts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+_TRIAGE = {
+    "name": "triage",
+    "match": "choose the mode for this task",
+    "turns": [{"tool_calls": [{"name": "choose_mode", "arguments": {"mode": "parallel", "reason": "three modules"}}]}],
+}
+
+
 def _orchestration(repo: Repo, store: SQLiteEventStore, model: Any) -> Orchestration:
     return Orchestration(
         repo=repo,
@@ -255,7 +262,7 @@ def test_the_planner_proposes_an_expert_the_workers_ask(core_repo: Repo, tmp_pat
     # the first plan names an area that matches no file: it is rejected and the planner fixes it
     planner = _planner([bad, good])
     planner["turns"] += _planner([good])["turns"]
-    model = ScriptedModel(conversations=[planner, *_script()])
+    model = ScriptedModel(conversations=[_TRIAGE, planner, *_script()])
     outcome = asyncio.run(orchestrate(_orchestration(core_repo, store, model)))
 
     model.assert_complete()

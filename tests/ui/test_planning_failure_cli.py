@@ -11,6 +11,10 @@ from cli_support import Plait, git
 _EMPTY = '{name: submit_plan, arguments: {mode: parallel, reason: "split it", tasks: []}}'
 _SCRIPT = f"""\
 conversations:
+  - match: "choose the mode for this task"
+    name: triage
+    turns:
+      - tool_calls: [{{name: choose_mode, arguments: {{mode: parallel, reason: "two functions apart"}}}}]
   - match: "You are the planner"
     name: planner
     turns:

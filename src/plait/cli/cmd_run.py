@@ -68,7 +68,8 @@ def run(
         str | None,
         typer.Option(
             "--split",
-            help="auto: split only when the estimate says it pays (the default); always: as the planner proposes.",
+            help="auto: ask first whether the task is one agent's, split only when the estimate says it pays "
+            "(the default); always: as the planner proposes.",
         ),
     ] = None,
     review: Annotated[bool, typer.Option("--review", help="Show the plan and ask before going on.")] = False,

@@ -20,6 +20,7 @@ from plait.plan.load import load_plan
 from plait.plan.overlap import OverlapDecision, resolve_overlaps
 from plait.plan.planner import make_plan
 from plait.plan.repomap import repo_map, tracked_files
+from plait.plan.triage import TRIAGE_ID, Triage, triage
 from plait.plan_model import PLANNING_FAILED, Plan
 from plait.reconcile.gate import Gate
 from plait.run._nested import noticing
@@ -113,11 +114,17 @@ async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | N
     if state is not None:
         charge_earlier_spending(budget, o.log)
     files = tracked_files(o.repo.root)
-    shared_map = repo_map(o.repo.root, files=files)
     if state is not None and state.plan is not None:
-        return await _parallel(o, state.plan, shared_map, budget, prices, gate)
+        return await _parallel(o, state.plan, repo_map(o.repo.root, files=files), budget, prices, gate)
+    shared_map = ""
     try:
-        plan = await _plan(o, shared_map, budget, prices, gate.command_for(o.base.commit) or "")
+        verify = gate.command_for(o.base.commit) or ""
+        chosen = await _triage(o, files, budget, prices, verify)
+        if chosen is not None and chosen.mode == "single":
+            plan = one_task_plan(o.task, chosen.reason)
+        else:
+            shared_map = repo_map(o.repo.root, files=files)
+            plan = await _plan(o, shared_map, budget, prices, verify)
     except asyncio.CancelledError:  # stopped by the user: resumable, so `plait resume` plans again
         o.log.append(
             RunFinished(run_id=o.log.run_id, status="interrupted", reason="stopped by the user while planning")
@@ -154,6 +161,22 @@ def _post_decisions(log: RunLog, plan: Plan, decisions: list[OverlapDecision]) -
         files = f" Files: {', '.join(d.files[:8])}." if d.files else ""
         text = f"plait changed the planner's plan: {d.what}, because {d.why}.{files}"
         log.append(NotePosted(run_id=log.run_id, agent="planner", topic="plan", text=text, paths=list(d.files), to=to))
+
+
+async def _triage(o: Orchestration, files: list[str], budget: Budget, prices: PriceTable, verify: str) -> Triage | None:
+    """One short call that says whether the task is one agent's before the planner is paid for; None when the
+    plan is given (`--plan`) or the planner's split is asked for whatever it costs (`--split always`)."""
+    if o.plan_file is not None or o.settings.split != "auto":
+        return None
+    return await triage(
+        o.task,
+        files=files,
+        model=o.model,
+        log=o.log,
+        prices=prices,
+        budget=budget.child(TRIAGE_ID, Limits()),
+        verify=verify,
+    )
 
 
 async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: PriceTable, verify: str) -> Plan:
