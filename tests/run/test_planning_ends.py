@@ -19,11 +19,11 @@ from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 
 
-def _orchestration(repo: Repo, model: FunctionModel, store: SQLiteEventStore) -> Orchestration:
+def _orchestration(repo: Repo, model: FunctionModel, store: SQLiteEventStore, split: str = "auto") -> Orchestration:
     return Orchestration(
         repo=repo,
         task="Split alpha and beta",
-        settings=Settings(verify_command="true"),
+        settings=Settings(verify_command="true", split=split),
         model=model,
         log=RunLog(store, "r1"),
         base=RunBase(repo.head(), "main"),
@@ -37,15 +37,19 @@ def _finished(store: SQLiteEventStore) -> RunFinished:
     return last
 
 
-def test_a_planner_whose_model_fails_ends_the_run_as_failed(repo: Repo, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("split", "who"),
+    [("always", "the planner's model failed"), ("auto", "the model failed while choosing the mode")],
+)
+def test_a_planner_whose_model_fails_ends_the_run_as_failed(repo: Repo, tmp_path: Path, split: str, who: str) -> None:
     def down(request: ModelRequest) -> ModelResponse:
         raise ScriptError("the provider is down")
 
     store = SQLiteEventStore(tmp_path / "events.db")
     with pytest.raises(ModelError, match="the provider is down"):
-        asyncio.run(orchestrate(_orchestration(repo, FunctionModel(down), store)))
+        asyncio.run(orchestrate(_orchestration(repo, FunctionModel(down), store, split)))
     finished = _finished(store)
-    assert finished.status == "failed" and finished.reason.startswith("planning failed: the planner's model failed")
+    assert finished.status == "failed" and finished.reason.startswith(f"planning failed: {who}: ")
     assert not load_state(RunLog(store, "r1")).unfinished
 
 
