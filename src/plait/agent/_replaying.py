@@ -157,14 +157,14 @@ class ReplayingTools:
             return replayed(recorded, call)
         at = {"step": step, "attempt": self._attempt}
         if (step, call.id) not in self._past.called:
-            self._log.append(ToolCalled(**self._ids, call=call, **at))
+            await self._log.append_async(ToolCalled(**self._ids, call=call, **at))
         started = time.monotonic()
         outcome = instead if instead is not None else await self.live.execute(call)
         failed = outcome.is_error or outcome.format_error
         outcome = dataclasses.replace(outcome, output=valid_text(self._redact(outcome.output)), is_error=failed)
         took = time.monotonic() - started
         saved = (await self.checkpoint() or "") if self.checkpoint and call.name in _CHANGES_FILES else ""
-        self._log.append(
+        await self._log.append_async(
             ToolReturned(
                 **self._ids,
                 call_id=call.id,
@@ -190,9 +190,9 @@ class LoggedOnce:
         self._attempt = attempt
         self._redact = redaction(log.store)
 
-    def prompt(self, event: PromptGiven) -> None:
+    async def prompt(self, event: PromptGiven) -> None:
         if not self._past.prompted:
-            self._log.append(event)
+            await self._log.append_async(event)
             self._past.prompted = True
 
     def notes(self, step: int, source: NoteSource | None) -> list[str]:

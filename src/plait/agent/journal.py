@@ -196,7 +196,8 @@ class ModelCallJournal:
             return recorded.response, recorded.cost_usd
         self.last_replayed = False
         base = {"run_id": self._log.run_id, "agent": self._agent, "call": call, "attempt": self._attempt}
-        self._log.append(ModelCallStarted(**base, req_hash=digest, model=model.name, messages=len(request.messages)))
+        sent = ModelCallStarted(**base, req_hash=digest, model=model.name, messages=len(request.messages))
+        await self._log.append_async(sent)  # the event loop goes on: every agent waits for an append made on it
 
         def on_retry(attempt: int, wait: float, reason: str) -> None:
             self._log.append(

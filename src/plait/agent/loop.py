@@ -181,7 +181,7 @@ class Agent:
     async def run(self, task: str) -> AgentResult:
         """Work on `task` until the model finishes or a limit stops it."""
         task = self._redact(task)
-        self._prompt(task)
+        await self._prompt(task)
         self.messages = [UserMessage(text=task_prompt(task))]
         try:
             result = await self._until_finished()
@@ -198,7 +198,7 @@ class Agent:
         the agent lives on, and its owner logs what the turn produced.
         """
         text = self._redact(text)
-        self._prompt(text)
+        await self._prompt(text)
         self.messages.append(UserMessage(text=text))
         self._turn_start, self._turn_tokens = self.steps, self.usage.total_tokens
         self._format_errors = self._refusals = 0
@@ -207,9 +207,10 @@ class Agent:
         except _Stop as stop:
             return AgentResult(stop.reason, stop.summary, self.steps, self.usage, self.cost)
 
-    def _prompt(self, text: str) -> None:
+    async def _prompt(self, text: str) -> None:
         names = [t.name for t in self._tools.specs()]
-        self._once.prompt(PromptGiven(**self._ids, system=self.system, user=text, tools=names, attempt=self.attempt))
+        given = PromptGiven(**self._ids, system=self.system, user=text, tools=names, attempt=self.attempt)
+        await self._once.prompt(given)
 
     async def _until_finished(self) -> AgentResult:
         try:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from plait.events._posting import post_to
 from plait.events.store import EventStore
 from plait.events.types import Event
 
@@ -22,6 +25,22 @@ class RunLog:
         """Store `event` (one of this run's) durably and return it with its sequence number set."""
         return self.store.append(event)
 
+    async def append_async(self, event: Event) -> Event:
+        """Store `event` as `append` does, from the store's writer thread when it has one: the calling task waits
+        for it, the event loop goes on (every agent on it would wait for an append made on it)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Event] = loop.create_future()
+
+        def then(outcome: Event | BaseException) -> None:
+            if threading.get_ident() == loop_thread:
+                _settle(done, outcome)
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(_settle, done, outcome)
+
+        loop_thread = threading.get_ident()
+        post_to(self.store, event, then)
+        return await done
+
     def events(self, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0) -> list[Event]:
         """The run's events in order, optionally of one agent, some kinds, or after a sequence number."""
         return self.store.events(self.run_id, agent=agent, kinds=kinds, after=after)
@@ -33,3 +52,12 @@ class RunLog:
     def get_blob(self, key: str) -> bytes | None:
         """The bytes stored under `key` of the run, None when there are none."""
         return self.store.get_blob(self.run_id, key)
+
+
+def _settle(done: asyncio.Future[Event], outcome: Event | BaseException) -> None:
+    if done.cancelled():
+        return
+    if isinstance(outcome, BaseException):
+        done.set_exception(outcome)
+    else:
+        done.set_result(outcome)

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sqlite3
 import threading
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import ValidationError
 
 from plait.errors import StateError
+from plait.events._posting import Posted, PostQueue, Then, append_then, failed, post_to, tell
+from plait.events._sqlite import SCHEMA, decode_payload, decode_rows, fsync
 from plait.events._wal import wal_damage
 from plait.events.types import Event, EventAdapter
-from plait.log_upgrade import SCHEMA_VERSION, stored_kinds, upgrade
+from plait.log_upgrade import SCHEMA_VERSION, stored_kinds
 from plait.redact import Redactor, scrub_strings, strings_in
 
 __all__ = [
@@ -29,27 +29,6 @@ __all__ = [
     "rewrite_strings",
     "wal_damage",
 ]
-
-# seq is the rowid: one past the highest, so never reused while no event is deleted, and none is. AUTOINCREMENT
-# (logs made before kept it) wrote a third page, its counter's, with every append.
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    ts REAL NOT NULL,
-    payload TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_run ON events (run_id, seq);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS blobs (
-    run_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    data BLOB NOT NULL,
-    PRIMARY KEY (run_id, key)
-);
-"""
 
 
 class EventStore(Protocol):
@@ -98,6 +77,9 @@ class SQLiteEventStore:
     A durable event is committed like the others, then the write-ahead log is synced (as synchronous=FULL syncs it
     at the commit) after the store's lock is let go: a thread waiting for its answer to reach the disk holds up no
     other thread's append. Without a write-ahead log, the commit itself is made with synchronous=FULL.
+
+    An event may be posted instead (`post`): queued, and written by the store's writer thread, or by the next
+    append, or by a read that could see it (`plait.events._posting`).
     """
 
     def __init__(
@@ -117,13 +99,14 @@ class SQLiteEventStore:
         self._wal: Path | None = None
         """The write-ahead log a durable append syncs, None when the commit itself syncs."""
         self._wal_dir_synced = False
+        self._posts = PostQueue(self._lock, self._written)
         try:
             self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() == "wal" and str(path) != ":memory:":
                 self._wal = self.path.with_name(self.path.name + "-wal")
             self._db.execute(f"PRAGMA synchronous={self._synchronous}")
-            self._db.executescript(_SCHEMA)
+            self._db.executescript(SCHEMA)
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as exc:
             raise StateError(
@@ -131,30 +114,64 @@ class SQLiteEventStore:
             ) from exc
 
     def append(self, event: Event) -> Event:
-        payload = event.model_dump_json(exclude={"seq"})
         durable = event.kind in self._durable and not self._always_synced
         sync = durable and self._wal is None
         with self._lock:
+            written = self._written(self._posts.take(event.run_id, event.agent), raising=True)
             try:
                 if sync:
                     self._db.execute("PRAGMA synchronous=FULL")
                 try:
-                    cur = self._db.execute(
-                        "INSERT INTO events (run_id, agent, kind, ts, payload) VALUES (?, ?, ?, ?, ?)",
-                        (event.run_id, event.agent, event.kind, event.ts, payload),
-                    )
+                    seq = self._insert(event)
                 finally:
                     if sync:
                         self._db.execute(f"PRAGMA synchronous={self._synchronous}")
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot write the event log {self.path}: {exc}") from exc
-            seq = cur.lastrowid
-            assert seq is not None
             if sync or self._always_synced:
                 self.synced = seq
+        tell(written)
         if durable and not sync:
             self._sync_wal(seq)
         return event.model_copy(update={"seq": seq})
+
+    def post(self, event: Event, then: Then | None = None) -> None:
+        """Queue `event` for the store's writer thread (see `plait.events._posting`); a durable one is appended."""
+        if event.kind in self._durable:
+            return append_then(self.append, event, then)  # synced before `then` is told
+        self._posts.put(event, then)
+
+    def _insert(self, event: Event) -> int:
+        payload = event.model_dump_json(exclude={"seq"})
+        cur = self._db.execute(
+            "INSERT INTO events (run_id, agent, kind, ts, payload) VALUES (?, ?, ?, ?, ?)",
+            (event.run_id, event.agent, event.kind, event.ts, payload),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def _written(self, taken: list[Posted], *, raising: bool = False) -> list[Posted]:
+        """Write events taken from the posted ones, in one transaction (the store's lock held): them as stored.
+        A failure is raised, and told to their posters too when `raising` (the caller raises it: else it tells)."""
+        if not taken:
+            return []
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                seqs = [self._insert(event) for event, _ in taken]
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as exc:
+            error = StateError(f"cannot write the event log {self.path}: {exc}")
+            if raising:
+                failed(taken, error)
+            raise error from exc
+        if self._always_synced:
+            self.synced = seqs[-1]
+        return [(event.model_copy(update={"seq": seq}), then) for (event, then), seq in zip(taken, seqs, strict=True)]
 
     def _sync_wal(self, seq: int) -> None:
         """Sync the write-ahead log, which holds event `seq` and every event before it.
@@ -169,9 +186,9 @@ class SQLiteEventStore:
     def _sync_log(self) -> None:
         assert self._wal is not None
         try:
-            _fsync(self._wal)
+            fsync(self._wal)
             if not self._wal_dir_synced:  # the log's own entry in its directory, as SQLite syncs a log it made
-                _fsync(self._wal.parent)
+                fsync(self._wal.parent)
                 self._wal_dir_synced = True
         except OSError as exc:
             raise StateError(f"cannot sync the event log {self.path} to disk: {exc}") from exc
@@ -189,18 +206,22 @@ class SQLiteEventStore:
             sql += f" AND kind IN ({','.join('?' * len(stored))})"
             args.extend(stored)
         with self._lock:
+            written = self._written(self._posts.take(run_id, agent, kinds), raising=True)
             try:
                 rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
-        return [e for e in self._decode(rows) if not kinds or e.kind in kinds]
+        tell(written)
+        return [e for e in decode_rows(self.path, rows) if not kinds or e.kind in kinds]
 
     def run_ids(self) -> list[str]:
         with self._lock:
+            written = self._written(self._posts.take(), raising=True)
             try:
                 rows = self._db.execute("SELECT run_id FROM events GROUP BY run_id ORDER BY MIN(seq)").fetchall()
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
+        tell(written)
         return [r[0] for r in rows]
 
     def put_blob(self, run_id: str, key: str, data: bytes) -> None:
@@ -229,6 +250,7 @@ class SQLiteEventStore:
         return None if row is None else bytes(row[0])
 
     def close(self) -> None:
+        self._posts.close()
         with self._lock:
             self._db.close()
 
@@ -243,41 +265,7 @@ class SQLiteEventStore:
     @staticmethod
     def decode(payload: str) -> Event:
         """One stored payload as an event; a `StateError` says what is wrong with it."""
-        try:
-            data = json.loads(payload)
-        except json.JSONDecodeError as exc:
-            raise StateError(f"an event is not valid JSON ({exc.msg})") from exc
-        try:
-            return EventAdapter.validate_python(upgrade(data))
-        except ValidationError as exc:
-            raise StateError(f"an event is malformed: {exc.errors()[0]['msg']}") from exc
-
-    def _decode(self, rows: Iterable[tuple[int, str]]) -> Iterable[Event]:
-        for seq, payload in rows:
-            try:
-                data = json.loads(payload)
-            except json.JSONDecodeError as exc:
-                raise StateError(f"event {seq} in {self.path} is not valid JSON ({exc.msg})") from exc
-            version = data.get("v", 0) if isinstance(data, dict) else 0
-            if isinstance(version, int) and version > SCHEMA_VERSION:
-                raise StateError(
-                    f"event {seq} in {self.path} was written by a newer plait (schema {version}); upgrade plait"
-                )
-            try:
-                event = EventAdapter.validate_python(upgrade(data))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise StateError(f"event {seq} in {self.path} is malformed at {where}: {first['msg']}") from exc
-            yield event.model_copy(update={"seq": seq})
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        return decode_payload(payload)
 
 
 class ObservedStore:
@@ -289,9 +277,25 @@ class ObservedStore:
 
     def append(self, event: Event) -> Event:
         stored = self.inner.append(event)
+        self._tell(stored)
+        return stored
+
+    def post(self, event: Event, then: Then | None = None) -> None:
+        """Post `event` to the store inside; the listeners are told of it once it is written."""
+
+        def told(outcome: Event | BaseException) -> None:
+            try:
+                if not isinstance(outcome, BaseException):
+                    self._tell(outcome)
+            finally:
+                if then is not None:
+                    then(outcome)
+
+        post_to(self.inner, event, told)
+
+    def _tell(self, stored: Event) -> None:
         for listener in self.listeners:
             listener(stored)
-        return stored
 
     def events(
         self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
@@ -353,9 +357,16 @@ class RedactingStore:
         self.redact = redact
 
     def append(self, event: Event) -> Event:
+        return self.inner.append(self._redacted(event))
+
+    def post(self, event: Event, then: Then | None = None) -> None:
+        """Post `event`, redacted, to the store inside."""
+        post_to(self.inner, self._redacted(event), then)
+
+    def _redacted(self, event: Event) -> Event:
         if isinstance(self.redact, Redactor) and self.redact.finds_nothing(strings_in(event.model_dump(mode="json"))):
-            return self.inner.append(event)  # most events hold no secret: one pass over all their text says so
-        return self.inner.append(rewrite_strings(event, self.redact, keep=IDENTITY))
+            return event  # most events hold no secret: one pass over all their text says so
+        return rewrite_strings(event, self.redact, keep=IDENTITY)
 
     def events(
         self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0

@@ -78,10 +78,10 @@ async def placed_attempt(
     if outcome.commit:
         ctx.repo.git("update-ref", f"refs/heads/{branch}", outcome.commit)
     if outcome.failure:
-        runner.finished(task.id, "failed", outcome.failure, outcome.commit)
+        await runner.finished(task.id, "failed", outcome.failure, outcome.commit)
         return Attempt(False, outcome.failure, retry=True)
     if not outcome.ok:
-        runner.finished(task.id, "failed", f"{outcome.reason}: {outcome.summary}", outcome.commit)
+        await runner.finished(task.id, "failed", f"{outcome.reason}: {outcome.summary}", outcome.commit)
         retry = outcome.reason not in ("budget", "interrupted", "stopped_by_user")
         retry = retry or runner.steering[task.id].retry
         return Attempt(False, f"the agent stopped ({outcome.reason}): {outcome.summary}", retry=retry)

@@ -178,13 +178,13 @@ class TaskAttempts:
                 # the last attempt's work brought onto it
                 base = self.integrator.head if task.depends_on or number > 1 else ctx.base.commit
                 opening = Opening(number, branch, str(path), base, *((last.reason, last.detail) if last else ("", "")))
-                log_opening(ctx.log, task_id, opening)
+                await self.git.run(log_opening, ctx.log, task_id, opening)  # off the event loop, as the git work
             base, saved, opened = opening.base, "", opening
         fresh = state is None
         making = self.git.run if fresh else self.git.opening  # a resumed run opens every attempt at once
         worktree = await making(make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.log.run_id)
         if opened is not None:
-            log_started(ctx.log, task_id, task.title, opened)
+            await self.git.run(log_started, ctx.log, task_id, task.title, opened)
         carried: Carried | None = None
         if saved:
             await self.git.opening(worktree.restore, saved)
@@ -201,12 +201,12 @@ class TaskAttempts:
             # shielded: a cancelled attempt still commits what its agent left, so nothing is lost
             commit = await asyncio.shield(self.git.run(self._wrap_up, worktree, task, result, number))
             if result is None and not failure:
-                self.finished(task_id, "interrupted", "stopped before the agent finished", commit)
+                await self.finished(task_id, "interrupted", "stopped before the agent finished", commit)
         if result is None:
-            self.finished(task_id, "failed", failure, commit)
+            await self.finished(task_id, "failed", failure, commit)
             return Attempt(False, failure, retry=ctx.retry_failed)
         if not result.ok:
-            self.finished(task_id, "failed", f"{result.reason}: {result.summary}", commit)
+            await self.finished(task_id, "failed", f"{result.reason}: {result.summary}", commit)
             retry = result.reason not in ("budget", "interrupted", "stopped_by_user") and ctx.retry_failed
             retry = retry or self.steering[task_id].retry  # the user who stopped it said whether to try again
             return Attempt(False, f"the agent stopped ({result.reason}): {result.summary}", retry=retry)
@@ -275,9 +275,9 @@ class TaskAttempts:
             ok, why = await self.integrator.integrate(task, branch, commit, summary)
             if not ok:
                 first = why.splitlines()[0] if why else ""
-                self.finished(task.id, "failed", f"not integrated: {first}", commit)
+                await self.finished(task.id, "failed", f"not integrated: {first}", commit)
                 return Attempt(False, f"its branch was not integrated: {first}", detail=why)
-        self.finished(task.id, "done", summary, commit)
+        await self.finished(task.id, "done", summary, commit)
         return Attempt(True)
 
     def _agent(self, task: PlanTask, runner: Shell, worktree: Worktree, attempt: int) -> Worker:
@@ -334,9 +334,10 @@ class TaskAttempts:
         ctx = self.ctx
         return wrap_up(ctx.repo, ctx.log, worktree, task, result, number=number, head=self.integrator.head)
 
-    def finished(self, task_id: str, status: TaskStatus, reason: str, commit: str) -> None:
-        """Log how the attempt ended, then free its claims: the claims waiting for them see its work integrated."""
-        self.ctx.log.append(
+    async def finished(self, task_id: str, status: TaskStatus, reason: str, commit: str) -> None:
+        """Log how the attempt ended (off the event loop), then free its claims: the claims waiting for them see its
+        work integrated."""
+        await self.ctx.log.append_async(
             TaskFinished(
                 run_id=self.ctx.log.run_id,
                 agent=task_id,

@@ -1,0 +1,78 @@
+"""The SQLite event log's own parts: its tables, reading its rows back as events, syncing a file to disk."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from plait.errors import StateError
+from plait.events.types import Event, EventAdapter
+from plait.log_upgrade import SCHEMA_VERSION, upgrade
+
+__all__ = ["SCHEMA", "decode_payload", "decode_rows", "fsync"]
+
+# seq is the rowid: one past the highest, so never reused while no event is deleted, and none is. AUTOINCREMENT
+# (logs made before kept it) wrote a third page, its counter's, with every append.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    ts REAL NOT NULL,
+    payload TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_run ON events (run_id, seq);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+"""
+"""The log's tables: its events, numbered in the order they were committed, its schema version, its blobs."""
+
+
+def decode_payload(payload: str) -> Event:
+    """One stored payload as an event; a `StateError` says what is wrong with it."""
+    try:
+        data = json.loads(payload)
+    except json.JSONDecodeError as exc:
+        raise StateError(f"an event is not valid JSON ({exc.msg})") from exc
+    try:
+        return EventAdapter.validate_python(upgrade(data))
+    except ValidationError as exc:
+        raise StateError(f"an event is malformed: {exc.errors()[0]['msg']}") from exc
+
+
+def decode_rows(path: Path, rows: Iterable[tuple[int, str]]) -> Iterable[Event]:
+    """The events of rows (sequence number, payload) read from the log at `path`, upgraded to this schema."""
+    for seq, payload in rows:
+        try:
+            data = json.loads(payload)
+        except json.JSONDecodeError as exc:
+            raise StateError(f"event {seq} in {path} is not valid JSON ({exc.msg})") from exc
+        version = data.get("v", 0) if isinstance(data, dict) else 0
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise StateError(f"event {seq} in {path} was written by a newer plait (schema {version}); upgrade plait")
+        try:
+            event = EventAdapter.validate_python(upgrade(data))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise StateError(f"event {seq} in {path} is malformed at {where}: {first['msg']}") from exc
+        yield event.model_copy(update={"seq": seq})
+
+
+def fsync(path: Path) -> None:
+    """Sync the file or directory at `path` to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
