@@ -1,6 +1,7 @@
 """Start-up time of the read-only commands: how long `plait` takes before it is any use.
 
-A demo run (`plait demo --fast --no-tui`) is made in a temporary repository, then each command is started
+A demo run (`plait demo --fast --no-tui`, made by the baseline's code when there is one: a log an older plait
+wrote, which both read) is made in a temporary repository, then each command is started
 N times as a new process and its median wall time is printed, against `python -c pass` (the interpreter's own
 start) and `git status` in the same repository, measured in the same run, with the ratio to each, and the imports
 the commands stand on: rich alone (`plait runs` without typer), pydantic and rich (a command that reads events as
@@ -28,6 +29,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("plait --help", ["--help"]),
     ("plait --version", ["--version"]),
     ("plait runs", ["runs"]),
+    ("plait status", ["status"]),
     ("plait status --json", ["status", "--json"]),
     ("plait show last --no-pager", ["show", "last", "--no-pager"]),
     ("plait log last", ["log", "last"]),
@@ -81,13 +83,13 @@ def measure(runs: int, baseline: str = "") -> dict[str, object]:
         root = Path(tmp)
         env = {**os.environ, "HOME": str(root / "home"), "GIT_CONFIG_GLOBAL": "/dev/null", "COLUMNS": "120"}
         env.pop("PLAIT_STORE", None)
-        repo = _demo(root, env)
         envs = {"": {**env, "PYTHONPATH": str(ROOT / "src")}}
         if baseline:
             where = root / "baseline"
             subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), baseline], cwd=ROOT, check=True)
             envs = {f"{baseline} ": {**env, "PYTHONPATH": str(where / "src")}, **envs}
         try:
+            repo = _demo(root, next(iter(envs.values())))
             load = os.getloadavg()[0]
             python, python_cpu = _wall([sys.executable, "-c", "pass"], repo, env, runs)
             git, git_cpu = _wall(["git", "status"], repo, env, runs)

@@ -113,7 +113,7 @@ def test_the_run_list_reads_the_log_without_the_event_models(recorded: Path, env
     code, modules = _imported(["runs"], recorded, env)
     assert code == 0
     assert sorted(m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")) == []
-    assert sorted(m for m in modules if m.startswith(("plait.events", "plait.models"))) == []
+    assert sorted(m for m in modules if m.startswith(("plait.events", "plait.messages", "plait.models.pricing"))) == []
 
 
 @pytest.mark.parametrize("argv", [["log", "last"], ["log", RUN_ID, "--agent", "money"]], ids=" ".join)

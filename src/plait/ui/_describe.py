@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from html import escape as html_escape
 from typing import TYPE_CHECKING, cast
 
 from plait.reconcile.verdict import gate_why
@@ -81,6 +80,8 @@ class Said:
 
     def html(self) -> str:
         """HTML, every word escaped; a part with a tone is a span of that class."""
+        from html import escape as html_escape  # the report alone writes HTML
+
         return "".join(
             f'<span class="{tone}">{html_escape(text)}</span>' if tone else html_escape(text)
             for text, tone in self.parts

@@ -16,32 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plait.log_upgrade import SCHEMA_VERSION
+from plait.models.rates import DEFAULT_RATES, Rated, RateTable
 from plait.ui._usd import dollars
 
-__all__ = ["DEFAULT_PRICED", "RunRow", "is_priced", "run_rows"]
+__all__ = ["RunRow", "run_rows"]
 
-DEFAULT_PRICED = frozenset(
-    {
-        "openai:gpt-5.1",
-        "openai:gpt-5.1-mini",
-        "openai:gpt-5",
-        "openai:gpt-5-mini",
-        "openai:gpt-5-nano",
-        "openai:gpt-4.1",
-        "openai:gpt-4.1-mini",
-        "openai:gpt-4o",
-        "openai:gpt-4o-mini",
-        "openai:o3",
-        "openai:o4-mini",
-        "anthropic:claude-opus-4-5",
-        "anthropic:claude-opus-4-1",
-        "anthropic:claude-sonnet-4-5",
-        "anthropic:claude-sonnet-4",
-        "anthropic:claude-haiku-4-5",
-        "anthropic:claude-3-5-haiku",
-    }
-)
-"""The models `plait.models.pricing.DEFAULT_PRICES` has a price for (a test keeps the two equal)."""
+_PRICES = RateTable[Rated](DEFAULT_RATES)
+"""The price table of a run that logged no prices of its own."""
 
 _KINDS = frozenset(
     "run_started run_finished task_started task_finished prompt model_request model_retry model_response model_error"
@@ -54,16 +35,6 @@ _FINISHED = frozenset({"done", "incomplete", "failed", "interrupted"})
 
 class _Unread(Exception):
     """An event this fold does not read as it expects: the log is read the full way instead."""
-
-
-def is_priced(model: str) -> bool:
-    """Whether the default price table has a price for `model`, as `PriceTable.price` looks it up."""
-    provider, _, name = model.partition(":")
-    if provider in ("openai-responses", "openai-chat"):
-        model = f"openai:{name}"
-    if model in DEFAULT_PRICED:
-        return True
-    return (model.rsplit("-", 1)[0] if model[-8:].isdigit() else model) in DEFAULT_PRICED
 
 
 def _text(data: dict[str, object], key: str, default: str | None = None) -> str:
@@ -114,7 +85,7 @@ class RunRow:
                 raise _Unread
             model = self._calling.pop(agent, "") or _text(response, "model", "") or self.model or "?"
             self.model_calls += 1
-            self.unpriced_calls += not is_priced(model)
+            self.unpriced_calls += _PRICES.price(model) is None
             self.cost_usd += float(cost)
 
 
