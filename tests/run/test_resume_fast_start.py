@@ -24,6 +24,10 @@ LATER = (
     "plait.reconcile.ladder",
     "plait.reconcile.llm_resolver",
     "plait.reconcile.structured",
+    "plait.plan.planner",
+    "plait.plan.triage",
+    "plait.plan.load",
+    "plait.plan.overlap",
     "plait.run.session",
     "plait.run.investigate",
     "plait.ui._run_report",
@@ -35,7 +39,8 @@ LATER = (
     "mcp",
 )
 """What a resumed run's first model call needs none of: the command line's parser, the merge queue and ladder
-(made at the first merge), the other kinds of run, the end of a run's report and the live view, the SDKs."""
+(made at the first merge), planning (a resumed run has its plan), the other kinds of run, the end of a run's report
+and the live view, the SDKs."""
 
 _PROBE = """
 import json, sys

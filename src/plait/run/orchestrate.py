@@ -16,11 +16,7 @@ from plait.errors import PlaitError
 from plait.events.runlog import RunLog
 from plait.events.types import Decision, NotePosted, PlanMade, RunFinished
 from plait.models.pricing import PriceTable
-from plait.plan.load import load_plan
-from plait.plan.overlap import OverlapDecision, resolve_overlaps
-from plait.plan.planner import make_plan
 from plait.plan.repomap import repo_map, tracked_files
-from plait.plan.triage import TRIAGE_ID, Triage, triage
 from plait.plan_model import PLANNING_FAILED, Plan
 from plait.reconcile.gate import Gate
 from plait.run._nested import noticing
@@ -36,12 +32,14 @@ from plait.run.state import RunState, charge_earlier_spending
 from plait.workspace import CommandResult
 
 if TYPE_CHECKING:
+    from plait.plan.overlap import OverlapDecision
+    from plait.plan.triage import Triage
     from plait.reconcile.queue import MergeQueue
     from plait.reconcile.types import Resolver
 
 __all__ = ["Orchestration", "Review", "orchestrate"]
 
-Review = Callable[[Plan, list[OverlapDecision]], bool]
+Review = Callable[[Plan, list["OverlapDecision"]], bool]
 """Shown the plan before anything more is spent; False stops the run."""
 
 
@@ -133,6 +131,8 @@ async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | N
     except PlaitError as exc:  # no plan (the model failed, plans rejected, the budget spent): the run ends here
         o.log.append(RunFinished(run_id=o.log.run_id, status="failed", reason=f"{PLANNING_FAILED}: {exc}"))
         raise
+    from plait.plan.overlap import resolve_overlaps  # planning's own: a resumed run has its plan
+
     plan, decisions = resolve_overlaps(plan, files)
     for d in decisions:
         o.log.append(d.event(o.log.run_id))
@@ -168,6 +168,8 @@ async def _triage(o: Orchestration, files: list[str], budget: Budget, prices: Pr
     plan is given (`--plan`) or the planner's split is asked for whatever it costs (`--split always`)."""
     if o.plan_file is not None or o.settings.split != "auto":
         return None
+    from plait.plan.triage import TRIAGE_ID, triage
+
     return await triage(
         o.task,
         files=files,
@@ -180,6 +182,9 @@ async def _triage(o: Orchestration, files: list[str], budget: Budget, prices: Pr
 
 
 async def _plan(o: Orchestration, shared_map: str, budget: Budget, prices: PriceTable, verify: str) -> Plan:
+    from plait.plan.load import load_plan
+    from plait.plan.planner import make_plan
+
     if o.plan_file is not None:
         return load_plan(o.plan_file, o.settings.max_tasks)
     return await make_plan(
