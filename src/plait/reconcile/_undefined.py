@@ -90,7 +90,8 @@ def unbound_names(source: str, *, python2: bool = False, submodules: Iterable[st
 
     Silent on a module that does not parse (the parse stage's), that imports `*`, or that may bind names unseen
     (`globals()`, `locals()`, `vars()`, `exec`, its own module object, `__builtins__`); on reads inside a `try`
-    that expects a NameError, under `if TYPE_CHECKING:`, in annotations never evaluated, or on a line whose
+    that expects a NameError, under `if TYPE_CHECKING:`, in annotations never evaluated (a function's variables',
+    or any under `from __future__ import annotations`), or on a line whose
     `# noqa` (bare, or naming F821) says the name is unbound on purpose. `submodules`: the
     names a package's `__init__` may list in `__all__` without binding them.
     """
@@ -212,7 +213,7 @@ class _Reads:
         elif isinstance(node, ast.If) and _type_checking(node.test):
             for child in node.orelse:
                 self.visit(child, table, children)
-        elif isinstance(node, ast.AnnAssign) and self.lazy:
+        elif isinstance(node, ast.AnnAssign) and (self.lazy or table.get_type() == "function"):
             for name, child in ast.iter_fields(node):
                 if name != "annotation" and isinstance(child, ast.AST):
                     self.visit(child, table, children)
