@@ -1,5 +1,5 @@
 """`plait integrate --no-llm --no-verify` imports what it uses: no run loop, no agent, no sandbox, no LLM rung, and
-no typer (its plain options are read by the fast start)."""
+no typer (its plain options are read by the fast start), and no rung of the ladder when git merges alone."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ FORBIDDEN = (
     "mcp",
     "typer",
     "rich.markdown",
+    "plait.reconcile.deterministic",
+    "plait.reconcile.structured",
 )
 
 _PROBE = """

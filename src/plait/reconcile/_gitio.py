@@ -9,7 +9,7 @@ from pathlib import Path
 from plait.workspace import GitError, Repo
 from plait.workspace.gitcall import first_line, run_bytes
 
-__all__ = ["decode", "encode", "git_bytes", "hash_blob", "read_blobs"]
+__all__ = ["decode", "encode", "git_bytes", "hash_blob", "object_ids", "read_blobs", "read_objects"]
 
 
 def decode(data: bytes) -> str:
@@ -57,6 +57,16 @@ def read_objects(repo: Repo, specs: Sequence[str]) -> list[tuple[bytes, bytes] |
         found.append((header[1], out[pos : pos + size]))
         pos += size + 1
     return found
+
+
+def object_ids(repo: Repo, specs: Sequence[str]) -> list[str | None]:
+    """The id of each object named (`ref^{commit}`, `commit:path`...) in one `cat-file --batch-check` call; None for
+    one that does not exist."""
+    if not specs:
+        return []
+    request = "".join(f"{spec}\n" for spec in specs).encode()
+    _, out = git_bytes(repo, "cat-file", "--batch-check=%(objectname)", input=request)
+    return [None if line.endswith(b" missing") or b" " in line else line.decode() for line in out.splitlines()]
 
 
 def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:

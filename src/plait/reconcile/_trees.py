@@ -6,13 +6,27 @@ from collections.abc import Iterable
 
 from plait.reconcile._gitio import read_objects
 from plait.workspace import Repo
+from plait.workspace.gitcall import run
 
-__all__ = ["changed_paths", "grep_files", "read_blobs", "tree_paths"]
+__all__ = ["changed_paths", "changed_since_fork", "grep_files", "read_blobs", "tree_paths"]
 
 
 def changed_paths(repo: Repo, old: str, new: str) -> dict[str, str]:
     """Path -> status letter (A, M, D, T) of every file that differs between two commits; renames split."""
-    out = repo.git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
+    return _by_status(repo.git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new))
+
+
+def changed_since_fork(repo: Repo, head: str, commit: str, fallback: str) -> dict[str, str]:
+    """`changed_paths` from where `commit` forked from `head` (their merge base) to `commit`, in one git call; from
+    `fallback` when they have none, from the one `git merge-base` names when they have several."""
+    done = run(("diff-tree", "-r", "-z", "--no-renames", "--name-status", "--merge-base", head, commit), repo.root)
+    if done.returncode != 0:  # no merge base, or several
+        since = repo.git("merge-base", commit, head, check=False).strip() or fallback
+        return changed_paths(repo, since, commit)
+    return _by_status(done.stdout)
+
+
+def _by_status(out: str) -> dict[str, str]:
     fields = [f for f in out.split("\0") if f]
     return {fields[i + 1]: fields[i][0] for i in range(0, len(fields) - 1, 2)}
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from plait.reconcile._findings import merge_findings
 from plait.reconcile._gitio import decode, git_bytes, read_blobs
-from plait.reconcile.deterministic import DeterministicResolver
-from plait.reconcile.structured import StructuredResolver
 from plait.reconcile.textmerge import (
     PathConflict,
     TreeMerge,
@@ -24,20 +23,53 @@ from plait.reconcile.textmerge import (
     merge_tree,
     write_tree,
 )
-from plait.reconcile.types import FileConflict, MergeContext, MergeOutcome, MergeSite, Resolution, Resolver
+from plait.reconcile.types import FileConflict, MergeContext, MergeOutcome, MergeSite, Resolution, Resolver, Rung
 from plait.workspace import Repo
 
 __all__ = ["default_resolvers", "merge_commits", "merge_commits_sync"]
 
 _KEEP_OURS = ("binary", "unset")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+class _OnFirstConflict:
+    """A rung whose resolver (and its modules: the rules, the structured mergers) is made for the first conflict it
+    is given, so that merges git makes alone never load them."""
+
+    def __init__(self, rung: Rung, make: Callable[[], Resolver], *, defer_low: bool = False) -> None:
+        self.rung, self.defer_low = rung, defer_low
+        self._make = make
+        self._made: Resolver | None = None
+
+    async def resolve(self, conflict: FileConflict, context: MergeContext) -> Resolution | None:
+        """What the resolver makes of `conflict`."""
+        if self._made is None:
+            self._made = self._make()
+        return await self._made.resolve(conflict, context)
+
+
+def _deterministic(defer_low: bool) -> Resolver:
+    from plait.reconcile.deterministic import DeterministicResolver
+
+    return DeterministicResolver(defer_low=defer_low)
+
+
+def _structured() -> Resolver:
+    from plait.reconcile.structured import StructuredResolver
+
+    return StructuredResolver()
 
 
 def default_resolvers(*, defer_low: bool = False) -> list[Resolver]:
-    """The rungs that need no model: deterministic rules, then the structured (entity-level) merge.
+    """The rungs that need no model: deterministic rules, then the structured (entity-level) merge, each made on its
+    first conflict.
 
     `defer_low`: a deterministic resolution of low confidence goes to a later `llm` rung first.
     """
-    return [DeterministicResolver(defer_low=defer_low), StructuredResolver()]
+    return [
+        _OnFirstConflict("deterministic", lambda: _deterministic(defer_low), defer_low=defer_low),
+        _OnFirstConflict("structured", _structured),
+    ]
 
 
 @dataclass
@@ -84,6 +116,17 @@ def _plan(repo: Repo, ours: str, theirs: str) -> _Plan:
 
 def _commit_id(repo: Repo, ref: str) -> str:
     return git_bytes(repo, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}")[1].decode().strip()
+
+
+def _commit_ids(repo: Repo, ours: str, theirs: str) -> tuple[str, str]:
+    """Both commits, asked of git at once (one at a time when that fails, so that the error names the wrong one, or
+    when a name looks like an option)."""
+    if not ours.startswith("-") and not theirs.startswith("-"):
+        status, out = git_bytes(repo, "rev-parse", f"{ours}^{{commit}}", f"{theirs}^{{commit}}", ok=range(256))
+        found = out.decode().split()
+        if status == 0 and len(found) == 2 and all(_SHA.fullmatch(sha) for sha in found):
+            return found[0], found[1]
+    return _commit_id(repo, ours), _commit_id(repo, theirs)
 
 
 def _parses(text: str) -> bool:
@@ -187,18 +230,21 @@ async def merge_commits(
     resolvers: Sequence[Resolver],
     context: MergeContext = MergeContext(),  # noqa: B008 - frozen, never mutated
     message: str = "",
+    new_to_ours: bool = False,
 ) -> MergeOutcome:
     """Merge commit `theirs` into `ours`: git's merge, then each resolver on each conflicted file.
 
     Never touches a work tree, an index or a ref: the result is a merge commit (parents ours, theirs) when
     every file was resolved, else `commit` is None and `unresolved` lists what is left. When `theirs` is
-    already in `ours`, the commit is `ours` itself.
+    already in `ours`, the commit is `ours` itself (`new_to_ours`: the caller has found it is not; git is not
+    asked again).
     """
-    ours_sha = await asyncio.to_thread(_commit_id, repo, ours)
-    theirs_sha = await asyncio.to_thread(_commit_id, repo, theirs)
-    merged_in, _ = await asyncio.to_thread(
-        git_bytes, repo, "merge-base", "--is-ancestor", theirs_sha, ours_sha, ok=(0, 1)
-    )
+    ours_sha, theirs_sha = await asyncio.to_thread(_commit_ids, repo, ours, theirs)
+    merged_in = 1
+    if not new_to_ours:
+        merged_in, _ = await asyncio.to_thread(
+            git_bytes, repo, "merge-base", "--is-ancestor", theirs_sha, ours_sha, ok=(0, 1)
+        )
     if merged_in == 0:
         return MergeOutcome(ours_sha, theirs_sha, ours_sha, clean=True, detail="already merged")
     plan = await asyncio.to_thread(_plan, repo, ours_sha, theirs_sha)

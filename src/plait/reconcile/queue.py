@@ -25,9 +25,10 @@ from plait.events.runlog import RunLog
 from plait.events.types import Integrated, MergeStep, NotePosted
 from plait.reconcile._bisect import find_culprit
 from plait.reconcile._debts import Debt, Debts
+from plait.reconcile._gitio import object_ids
 from plait.reconcile._judge import STRICT, Allowance
 from plait.reconcile._shipped import ship, take_back
-from plait.reconcile._trees import changed_paths
+from plait.reconcile._trees import changed_paths, changed_since_fork
 from plait.reconcile.gate import Gate, GateResult
 from plait.reconcile.ladder import merge_commits
 from plait.reconcile.types import MergeContext, MergeOutcome, Resolution, Resolver, Rung
@@ -126,11 +127,12 @@ class MergeQueue:
         self.gate, self.resolvers = gate, list(resolvers)
         self.branch = branch or integration_branch(log.run_id)
         self._ref = f"refs/heads/{self.branch}"
-        found = repo.git("rev-parse", "--verify", "--quiet", f"{self._ref}^{{commit}}", check=False).strip()
+        kept, at_base = object_ids(repo, [f"{self._ref}^{{commit}}", f"{base}^{{commit}}"])
+        found = kept or ""
         if not found:  # a new run, or one resumed in another clone (its commits fetched from a shared log)
             found = take_back(repo, log, self.branch, base)
             repo.git("update-ref", self._ref, found or base, "")
-        self._head = found or repo.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
+        self._head = found or at_base or repo.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         self.integrated: dict[str, TaskBranch] = {}
         self._touched: dict[str, set[str]] = {}
         for event in log.events(kinds=["integrated"]):
@@ -221,6 +223,7 @@ class MergeQueue:
                     resolvers=self.resolvers,
                     context=self._context(task, [m.task for m in merged]),
                     message=self._message(task, rebuilt_without),
+                    new_to_ours=True,
                 )
             except GitError as exc:
                 self._eject(task, report, Ejection(task.task_id, f"git could not merge it: {exc.detail}", str(exc)))
@@ -236,8 +239,8 @@ class MergeQueue:
     def _touched_by(self, task: TaskBranch) -> set[str]:
         if task.task_id not in self._touched and task.commit:
             # since the branch last took in the integration head (a claim may merge integrated work in)
-            since = self.repo.git("merge-base", task.commit, self._head, check=False).strip() or self.base
-            self._touched[task.task_id] = set(changed_paths(self.repo, since, task.commit))
+            since_fork = changed_since_fork(self.repo, self._head, task.commit, self.base)
+            self._touched[task.task_id] = set(since_fork)
         return self._touched.get(task.task_id, set())
 
     def _context(self, task: TaskBranch, ahead: Sequence[TaskBranch]) -> MergeContext:
