@@ -95,6 +95,7 @@ def render_transcript(
     `events` are as `plait.ui.feed.redact_event` makes them (redacted, made visible); `diff` is made visible here.
     """
     said: set[str] = set()  # what the user said to a lead, shown already: its first prompt repeats it
+    shown: list[RenderableType] = []
     for event in events:
         if agent is not None and event.agent not in ("", agent):
             continue
@@ -102,9 +103,10 @@ def render_transcript(
             said.add(event.text)
         if event.kind == "prompt" and event.user in said:
             continue
-        shown = _render_event(event, max_lines)
-        if shown is not None:
-            console.print(shown, soft_wrap=False)  # soft wrapping would crop the text inside panels
+        if (drawn := _render_event(event, max_lines)) is not None:
+            shown.append(drawn)
+    if shown:  # in one print, which costs far less than one each; soft wrapping would crop the text inside panels
+        console.print(Group(*shown), soft_wrap=False)
     s = summarize(run_id, events)
     console.rule()
     console.print(
@@ -120,6 +122,8 @@ _DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("+", "green"), ("-", "red"), 
 
 def print_diff(console: Console, diff: str) -> None:
     """A diff line for line as git printed it, coloured by its first characters: never wrapped, never cut."""
+    text = Text()
     for line in diff.splitlines():
-        style = next((s for head, s in _DIFF_STYLES if line.startswith(head)), "")
-        console.print(Text(line, style=style), soft_wrap=True, highlight=False)
+        text.append(line, style=next((s for head, s in _DIFF_STYLES if line.startswith(head)), ""))
+        text.append("\n")
+    console.print(text, soft_wrap=True, highlight=False, end="")  # in one print, as git printed it
