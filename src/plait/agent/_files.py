@@ -8,6 +8,8 @@ from pathlib import Path
 __all__ = ["ToolFailure", "edit_file", "numbered", "read_file", "write_file"]
 
 _SNIFF = 8192
+_SEAM = 2
+"""Lines of an edit's new text shown at each end, where it meets the code around it."""
 _MAX_LINE = 2000
 _MAX_WINDOWS = 20000
 
@@ -148,5 +150,15 @@ def edit_file(path: Path, shown: str, old: str, new: str, replace_all: bool) -> 
     lines = result.splitlines()
     last_line = first_line + new.count("\n")
     lo, hi = max(first_line - 3, 0), min(last_line + 2, len(lines))
-    snippet = "\n".join(numbered(i + 1, lines[i][:_MAX_LINE]) for i in range(lo, min(hi, lo + 40)))
+    shown_lines = list(range(lo, hi))
+    last_new = last_line - (1 if new.endswith("\n") else 0)  # the new text's own last line
+    if last_new - first_line + 1 > 2 * _SEAM + 1:  # the model wrote the middle one call ago: show the seams
+        cut = range(first_line - 1 + _SEAM, last_new - _SEAM)
+        shown_lines = [i for i in shown_lines if i not in cut]
+    rows: list[str] = []
+    for before, i in zip([lo - 1, *shown_lines], shown_lines, strict=False):
+        if i > before + 1:
+            rows.append(f"     ... lines {before + 2}-{i} as you wrote them ...")
+        rows.append(numbered(i + 1, lines[i][:_MAX_LINE]))
+    snippet = "\n".join(rows)
     return f"edited {shown}: replaced 1 occurrence at line {first_line}. The lines around it now read:\n{snippet}"
