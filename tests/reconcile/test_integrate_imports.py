@@ -1,5 +1,5 @@
 """`plait integrate --no-llm --no-verify` imports what it uses: no run loop, no agent, no sandbox, no LLM rung, and
-no typer (its plain options are read by the fast start), and no rung of the ladder when git merges alone."""
+no typer (its plain options are read by the fast start), no rung of the ladder when git merges alone, and no YAML reader when no YAML file changed."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ FORBIDDEN = (
     "rich.markdown",
     "plait.reconcile.deterministic",
     "plait.reconcile.structured",
+    "yaml",
 )
 
 _PROBE = """

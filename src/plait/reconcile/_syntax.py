@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import tomllib
 import warnings
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:  # yaml is imported when a YAML file is checked
+    import yaml
 
 __all__ = ["CHECKED_SUFFIXES", "conflict_markers", "syntax_error"]
 
@@ -21,19 +23,23 @@ _TEMPLATE = ("{{", "{%")
 _MARKER = re.compile(r"^(<{7}|>{7})(?: |$)", re.MULTILINE)
 
 
-class _AnyTagLoader(yaml.SafeLoader):
+@functools.cache
+def _any_tag_loader() -> type[yaml.SafeLoader]:
     """Safe YAML that reads application tags (`!Ref`, `!include`...) as plain data instead of failing."""
+    import yaml
 
+    def plain(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            return loader.construct_mapping(node)
+        if isinstance(node, yaml.SequenceNode):
+            return loader.construct_sequence(node)
+        return loader.construct_scalar(node)  # type: ignore[arg-type]
 
-def _plain(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.MappingNode):
-        return loader.construct_mapping(node)
-    if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node)
-    return loader.construct_scalar(node)  # type: ignore[arg-type]
+    class AnyTagLoader(yaml.SafeLoader):
+        pass
 
-
-_AnyTagLoader.add_multi_constructor("", _plain)
+    AnyTagLoader.add_multi_constructor("", plain)
+    return AnyTagLoader
 
 
 def _python(path: str, text: str) -> str | None:
@@ -56,18 +62,26 @@ def syntax_error(path: str, text: str) -> str | None:
     suffix = PurePosixPath(path).suffix.lower()
     if suffix in (".py", ".pyi"):
         return _python(path, text)
+    if suffix in (".yaml", ".yml"):
+        return None if any(t in text for t in _TEMPLATE) else _yaml_error(path, text)
     try:
         if suffix == ".json" and not _JSON_WITH_COMMENTS.search(path):
             json.loads(text)
         elif suffix == ".toml":
             tomllib.loads(text)
-        elif suffix in (".yaml", ".yml") and not any(t in text for t in _TEMPLATE):
-            for _ in yaml.load_all(text, Loader=_AnyTagLoader):  # a safe loader, with lenient tags
-                pass
     except json.JSONDecodeError as exc:
         return f"{path}:{exc.lineno}: invalid JSON: {exc.msg}"
     except tomllib.TOMLDecodeError as exc:
         return f"{path}: invalid TOML: {exc}"
+    return None
+
+
+def _yaml_error(path: str, text: str) -> str | None:
+    import yaml
+
+    try:
+        for _ in yaml.load_all(text, Loader=_any_tag_loader()):  # a safe loader, with lenient tags
+            pass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
