@@ -33,3 +33,12 @@ def test_one_agent_s_brief_says_its_task_once_without_an_id() -> None:
     (planned,) = one_task_plan(task).tasks
     brief = one_agent_brief("pytest -q")(planned, None)
     assert brief.startswith(f"Your task:\n\n{task}\n") and brief.count("--compact") == 1
+
+
+def test_one_agent_s_brief_says_what_its_gate_checks_without_a_merge_it_does_not_have() -> None:
+    from plait.run.one_agent import one_agent_brief, one_task_plan
+
+    (planned,) = one_task_plan("Fix the --compact flag.").tasks
+    brief = " ".join(one_agent_brief("pytest -q")(planned, None).split())
+    assert "your work is checked: the files must parse, and `pytest -q` must not fail any test that passed" in brief
+    assert "integration branch" not in brief and "merge" not in brief

@@ -173,7 +173,13 @@ def task_brief(
         lines.append("Experts who have read these areas answer questions with ask_expert; ask them before you read")
         lines.append("an area yourself:")
         lines.append(experts.strip())
-    if verify:
+    if verify and not task_id:  # one agent: nothing is merged before or after its work
+        lines.append(
+            f"When you finish, your work is checked: the files must parse, and `{verify}` must not fail any test "
+            "that passed at the start, nor any test in a test file you add or change. Run it (or the part that "
+            "covers your change) before you finish."
+        )
+    elif verify:
         lines += _gate_lines(verify, built_on_by or [], owed or [])
     if retry:
         lines += ["", retry]

@@ -48,8 +48,9 @@ change nothing: call choose_mode once, with the mode and a one-sentence reason.
 
 Splitting costs tokens: the planner reads the code, and every agent pays for its own prompt, finds its way,
 reads the code around its part, tests and finishes, so a small part costs its agent about as much as one agent
-spends on several such parts. A split runs only when it costs at most 1.25 times the tokens of one agent and is
-at least 1.5 times faster. When in doubt, choose single.
+spends on several such parts. (plait estimates a planner's split itself and runs it as one agent unless it costs
+at most 1.25 times the tokens and is at least 1.5 times faster: you need not compute that.) When in doubt,
+choose single.
 """
 
 
@@ -72,7 +73,8 @@ class Triage:
 def repo_size(files: Sequence[str]) -> str:
     """The repository's size in a line or two: its tracked files, and how many lie in each top-level directory."""
     tops = Counter(f.split("/", 1)[0] + "/" if "/" in f else "(root)" for f in files)
-    shown = ", ".join(f"{name} {n}" for name, n in tops.most_common(_TOP_LEVEL))
+    ranked = sorted(tops.items(), key=lambda item: (item[0].startswith("."), -item[1], item[0]))  # hidden ones last
+    shown = ", ".join(f"{name} {n}" for name, n in ranked[:_TOP_LEVEL])
     more = f", {len(tops) - _TOP_LEVEL} more" if len(tops) > _TOP_LEVEL else ""
     return f"{len(files):,} tracked files ({shown}{more})." if files else "An empty repository."
 
@@ -90,7 +92,6 @@ async def triage(
     log: RunLog,
     prices: PriceTable,
     budget: Spending | None = None,
-    verify: str = "",
 ) -> Triage:
     """Ask the model whether `task` is one agent's or worth the planner's split; logged as agent `triage`.
 
@@ -98,7 +99,6 @@ async def triage(
         task: What the user asked for.
         files: The repository's tracked files (their number and top-level directories are shown).
         model, log, prices, budget: As for any agent.
-        verify: The command the gate runs ('' for none), told to the model.
 
     Raises:
         ModelError: the model failed for good.
@@ -122,8 +122,7 @@ async def triage(
         limits=AgentLimits(max_steps=_MAX_STEPS),
         budget=budget,
     )
-    checked = f"\n\nThe gate runs this command on the merged work: {verify}" if verify else ""
-    result = await agent.run(f"Your task: choose the mode for this task.\n\n{task.strip()}{checked}")
+    result = await agent.run(f"Your task: choose the mode for this task.\n\n{task.strip()}")
     if chosen:
         return chosen[-1]
     if result.reason == "model_error":

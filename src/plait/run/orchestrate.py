@@ -117,7 +117,7 @@ async def _run(o: Orchestration, gate: Gate) -> RunOutcome | ParallelOutcome | N
     shared_map = ""
     try:
         verify = gate.command_for(o.base.commit) or ""
-        chosen = await _triage(o, files, budget, prices, verify)
+        chosen = await _triage(o, files, budget, prices)
         if chosen is not None and chosen.mode == "single":
             plan = one_task_plan(o.task, chosen.reason)
         else:
@@ -163,7 +163,7 @@ def _post_decisions(log: RunLog, plan: Plan, decisions: list[OverlapDecision]) -
         log.append(NotePosted(run_id=log.run_id, agent="planner", topic="plan", text=text, paths=list(d.files), to=to))
 
 
-async def _triage(o: Orchestration, files: list[str], budget: Budget, prices: PriceTable, verify: str) -> Triage | None:
+async def _triage(o: Orchestration, files: list[str], budget: Budget, prices: PriceTable) -> Triage | None:
     """One short call that says whether the task is one agent's before the planner is paid for; None when the
     plan is given (`--plan`) or the planner's split is asked for whatever it costs (`--split always`)."""
     if o.plan_file is not None or o.settings.split != "auto":
@@ -177,7 +177,6 @@ async def _triage(o: Orchestration, files: list[str], budget: Budget, prices: Pr
         log=o.log,
         prices=prices,
         budget=budget.child(TRIAGE_ID, Limits()),
-        verify=verify,
     )
 
 
