@@ -1,5 +1,6 @@
 """`plait integrate --no-llm --no-verify` imports what it uses: no run loop, no agent, no sandbox, no LLM rung, and
-no typer (its plain options are read by the fast start), no rung of the ladder when git merges alone, and no YAML reader when no YAML file changed."""
+no typer (its plain options are read by the fast start), no rung of the ladder when git merges alone, and no YAML
+reader when no YAML file changed."""
 
 from __future__ import annotations
 
