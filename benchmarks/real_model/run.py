@@ -269,31 +269,33 @@ def run(args: argparse.Namespace) -> int:
 
 
 def table(results: Path) -> int:
+    """The latest run of each task, wire, plait commit and mode; a parallel row divided by the single row of the
+    same commit and wire (rows of other commits never mix)."""
     rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
-    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    latest: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for r in rows:
         mode = r["mode"] if r.get("split", "auto") == "auto" else f"{r['mode']} (split {r['split']})"
-        latest[(r["task"], r["wire"], mode)] = r
+        latest[(r["task"], r["wire"], r.get("plait_commit") or "?", mode)] = r
     head = (
-        "| task | wire | mode | calls | in | out | cached (plait / server) | billed in | wall s | gate (verify ✓/✗) "
-        "| acceptance |"
+        "| task | wire | plait | mode | calls | in | out | cached (plait / server) | written | billed in | wall s "
+        "| gate (verify ✓/✗) | acceptance |"
     )
     print(head)
     print("|---" * (head.count("|") - 1) + "|")
-    for (name, wire, mode), r in sorted(latest.items()):
+    for (name, wire, commit, mode), r in sorted(latest.items()):
         ok = (r.get("verify_runs") or 0) - (r.get("verify_failed") or 0)
         print(
-            f"| {name} | {wire} | {mode} | {r['model_calls']} | {_n(r['tokens_in'])} | "
+            f"| {name} | {wire} | {commit} | {mode} | {r['model_calls']} | {_n(r['tokens_in'])} | "
             f"{_n(r['tokens_out'])} | {_n(r['tokens_cached'])} / {_n(_srv(r, 'cached'))} | "
-            f"{_n(r['billed_in'])} | "
+            f"{_n(_srv(r, 'written'))} | {_n(r['billed_in'])} | "
             f"{r['wall_s']:.0f} | {ok}/{r.get('verify_failed') or 0} | "
             f"{'pass' if r['acceptance'] else 'FAIL'} |"
         )
-        single = latest.get((name, wire, "single"))
+        single = latest.get((name, wire, commit, "single"))
         if mode.startswith("parallel") and single:
             print(
-                f"| {name} | {wire} | {mode} ÷ single | {_ratio(r, single, 'model_calls')} | "
-                f"{_ratio(r, single, 'tokens_in')} | {_ratio(r, single, 'tokens_out')} | | "
+                f"| {name} | {wire} | {commit} | {mode} ÷ single | {_ratio(r, single, 'model_calls')} | "
+                f"{_ratio(r, single, 'tokens_in')} | {_ratio(r, single, 'tokens_out')} | | | "
                 f"{_ratio(r, single, 'billed_in')} | {_ratio(r, single, 'wall_s')} | | |"
             )
     return 0
