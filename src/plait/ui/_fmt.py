@@ -58,7 +58,7 @@ def plan_line(view: RunView) -> str:
     counts = view.plan_counts()
     total = sum(counts.values())
     if total == 0:
-        return "planning…" if "planner" in view.agents else "no tasks yet"
+        return "planning…" if "planner" in view.agents or "triage" in view.agents else "no tasks yet"
     finished = sum(counts.get(s, 0) for s in ("done", "failed", "dropped", "interrupted"))
     parts = [f"{n} {state}" for state, n in sorted(counts.items()) if n]
     label = "plan" if view.plan else "tasks"

@@ -70,7 +70,7 @@ def _indent(text: str, by: str = "  ") -> str:
 
 def _task_lines(view: RunView, *, markdown: bool) -> list[str]:
     lines: list[str] = []
-    for task_id in view.plan or [a for a in view.agents if a != "planner"]:
+    for task_id in view.plan or [a for a in view.agents if a not in ("planner", "triage")]:
         agent = view.agents.get(task_id)
         if agent is None:
             continue

@@ -77,7 +77,7 @@ class TokenSum:
 
 def phase_of(agent: str) -> str:
     """The phase an agent's spending belongs to: planning, work, experts or reconciliation."""
-    if agent == "planner":
+    if agent in ("planner", "triage"):  # the triage asks whether a planner is needed at all
         return "planning"
     if agent.startswith(EXPERT_PREFIX):
         return "experts"
