@@ -291,20 +291,19 @@ def read_events(log: Path, run_id: str, redact: Redactor) -> list[Fields] | None
         read = [(seq, json.loads(payload) if isinstance(payload, str) else None) for seq, payload in rows]
     except json.JSONDecodeError:
         return None
-    texts = [text for _, data in read for text in strings_in(data)]
-    change: Callable[[str], str] | None = None  # most logs hold nothing to redact or show otherwise: one pass says so
-    if not redact.finds_nothing(texts):
-        change = lambda text: visible(redact(text))  # noqa: E731
-    elif not all(text.isprintable() or visible(text) == text for text in texts):
-        change = visible
+    texts = [strings_in(data) for _, data in read]
+    change: Callable[[str], str] = visible  # most logs hold nothing to redact: one pass says so
+    changed = [any(not text.isprintable() and visible(text) != text for text in row) for row in texts]
+    if not redact.finds_nothing([text for row in texts for text in row]):
+        change, changed = (lambda text: visible(redact(text))), [True] * len(read)
     events = []
     try:
-        for seq, data in read:
+        for (seq, data), scrub in zip(read, changed, strict=True):
             data = upgrade(data)
             if type(data) is not dict or data.get("kind") not in FIELDS or data.get("v") != SCHEMA_VERSION:
                 return None
             kept = {k: data[k] for k in ("v", "kind") if k in data} | {"seq": seq}
-            shown = data if change is None else scrub_strings(data, change)
+            shown = scrub_strings(data, change) if scrub else data  # only a row with something to show otherwise
             events.append(decode(FIELDS[data["kind"]], shown | kept))
     except Unread:
         return None
