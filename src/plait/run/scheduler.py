@@ -10,7 +10,9 @@ slot, and the run ends later than it must. The slots are handed out by the run's
 tasks a finished one made ready have joined the queue, so that a freed slot can go to them.
 
 An attempt whose own work is done, and which only waits for something else (its turn to merge), gives its slot
-back early with `release_slot()`: the slot goes to the next waiting attempt.
+back early with `release_slot()`: the slot goes to the next waiting attempt. Not an attempt at a task that others
+depend on: it keeps its slot until it is done, for the first of them, which would otherwise wait for a slot behind
+the attempts started while it merged (a chain of tasks then ends later than its length says).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ _RELEASE: contextvars.ContextVar[Callable[[], None]] = contextvars.ContextVar("r
 
 
 def release_slot() -> None:
-    """Give back the slot of the attempt running in this task early; nothing when it holds none."""
+    """Give back the slot of the attempt running in this task early; nothing when it holds none, or when it is an
+    attempt at a task that others depend on."""
     release = _RELEASE.get(None)
     if release is not None:
         release()
@@ -81,6 +84,7 @@ class Scheduler:
         self.attempt = attempt
         self.concurrency = max(concurrency, 1)
         chain = _chains(self.deps)
+        self._depended_on = {d for ds in self.deps.values() for d in ds}
         self.priority = {task: (-chain[task], i) for i, task in enumerate(self.deps)}
         self._free = self.concurrency
         self._queue: list[tuple[tuple[int, int], int, asyncio.Future[None]]] = []
@@ -154,7 +158,7 @@ class Scheduler:
                         self._free += 1
                         wake.set()
 
-                _RELEASE.set(release)
+                _RELEASE.set(release if task not in self._depended_on else _kept)
                 try:
                     self.on_state(task, "running", f"attempt {number}")
                     last = await self._one(task, number, last)
@@ -184,6 +188,10 @@ class Scheduler:
     def _finish(self, task: str, result: TaskResult) -> None:
         self.results[task] = result
         self.on_state(task, result.status, result.reason)
+
+
+def _kept() -> None:
+    """An early release refused: the slot goes with the task's end to the tasks that depend on it."""
 
 
 def _chains(deps: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
