@@ -13,10 +13,8 @@ apart from `config.toml` so that plait can rewrite it without touching a file th
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +68,8 @@ def trust_path(env: Mapping[str, str] | None = None) -> Path:
 
 def file_digest(root: Path) -> str:
     """The sha256 of the repository's `.plait.toml`, or "" when it has none."""
+    import hashlib  # imported here: the read-only commands, which import this module, never hash or read trust
+
     try:
         return hashlib.sha256((root / REPO_FILE).read_bytes()).hexdigest()
     except FileNotFoundError:
@@ -84,6 +84,8 @@ def _key(root: Path) -> str:
 
 def load_trusted(env: Mapping[str, str] | None = None) -> dict[str, TrustedRepo]:
     """The trusted repositories by resolved root; none when the file does not exist."""
+    import tomllib
+
     path = trust_path(env)
     try:
         with path.open("rb") as fh:
