@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from cli_support import git
@@ -13,9 +14,10 @@ from synthetic_run import RUN_ID, append_run, parallel_run
 from test_fast_log import FAILED, SECRET, _failed_run
 
 from plait.events.store import SQLiteEventStore
-from plait.events.types import AttemptPlaced, Event, RunStarted, UserSteered
+from plait.events.types import AttemptPlaced, Decided, Event, RunStarted, UserSteered
 from plait.ui import _view
 from plait.ui._fast_view import show_cost, show_status, show_transcript
+from plait.ui._reduce import _DECIDED
 from plait.ui._runs import show_run
 from plait.ui._state import EXPERT_PREFIX
 
@@ -140,3 +142,9 @@ def test_the_fold_knows_an_expert_as_the_events_name_it() -> None:
     from plait.events.types import EXPERT_PREFIX as NAMED
 
     assert EXPERT_PREFIX == NAMED
+
+
+def test_the_fold_knows_the_decisions_by_their_kinds() -> None:
+    """The fold reads a decision (a lease, the run's kind...) by its kind: every kind whose event is a `Decided`."""
+    decided = {m.model_fields["kind"].default for m in get_args(get_args(Event)[0]) if issubclass(m, Decided)}
+    assert decided == _DECIDED
