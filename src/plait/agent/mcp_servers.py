@@ -13,6 +13,7 @@ back from the log, and a server is started again only when a call not in the log
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -253,7 +254,7 @@ async def serve(at: McpAttempt, worker: _Worker, brief: str) -> AgentResult:
     """Run `worker` on `brief`; plait's own agent gets the run's MCP servers' tools, the servers started around it."""
     if not isinstance(worker, Agent):
         return await worker.run(brief)
-    servers = mcp_tools(at)
+    servers = await asyncio.to_thread(mcp_tools, at)  # its git read of `.mcp.json` holds up no other agent
     if servers is None:
         return await worker.run(brief)
     tools = worker.toolbox
