@@ -169,9 +169,10 @@ class TaskAttempts:
             return await placed_attempt(self, ctx.backend, task, number, last, branch)
         opening = state.openings.get(key) if state is not None else None
         last = opening.last if opening is not None else last  # the failure the brief tells of, as the log has it
+        resumed = state is not None and key in state.bases
         if state is not None and key in state.bases:
             opened: Opening | None = None
-            base, saved = state.bases[key], last_checkpoint(ctx.log, task_id, number)
+            base = state.bases[key]
         else:
             if opening is None:  # logged before the worktree is made: a resumed process makes the same one
                 # a retry (after a failure or an ejection) starts on the integration head, where it must fit, with
@@ -179,13 +180,15 @@ class TaskAttempts:
                 base = self.integrator.head if task.depends_on or number > 1 else ctx.base.commit
                 opening = Opening(number, branch, str(path), base, *((last.reason, last.detail) if last else ("", "")))
                 await self.git.run(log_opening, ctx.log, task_id, opening)  # off the event loop, as the git work
-            base, saved, opened = opening.base, "", opening
+            base, opened = opening.base, opening
         fresh = state is None
         making = self.git.run if fresh else self.git.opening  # a resumed run opens every attempt at once
         worktree = await making(make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.log.run_id)
         if opened is not None:
             await self.git.run(log_started, ctx.log, task_id, task.title, opened)
         carried: Carried | None = None
+        # looked up once the worktree is made: the first agent to replay waits for no other agent's past to be read
+        saved = last_checkpoint(ctx.log, task_id, number) if resumed else ""
         if saved:
             await self.git.opening(worktree.restore, saved)
             carried = logged_carried(ctx.log, task_id, number)
