@@ -53,8 +53,9 @@ def _commit(
     sha = worktree.commit_all(message) or (moved if moved != worktree.base else None)
     if not sha:
         return ""
-    # its own files: a merge brought in other tasks' integrated work, which their commits already name
-    since = repo.git("merge-base", sha, head, check=False).strip()
+    # its own files: a merge brought in other tasks' integrated work, which their commits already name; a branch
+    # that took in none holds only the task's own work since its base (no git process to find where they part)
+    since = worktree.base if moved == worktree.base else repo.git("merge-base", sha, head, check=False).strip()
     files = worktree.changed_files(since or worktree.base)
     log.append(
         Committed(run_id=log.run_id, agent=task.id, sha=sha, branch=worktree.branch, message=task.title, files=files)
