@@ -208,6 +208,11 @@ def _diverged(repo: Path) -> bool:
     return any("asks something else" in payload for (payload,) in rows)
 
 
+def _load() -> str:
+    """The machine's load average over 1, 5 and 15 minutes: the resumes share its processors with whatever runs."""
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def _baseline_src(rev: str, tmp: Path) -> Path:
     where = tmp / "baseline"
     subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), rev], cwd=ROOT, check=True)
@@ -240,6 +245,7 @@ def main() -> None:
                 record(tmp, server, url, args.tasks, args.calls, next(iter(versions.values())))
             events = _events(saved / "repo")
             print(f"run: {args.tasks} agents, {events:,} events, killed mid-run; {args.repeat} resumes per version")
+            print(f"load average at the start: {_load()}")
             print(f"{'code':<28} {'first new call (median)':>24} {'every agent live (median)':>26}")
             times: dict[str, list[tuple[float, float]]] = {label: [] for label in versions}
             for _ in range(args.repeat):  # the versions take turns, so that a busy spell of the machine hits both
@@ -249,6 +255,7 @@ def main() -> None:
                 first = statistics.median(t[0] for t in measured)
                 every = statistics.median(t[1] for t in measured)
                 print(f"{label:<28} {first:>23.2f}s {every:>25.2f}s", flush=True)
+            print(f"load average at the end: {_load()}")
             for i, src in enumerate(versions.values() if args.profile else ()):  # FILE.0 the first version...
                 resume_once(tmp, saved, server, args.tasks, src, url, f"{Path(args.profile).resolve()}.{i}")
         finally:
