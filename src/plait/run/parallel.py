@@ -242,7 +242,9 @@ class TaskAttempts:
             at = McpAttempt(
                 ctx.settings, ctx.repo.root, ctx.base.commit, ctx.log, task.id, number, runner, worktree.path
             )
-            return await serve(at, self._agent(task, runner, worktree, number), brief)
+            # built off the event loop: its toolbox reads the environment for secrets and PATH for tools
+            agent = await self.git.run(self._agent, task, runner, worktree, number)
+            return await serve(at, agent, brief)
         finally:
             close = getattr(runner, "close", None)
             if callable(close):
