@@ -95,9 +95,6 @@ def unbound_names(source: str, *, python2: bool = False, submodules: Iterable[st
     `# noqa` (bare, or naming F821) says the name is unbound on purpose. `submodules`: the
     names a package's `__init__` may list in `__all__` without binding them.
     """
-    tree = _parse(source)
-    if tree is None or _open(tree):
-        return []
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -112,9 +109,15 @@ def unbound_names(source: str, *, python2: bool = False, submodules: Iterable[st
         for s in t.get_symbols()
         if s.is_referenced() and _global(s, t) and s.get_name() not in bound and s.get_name() not in known
     }
+    listing = "__all__" in source and "__getattr__" not in bound
+    if not wanted and not listing:
+        return []  # the common case, told by the compiler's symbol table alone, without a syntax tree
+    tree = _parse(source)
+    if tree is None or _open(tree, source):
+        return []
     quiet = _quiet_lines(source)
     found = [Unbound(n, line) for n, line in _first_reads(tree, top, wanted, quiet).items()]
-    if "__getattr__" not in bound:
+    if listing:
         allowed = bound | known | set(submodules)
         listed = _exported(tree)
         found += [
@@ -132,8 +135,10 @@ def _parse(source: str) -> ast.Module | None:
         return None
 
 
-def _open(tree: ast.Module) -> bool:
+def _open(tree: ast.Module, source: str) -> bool:
     """Whether the module may bind names `ast` cannot see: a star import, a namespace written to, the builtins."""
+    if not _MAY_OPEN.search(source):
+        return False
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             return True
@@ -185,6 +190,8 @@ _TABLE_NAMES = {
     ast.DictComp: "dictcomp",
     ast.GeneratorExp: "genexpr",
 }
+_MAY_OPEN = re.compile(r"import\s*\*|\b(?:globals|locals|vars|exec|execfile|__builtins__|modules)\b")
+"""Words without which a module cannot be open (what `_open` looks for), to skip its walk."""
 _NOQA = re.compile(r"#\s*noqa\b(?::\s*([A-Za-z0-9, ]+))?", re.IGNORECASE)
 _PROBES = frozenset({"NameError", "Exception", "BaseException"})
 """What an `except` that expects a read of an unbound name catches."""
