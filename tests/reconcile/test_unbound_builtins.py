@@ -84,3 +84,21 @@ def test_a_line_marked_noqa_for_undefined_names_is_not_judged() -> None:
         print(other)  # noqa: E501
         """
     assert unbound(source) == [("other", 3)]
+
+
+def test_python2_builtins_under_a_test_of_the_version_are_not_judged() -> None:
+    source = """\
+        import sys
+
+        PY2 = sys.version_info[0] == 2
+        if PY2:
+            range_type = xrange
+            text_type = unicode
+        else:
+            range_type = range
+        if sys.version_info >= (3,):
+            joined = "".join
+        number = long if not PY2 else int
+        buffered = buffer
+        """
+    assert unbound(source) == [("buffer", 12)]

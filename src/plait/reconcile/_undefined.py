@@ -89,11 +89,11 @@ def unbound_names(source: str, *, python2: bool = False, submodules: Iterable[st
     """The names `source` reads that nothing binds, first use each, by line; none when it cannot be told.
 
     Silent on a module that does not parse (the parse stage's), that imports `*`, or that may bind names unseen
-    (`globals()`, `locals()`, `vars()`, `exec`, its own module object, `__builtins__`); on reads inside a `try`
-    that expects a NameError, under `if TYPE_CHECKING:`, in annotations never evaluated (a function's variables',
-    or any under `from __future__ import annotations`), or on a line whose
-    `# noqa` (bare, or naming F821) says the name is unbound on purpose. `submodules`: the
-    names a package's `__init__` may list in `__all__` without binding them.
+    (`globals()`, `locals()`, `vars()`, `exec`, its own module object, `__builtins__`). Not reads: a name inside a
+    `try` that expects a NameError, under `if TYPE_CHECKING:`, in an annotation Python never evaluates (a function's
+    variables', or any under `from __future__ import annotations`), on a line whose `# noqa` (bare, or naming F821)
+    says it is unbound on purpose, and Python 2's builtins under an `if` that tests the Python version.
+    `submodules`: the names a package's `__init__` may list in `__all__` without binding them.
     """
     try:
         with warnings.catch_warnings():
@@ -192,6 +192,8 @@ _TABLE_NAMES = {
 }
 _MAY_OPEN = re.compile(r"import\s*\*|\b(?:globals|locals|vars|exec|execfile|__builtins__|modules)\b")
 """Words without which a module cannot be open (what `_open` looks for), to skip its walk."""
+_VERSION = re.compile(r"^_?(?:IS_)?PY(?:THON)?_?[23]K?$|version", re.IGNORECASE)
+"""A name that tells which Python runs the code: `PY2`, `IS_PY3`, `PYTHON2`, `version_info`, `hexversion`."""
 _NOQA = re.compile(r"#\s*noqa\b(?::\s*([A-Za-z0-9, ]+))?", re.IGNORECASE)
 _PROBES = frozenset({"NameError", "Exception", "BaseException"})
 """What an `except` that expects a read of an unbound name catches."""
@@ -203,6 +205,8 @@ class _Reads:
     def __init__(self, tree: ast.Module, wanted: set[str], quiet: set[int]) -> None:
         self.wanted, self.quiet = wanted, quiet
         self.first: dict[str, int] = {}
+        self.versioned = 0
+        """How many `if`s that test the Python version the walk is in (Python 2's builtins are known there)."""
         self.lazy = any(
             isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names)
             for s in tree.body
@@ -220,6 +224,12 @@ class _Reads:
         elif isinstance(node, ast.If) and _type_checking(node.test):
             for child in node.orelse:
                 self.visit(child, table, children)
+        elif isinstance(node, (ast.If, ast.IfExp)) and _tests_version(node.test):
+            self.visit(node.test, table, children)
+            self.versioned += 1
+            for child in [*_as_list(node.body), *_as_list(node.orelse)]:
+                self.visit(child, table, children)
+            self.versioned -= 1
         elif isinstance(node, ast.AnnAssign) and (self.lazy or table.get_type() == "function"):
             for name, child in ast.iter_fields(node):
                 if name != "annotation" and isinstance(child, ast.AST):
@@ -231,7 +241,7 @@ class _Reads:
     def _read(self, node: ast.Name, table: symtable.SymbolTable) -> None:
         if node.id not in self.wanted or node.id in self.first or isinstance(node.ctx, ast.Store):
             return
-        if node.lineno in self.quiet:
+        if node.lineno in self.quiet or (self.versioned and node.id in PYTHON2_BUILTINS):
             return
         try:
             symbol = table.lookup(node.id)
@@ -314,6 +324,19 @@ def _expects_unbound(handler: ast.ExceptHandler) -> bool:
         or (isinstance(k, ast.Attribute) and k.attr in _PROBES)
         for k in kinds
     )
+
+
+def _tests_version(test: ast.expr) -> bool:
+    """Whether a condition tests which Python runs it (`PY2`, `six.PY3`, `sys.version_info`...)."""
+    return any(
+        _VERSION.search(n.id if isinstance(n, ast.Name) else n.attr)
+        for n in ast.walk(test)
+        if isinstance(n, (ast.Name, ast.Attribute))
+    )
+
+
+def _as_list(part: ast.AST | list[ast.stmt]) -> list[ast.AST]:
+    return list(part) if isinstance(part, list) else [part]
 
 
 def _type_checking(test: ast.expr) -> bool:
