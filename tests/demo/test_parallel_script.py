@@ -46,6 +46,7 @@ REPO = DEMO / "repo"
 SCRIPT = DEMO / "parallel.yaml"
 TASK = DEMO / "parallel_task.txt"
 PLANNER = "planner"
+TRIAGE = "triage"
 CLAIMED = "tally/money.py"
 """In percent-split's write-set; csv-export claims it, waits, and adds a function on top of percent-split's."""
 OUTSIDER = "csv-export"
@@ -54,6 +55,7 @@ CHANGELOG = "CHANGELOG.md"
 NOTERS = ("storage-errors", "remove-expense")
 
 _PLANNER_TOOLS = {"read_file", "list_files", "search", "submit_plan"}
+_LAST = {TRIAGE: ({"choose_mode"}, "choose_mode"), PLANNER: (_PLANNER_TOOLS, "submit_plan")}
 _WORKER_TOOLS = {"read_file", "list_files", "search", "edit_file", "write_file", "run", "claim", "post_note", "finish"}
 _SKIPPED = ("__pycache__", ".pytest_cache", "*.pyc")
 _IDENTITY = {
@@ -114,12 +116,12 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def test_each_conversation_is_a_planner_or_a_task() -> None:
+def test_each_conversation_is_the_triage_the_planner_or_a_task() -> None:
     model = ScriptedModel.from_file(SCRIPT)
-    assert [c.name for c in model.conversations] == [PLANNER, *(t.id for t in _plan().tasks)]
+    assert [c.name for c in model.conversations] == [TRIAGE, PLANNER, *(t.id for t in _plan().tasks)]
     assert TASK.read_text().strip()
     for conversation in model.conversations:
-        tools, last = (_PLANNER_TOOLS, "submit_plan") if conversation.name == PLANNER else (_WORKER_TOOLS, "finish")
+        tools, last = _LAST.get(conversation.name, (_WORKER_TOOLS, "finish"))
         assert conversation.turns[0].expect is None, f"{conversation.name}: turn 1 has no tool result to expect"
         for number, turn in enumerate(conversation.turns, start=1):
             where = f"{conversation.name} turn {number}"
