@@ -269,6 +269,9 @@ def test_a_real_run_prints_no_control_character_of_its_model_commands_or_files(
 
 PLAN_SCRIPT = r"""
 conversations:
+  - match: "choose the mode for this task"
+    turns:
+      - tool_calls: [{name: choose_mode, arguments: {mode: parallel, reason: "two files"}}]
   - match: "Review this hostile plan"
     turns:
       - tool_calls:
