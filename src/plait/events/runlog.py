@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from plait.events._posting import post_to
 from plait.events.store import EventStore
 from plait.events.types import Event
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["RunLog"]
 
@@ -28,6 +31,8 @@ class RunLog:
     async def append_async(self, event: Event) -> Event:
         """Store `event` as `append` does, from the store's writer thread when it has one: the calling task waits
         for it, the event loop goes on (every agent on it would wait for an append made on it)."""
+        import asyncio  # here: the read-only commands that read a log never start an event loop
+
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Event] = loop.create_future()
 
