@@ -83,8 +83,12 @@ def test_a_task_the_triage_calls_single_runs_as_one_agent_and_no_planner_is_aske
     assert (
         triage_call["response"]["usage"]["input_tokens"] < 1024
     )  # under what a provider caches: never billed as a write
-    phases = {p["name"]: p["calls"] for p in plait("cost", "last", "--json", cwd=project).json()["by_phase"]}
+    cost = plait("cost", "last", "--json", cwd=project).json()
+    phases = {p["name"]: p["calls"] for p in cost["by_phase"]}
     assert phases == {"planning": 1, "work": 2}  # the triage's call is planning's, the agent's two are work
+    assert "speedup" not in cost["time"] and cost["time"]["wall_s"] > 0  # one agent: no speed-up to speak of
+    told = plait("cost", "last", cwd=project).out
+    assert "time: " in told and "speed-up" not in told
     branch = git(project, "for-each-ref", "--format=%(refname)", "refs/heads/plait/*/main").strip()
     assert git(project, "show", f"{branch}:greet.py") == 'def greet(name):\n    return "hello, " + name'
 

@@ -34,11 +34,13 @@ class CostBreakdown:
     """The run's experts: questions answered, spending, and the reading they saved the askers (estimated)."""
     kind: str = ""
     """`investigation` or `session` for a run led by a lead agent, '' for a run that makes a change."""
+    tasks: int = 0
+    """The tasks of the run's plan (0: no plan logged)."""
 
     @property
     def parallel(self) -> bool:
         """Whether the run's agents split a task: only then is a speed-up over one after another meaningful."""
-        return self.kind not in ("investigation", "session")
+        return self.kind not in ("investigation", "session") and self.tasks != 1
 
     @property
     def experts_spent_tokens(self) -> int:
@@ -127,7 +129,16 @@ def cost_breakdown(events: list[Event], prices: RateTable[Any] | None = None) ->
     experts = expert_costs(events, spending)
     wall = view.elapsed_s(end)
     return CostBreakdown(
-        view.by_agent, view.by_model, phases, view.total, wall, busy, _covered(spans), experts, view.kind
+        view.by_agent,
+        view.by_model,
+        phases,
+        view.total,
+        wall,
+        busy,
+        _covered(spans),
+        experts,
+        view.kind,
+        len(view.plan),
     )
 
 
