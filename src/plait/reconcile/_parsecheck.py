@@ -5,7 +5,7 @@ every parent is not the merge's doing; one that does not parse at one parent (an
 that branch's own, reported as such with the command that shows it. Python is judged with this
 interpreter's grammar, which cannot read Python 2: in a project that declares Python 2 (classifiers,
 `requires-python`, `python_requires`, tox envs), a Python file the branches already had that way is
-noted, not held.
+noted, not held, when its error is one Python 2 code may give (`_python2`; a broken indentation is not).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from plait.reconcile._python2 import python2_may_parse
 from plait.reconcile._syntax import CHECKED_SUFFIXES, conflict_markers, syntax_error
 from plait.reconcile._trees import changed_paths, read_blobs
 from plait.workspace import Repo
@@ -116,7 +117,7 @@ def _judge(repo: Repo, base: str, commit: str, errors: dict[str, str], found: Pa
         if python2 is None and PurePosixPath(path).suffix.lower() in (".py", ".pyi"):
             declared = read_blobs(repo, commit, _DECLARING)
             python2 = targets_python2(declared.get)
-        legacy = bool(python2) and PurePosixPath(path).suffix.lower() in (".py", ".pyi")
+        legacy = bool(python2) and PurePosixPath(path).suffix.lower() in (".py", ".pyi") and python2_may_parse(error)
         if parents and len(owners) == len(parents):
             found.notes.append(f"{error} (not the merge's doing: every branch merged has it on its own)")
         elif owners and legacy:
