@@ -116,3 +116,18 @@ def test_what_is_posted_is_written_when_the_store_is_closed(tmp_path: Path) -> N
     again = SQLiteEventStore(tmp_path / "e.db")
     assert [e.call for e in again.events("r") if isinstance(e, ModelCallStarted)] == list(range(50))
     again.close()
+
+
+def test_the_posters_of_events_written_by_an_append_that_then_fails_are_told(tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "e.db")
+    other = sqlite3.connect(tmp_path / "e.db")
+    refuse = "SELECT RAISE(ABORT, 'refused')"
+    other.execute(f"CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.kind = 'decision' BEGIN {refuse}; END")
+    other.close()
+    told: list[Event | BaseException] = []
+    for call in range(20):
+        store.post(_sent("a", call), told.append)
+        with pytest.raises(StateError, match="cannot write the event log"):
+            store.append(_said("a", "refused"))  # writes the call posted before it first, then fails
+    store.close()
+    assert [e.call for e in told if isinstance(e, ModelCallStarted)] == list(range(20))

@@ -1,9 +1,10 @@
-"""The SQLite event log's own parts: its tables, reading its rows back as events, syncing a file to disk."""
+"""The SQLite event log's own parts: its tables, events written as rows and read back, a file synced to disk."""
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from plait.errors import StateError
 from plait.events.types import Event, EventAdapter
 from plait.log_upgrade import SCHEMA_VERSION, upgrade
 
-__all__ = ["SCHEMA", "decode_payload", "decode_rows", "fsync"]
+__all__ = ["SCHEMA", "decode_payload", "decode_rows", "fsync", "insert", "insert_all"]
 
 # seq is the rowid: one past the highest, so never reused while no event is deleted, and none is. AUTOINCREMENT
 # (logs made before kept it) wrote a third page, its counter's, with every append.
@@ -76,3 +77,26 @@ def fsync(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def insert(db: sqlite3.Connection, event: Event) -> int:
+    """Insert `event` as a row (its payload without its sequence number); returns the number it was given."""
+    cur = db.execute(
+        "INSERT INTO events (run_id, agent, kind, ts, payload) VALUES (?, ?, ?, ?, ?)",
+        (event.run_id, event.agent, event.kind, event.ts, event.model_dump_json(exclude={"seq"})),
+    )
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+def insert_all(db: sqlite3.Connection, events: list[Event]) -> list[int]:
+    """Insert `events` in one transaction, all of them or none; returns the numbers they were given."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        seqs = [insert(db, event) for event in events]
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return seqs

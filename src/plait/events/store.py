@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 
 from plait.errors import StateError
 from plait.events._posting import Posted, PostQueue, Then, append_then, failed, post_to, tell
-from plait.events._sqlite import SCHEMA, decode_payload, decode_rows, fsync
+from plait.events._sqlite import SCHEMA, decode_payload, decode_rows, fsync, insert, insert_all
 from plait.events._wal import wal_damage
 from plait.events.types import Event, EventAdapter
 from plait.log_upgrade import SCHEMA_VERSION, stored_kinds
@@ -116,13 +117,12 @@ class SQLiteEventStore:
     def append(self, event: Event) -> Event:
         durable = event.kind in self._durable and not self._always_synced
         sync = durable and self._wal is None
-        with self._lock:
-            written = self._written(self._posts.take(event.run_id, event.agent), raising=True)
+        with self._locked(event.run_id, event.agent):
             try:
                 if sync:
                     self._db.execute("PRAGMA synchronous=FULL")
                 try:
-                    seq = self._insert(event)
+                    seq = insert(self._db, event)
                 finally:
                     if sync:
                         self._db.execute(f"PRAGMA synchronous={self._synchronous}")
@@ -130,7 +130,6 @@ class SQLiteEventStore:
                 raise StateError(f"cannot write the event log {self.path}: {exc}") from exc
             if sync or self._always_synced:
                 self.synced = seq
-        tell(written)
         if durable and not sync:
             self._sync_wal(seq)
         return event.model_copy(update={"seq": seq})
@@ -141,14 +140,17 @@ class SQLiteEventStore:
             return append_then(self.append, event, then)  # synced before `then` is told
         self._posts.put(event, then)
 
-    def _insert(self, event: Event) -> int:
-        payload = event.model_dump_json(exclude={"seq"})
-        cur = self._db.execute(
-            "INSERT INTO events (run_id, agent, kind, ts, payload) VALUES (?, ?, ?, ?, ?)",
-            (event.run_id, event.agent, event.kind, event.ts, payload),
-        )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
+    @contextmanager
+    def _locked(self, run_id: str | None = None, agent: str | None = None, kinds: Sequence[str] = ()) -> Iterator[None]:
+        """The store's lock, taken once the posted events this write or read must come after are written (see
+        `PostQueue.take`); their posters are told after the lock is let go, whatever happened under it."""
+        written: list[Posted] = []
+        try:
+            with self._lock:
+                written = self._written(self._posts.take(run_id, agent, kinds), raising=True)
+                yield
+        finally:
+            tell(written)
 
     def _written(self, taken: list[Posted], *, raising: bool = False) -> list[Posted]:
         """Write events taken from the posted ones, in one transaction (the store's lock held): them as stored.
@@ -156,14 +158,7 @@ class SQLiteEventStore:
         if not taken:
             return []
         try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                seqs = [self._insert(event) for event, _ in taken]
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+            seqs = insert_all(self._db, [event for event, _ in taken])
         except sqlite3.DatabaseError as exc:
             error = StateError(f"cannot write the event log {self.path}: {exc}")
             if raising:
@@ -205,23 +200,19 @@ class SQLiteEventStore:
             stored = stored_kinds(kinds)
             sql += f" AND kind IN ({','.join('?' * len(stored))})"
             args.extend(stored)
-        with self._lock:
-            written = self._written(self._posts.take(run_id, agent, kinds), raising=True)
+        with self._locked(run_id, agent, kinds):
             try:
                 rows = self._db.execute(sql + " ORDER BY seq", args).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
-        tell(written)
         return [e for e in decode_rows(self.path, rows) if not kinds or e.kind in kinds]
 
     def run_ids(self) -> list[str]:
-        with self._lock:
-            written = self._written(self._posts.take(), raising=True)
+        with self._locked():
             try:
                 rows = self._db.execute("SELECT run_id FROM events GROUP BY run_id ORDER BY MIN(seq)").fetchall()
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
-        tell(written)
         return [r[0] for r in rows]
 
     def put_blob(self, run_id: str, key: str, data: bytes) -> None:
