@@ -10,7 +10,8 @@
     DAG. Each is run by the scheduler alone (each attempt sleeps 2 x LATENCY) and as a full run: the real
     agent loop, worktrees, event log and integration, a scripted model that sleeps LATENCY per reply.
     Each full run also says the share of its wall time spent appending to the event log on the event loop's
-    thread (every agent waits for those) and in all (what is appended from worker threads too).
+    thread (every agent waits for those) and in all (what is appended from worker threads too); an event posted to
+    the store's writer thread counts its posting, and its writing where a read on the loop writes it.
 (c) `tool_spec` per call, cached against building the schema every time, over the seven tools of an agent.
 
 With `--baseline REV` only the full runs of (b) are made, by the code of commit REV (checked out with `git worktree
