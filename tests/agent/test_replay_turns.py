@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,20 @@ from plait.workspace import LocalShell, Repo
 
 PAST = 12
 """Model calls each agent made before the crash."""
+
+
+class _Inline:
+    """The store, appending in the caller's thread as a store that takes no posts does (PostgreSQL's): an agent's
+    appends then never wait on a writer thread, so what the other agent replays meanwhile is the turns' doing
+    alone, not the threads' timing."""
+
+    def __init__(self, store: SQLiteEventStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "post":
+            raise AttributeError(name)
+        return getattr(self._store, name)
 
 
 class Crash(BaseException):
@@ -73,8 +88,9 @@ def test_the_first_live_call_does_not_wait_for_every_replay(repo: Repo, tmp_path
 
     async def resume() -> None:
         shared = ReplayTurns() if turns else None
-        agents["a"] = _agent(repo.root, store, "a", live("a", "b"), shared)
-        agents["b"] = _agent(repo.root, store, "b", live("b", "a"), shared)
+        inline: Any = _Inline(store)
+        agents["a"] = _agent(repo.root, inline, "a", live("a", "b"), shared)
+        agents["b"] = _agent(repo.root, inline, "b", live("b", "a"), shared)
         results = await asyncio.gather(agents["a"].run("task a"), agents["b"].run("task b"))
         assert all(r.ok for r in results)
 
