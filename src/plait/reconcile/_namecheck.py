@@ -83,7 +83,8 @@ def new_unbound_names(
     if not hits:
         return []
     old = scan.at(base, list(hits))
-    parents = repo.git("rev-parse", f"{commit}^@").split()
+    said = repo.git("rev-parse", f"{commit}^@", check=False).split()
+    parents = [p for p in said if not p.endswith("^@")]  # a tree (the ladder's trial merges) has none
     landing = scan.at(parents[0], list(hits)) if parents and parents[0] != base else {}
     others = {p: scan.at(p, list(hits)) for p in parents[1:] if p != base}
     found: list[NewUnbound] = []
