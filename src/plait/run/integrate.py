@@ -35,10 +35,8 @@ class Integrator(Protocol):
 
 
 @runtime_checkable
-class PlannedIntegrator(Protocol):
-    """What an integrator that gates by the plan has besides `Integrator`'s: a task the plan builds on may leave
-    tests failing for its dependents. An `isinstance` check looks for these two methods only, so it does not ask an
-    integrator for its head (which makes a `QueueIntegrator`'s merge queue)."""
+class PlannedIntegrator(Integrator, Protocol):
+    """An integrator that gates by the plan: a task the plan builds on may leave tests failing for its dependents."""
 
     def planned(self, plan: Plan) -> None:
         """The plan the branches come from: each task's dependents are still to come when it lands."""
