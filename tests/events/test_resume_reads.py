@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from counting_store import CountingStore
 from plait.agent._replay import AttemptRecord
 from plait.agent.budget import Budget, Limits
 from plait.agent.journal import ModelCallJournal
-from plait.events import Event, SQLiteEventStore
+from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.events.types import (
     ModelCallFinished,
@@ -31,30 +32,6 @@ from plait.run.state import charge_earlier_spending, load_state
 
 RUN = "r"
 STEPS = 200
-
-
-class CountingStore:
-    """An EventStore that counts the events its reads hand back (each one decoded from the log)."""
-
-    def __init__(self, inner: SQLiteEventStore) -> None:
-        self.inner = inner
-        self.decoded = 0
-
-    def append(self, event: Event) -> Event:
-        return self.inner.append(event)
-
-    def events(
-        self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
-    ) -> list[Event]:
-        found = self.inner.events(run_id, agent=agent, kinds=kinds, after=after)
-        self.decoded += len(found)
-        return found
-
-    def run_ids(self) -> list[str]:
-        return self.inner.run_ids()
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def _long_run(path: Path, agents: Sequence[str]) -> SQLiteEventStore:

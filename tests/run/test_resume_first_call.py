@@ -11,14 +11,14 @@ import asyncio
 import os
 import re
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from counting_store import CountingStore
 from plait.agent.budget import Budget, Limits
 from plait.agent.journal import REPLAYED
-from plait.events import Event, SQLiteEventStore
+from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.messages import ModelRequest, ModelResponse, ToolCall, UserMessage
 from plait.models import FunctionModel
@@ -35,36 +35,6 @@ TASKS = ("t0", "t1", "t2")
 ANSWERED = 18
 """Model calls answered before the first process is stopped: six per agent."""
 _TASK = re.compile(r"Your task is `([^`]+)`")
-
-
-class CountingStore:
-    """An EventStore that counts the events its reads hand back (each one decoded from the log)."""
-
-    def __init__(self, inner: SQLiteEventStore) -> None:
-        self.inner = inner
-        self.decoded = 0
-
-    def append(self, event: Event) -> Event:
-        return self.inner.append(event)
-
-    def events(
-        self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
-    ) -> list[Event]:
-        found = self.inner.events(run_id, agent=agent, kinds=kinds, after=after)
-        self.decoded += len(found)
-        return found
-
-    def run_ids(self) -> list[str]:
-        return self.inner.run_ids()
-
-    def put_blob(self, run_id: str, key: str, data: bytes) -> None:
-        self.inner.put_blob(run_id, key, data)
-
-    def get_blob(self, run_id: str, key: str) -> bytes | None:
-        return self.inner.get_blob(run_id, key)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def _agent(request: ModelRequest) -> str:

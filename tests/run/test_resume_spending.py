@@ -4,17 +4,17 @@ and the first agent to replay decodes its own past, not every agent's: counted, 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from counting_store import CountingStore
 from plait.agent._replay import AttemptRecord
 from plait.agent.budget import Budget, Limits
 from plait.agent.journal import REPLAYED
 from plait.agent.loop import Agent, AgentLimits
 from plait.agent.tools import Toolbox
-from plait.events import Event, SQLiteEventStore
+from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.events.types import ModelCallFinished
 from plait.messages import Usage
@@ -25,30 +25,6 @@ from plait.workspace import LocalShell, Repo
 
 AGENTS = ("a", "b", "c")
 PRICES = PriceTable({"scripted:inline": Price(input=100.0, output=300.0)})
-
-
-class CountingStore:
-    """An EventStore that counts the events its reads hand back (each one decoded from the log)."""
-
-    def __init__(self, inner: SQLiteEventStore) -> None:
-        self.inner = inner
-        self.decoded = 0
-
-    def append(self, event: Event) -> Event:
-        return self.inner.append(event)
-
-    def events(
-        self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
-    ) -> list[Event]:
-        found = self.inner.events(run_id, agent=agent, kinds=kinds, after=after)
-        self.decoded += len(found)
-        return found
-
-    def run_ids(self) -> list[str]:
-        return self.inner.run_ids()
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def _turn(step: int, agent_index: int) -> dict[str, object]:
