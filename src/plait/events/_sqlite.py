@@ -7,6 +7,7 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -51,22 +52,23 @@ def decode_payload(payload: str) -> Event:
         raise StateError(f"an event is malformed: {exc.errors()[0]['msg']}") from exc
 
 
-def decode_rows(path: Path, rows: Iterable[tuple[int, str]]) -> Iterable[Event]:
-    """The events of rows (sequence number, payload) read from the log at `path`, upgraded to this schema."""
+def decode_rows(where: object, rows: Iterable[tuple[Any, ...]]) -> Iterable[Event]:
+    """The events of rows (sequence number, payload) read from the log at `where` (a SQLite file, a PostgreSQL
+    database: it names the log in errors), upgraded to this schema."""
     for seq, payload in rows:
         try:
             data = json.loads(payload)
         except json.JSONDecodeError as exc:
-            raise StateError(f"event {seq} in {path} is not valid JSON ({exc.msg})") from exc
+            raise StateError(f"event {seq} in {where} is not valid JSON ({exc.msg})") from exc
         version = data.get("v", 0) if isinstance(data, dict) else 0
         if isinstance(version, int) and version > SCHEMA_VERSION:
-            raise StateError(f"event {seq} in {path} was written by a newer plait (schema {version}); upgrade plait")
+            raise StateError(f"event {seq} in {where} was written by a newer plait (schema {version}); upgrade plait")
         try:
             event = EventAdapter.validate_python(upgrade(data))
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise StateError(f"event {seq} in {path} is malformed at {where}: {first['msg']}") from exc
+            at = ".".join(str(p) for p in first["loc"])
+            raise StateError(f"event {seq} in {where} is malformed at {at}: {first['msg']}") from exc
         yield event.model_copy(update={"seq": seq})
 
 

@@ -16,25 +16,24 @@ version); the guarantees are kept this way:
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
-from pydantic import ValidationError
 
 from plait.errors import StateError
 from plait.events._pg_lease import PostgresLease
+from plait.events._sqlite import decode_rows
 from plait.events.store import SQLiteEventStore
-from plait.events.types import Event, EventAdapter
-from plait.log_upgrade import SCHEMA_VERSION, stored_kinds, upgrade
+from plait.events.types import Event
+from plait.log_upgrade import SCHEMA_VERSION, stored_kinds
 from plait.redact import Redactor
 
 __all__ = ["LAYOUT", "PostgresEventStore", "PostgresLease"]
@@ -248,7 +247,11 @@ class PostgresEventStore:
         if kinds:
             query += " AND kind = ANY(%s)"
             args.append(stored_kinds(kinds))
-        return [e for e in self._decode(self._read(query + " ORDER BY seq", args)) if not kinds or e.kind in kinds]
+        return [
+            e
+            for e in decode_rows(self.where, self._read(query + " ORDER BY seq", args))
+            if not kinds or e.kind in kinds
+        ]
 
     def run_ids(self) -> list[str]:
         where, args = ("WHERE scope = %s", [self.scope]) if self.scope else ("", [])
@@ -321,22 +324,3 @@ class PostgresEventStore:
 
     def close(self) -> None:
         self._closer()
-
-    def _decode(self, rows: Iterable[tuple[Any, ...]]) -> Iterable[Event]:
-        for seq, payload in rows:
-            try:
-                data = json.loads(payload)
-            except json.JSONDecodeError as exc:
-                raise StateError(f"event {seq} in {self.where} is not valid JSON ({exc.msg})") from exc
-            version = data.get("v", 0) if isinstance(data, dict) else 0
-            if isinstance(version, int) and version > SCHEMA_VERSION:
-                raise StateError(
-                    f"event {seq} in {self.where} was written by a newer plait (schema {version}); upgrade plait"
-                )
-            try:
-                event = EventAdapter.validate_python(upgrade(data))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                at = ".".join(str(p) for p in first["loc"])
-                raise StateError(f"event {seq} in {self.where} is malformed at {at}: {first['msg']}") from exc
-            yield event.model_copy(update={"seq": seq})
