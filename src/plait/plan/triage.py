@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.agent.loop import Agent, AgentLimits, Spending
 from plait.agent.toolset import Tool, ToolOutcome, Toolset
 from plait.errors import ModelError
 from plait.events.runlog import RunLog
+from plait.events.types import ToolCalled, ToolReturned
 from plait.messages import Model, ToolCall
 from plait.models.pricing import PriceTable
 from plait.plan_model import PlanError
@@ -84,6 +85,30 @@ def triage_system(files: Sequence[str]) -> str:
     return f"{_SYSTEM}\nThe repository: {repo_size(files)}\n"
 
 
+def _chosen_before(log: RunLog) -> Triage | None:
+    """The choice an earlier process of the run made: a choose_mode call whose result it logged without error.
+
+    A replayed tool call hands back its logged outcome without running its handler, so a run killed after the
+    choice (while the planner worked, say) would otherwise ask the model again and lose the choice it paid for."""
+    done = {
+        (e.step, e.call_id)
+        for e in log.events(agent=TRIAGE_ID, kinds=["tool_result"])
+        if isinstance(e, ToolReturned) and e.name == CHOOSE and not e.is_error
+    }
+    for event in log.events(agent=TRIAGE_ID, kinds=["tool_call"]):
+        if isinstance(event, ToolCalled) and (event.step, event.call.id) in done:
+            try:
+                args = _Choice.model_validate(event.call.arguments)
+            except ValidationError:
+                continue
+            return Triage(args.mode, _said(args.reason))
+    return None
+
+
+def _said(reason: str) -> str:
+    return " ".join(reason.split()) or "no reason given"
+
+
 async def triage(
     task: str,
     *,
@@ -93,7 +118,8 @@ async def triage(
     prices: PriceTable,
     budget: Spending | None = None,
 ) -> Triage:
-    """Ask the model whether `task` is one agent's or worth the planner's split; logged as agent `triage`.
+    """Ask the model whether `task` is one agent's or worth the planner's split; logged as agent `triage`. A run
+    that asked before (and was killed since) gets the logged choice back without a model call.
 
     Args:
         task: What the user asked for.
@@ -104,10 +130,13 @@ async def triage(
         ModelError: the model failed for good.
         PlanError: the model gave no choice in its few calls.
     """
+    earlier = _chosen_before(log)
+    if earlier is not None:
+        return earlier
     chosen: list[Triage] = []
 
     async def choose(args: _Choice, call: ToolCall) -> ToolOutcome:
-        reason = " ".join(args.reason.split()) or "no reason given"
+        reason = _said(args.reason)
         chosen.append(Triage(args.mode, reason))
         return ToolOutcome(f"Chosen: {args.mode}.", finished=True, summary=f"{args.mode}: {reason}")
 
