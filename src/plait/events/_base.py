@@ -10,7 +10,8 @@ from plait.log_upgrade import SCHEMA_VERSION
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Built when an event of the kind is first made or read: a process reads and writes only a few of the kinds.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     v: int = SCHEMA_VERSION
     run_id: str

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from plait.errors import StateError
-from plait.events.types import Event, EventAdapter
+from plait.events.types import Event, validate_event
 from plait.log_upgrade import SCHEMA_VERSION, upgrade
 
 __all__ = ["SCHEMA", "decode_payload", "decode_rows", "fsync", "insert", "insert_all"]
@@ -47,7 +47,7 @@ def decode_payload(payload: str) -> Event:
     except json.JSONDecodeError as exc:
         raise StateError(f"an event is not valid JSON ({exc.msg})") from exc
     try:
-        return EventAdapter.validate_python(upgrade(data))
+        return validate_event(upgrade(data))
     except ValidationError as exc:
         raise StateError(f"an event is malformed: {exc.errors()[0]['msg']}") from exc
 
@@ -63,13 +63,16 @@ def decode_rows(where: object, rows: Iterable[tuple[Any, ...]]) -> Iterable[Even
         version = data.get("v", 0) if isinstance(data, dict) else 0
         if isinstance(version, int) and version > SCHEMA_VERSION:
             raise StateError(f"event {seq} in {where} was written by a newer plait (schema {version}); upgrade plait")
+        data = upgrade(data)
+        if isinstance(data, dict):
+            data["seq"] = seq  # validated with its number, not copied again to set it
         try:
-            event = EventAdapter.validate_python(upgrade(data))
+            event = validate_event(data)
         except ValidationError as exc:
             first = exc.errors()[0]
             at = ".".join(str(p) for p in first["loc"])
             raise StateError(f"event {seq} in {where} is malformed at {at}: {first['msg']}") from exc
-        yield event.model_copy(update={"seq": seq})
+        yield event
 
 
 def fsync(path: Path) -> None:

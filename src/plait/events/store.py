@@ -15,7 +15,7 @@ from plait.errors import StateError
 from plait.events._posting import Posted, PostQueue, Then, append_then, failed, post_to, tell
 from plait.events._sqlite import SCHEMA, decode_payload, decode_rows, fsync, insert, insert_all
 from plait.events._wal import wal_damage
-from plait.events.types import Event, EventAdapter
+from plait.events.types import Event, validate_event
 from plait.log_upgrade import SCHEMA_VERSION, stored_kinds
 from plait.redact import Redactor, scrub_strings, strings_in
 
@@ -323,11 +323,11 @@ def rewrite_strings(event: Event, change: Callable[[str], str], *, keep: Sequenc
     if changed == data:
         return event
     try:
-        return EventAdapter.validate_python(changed)
+        return validate_event(changed)
     except ValidationError as exc:
         fields = {str(e["loc"][1]) for e in exc.errors() if len(e["loc"]) > 1}
         changed.update({k: data[k] for k in fields if k in data})
-        return EventAdapter.validate_python(changed)
+        return validate_event(changed)
 
 
 def _unchanged(text: str) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast, get_args
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from plait.events._base import _Event
 from plait.events._decided import (
@@ -32,6 +32,7 @@ from plait.messages import ModelResponse, ToolCall, Usage
 from plait.plan_model import Plan
 
 __all__ = [
+    "BY_KIND",
     "AgentSession",
     "EXPERT_PREFIX",
     "AgentStopped",
@@ -78,6 +79,7 @@ __all__ = [
     "VerifyChecked",
     "WorkCarried",
     "WorktreeOpening",
+    "validate_event",
 ]
 
 StopReason = Literal[
@@ -350,4 +352,21 @@ Event = Annotated[
     Field(discriminator="kind"),
 ]
 
-EventAdapter: TypeAdapter[Event] = TypeAdapter(Event)
+EventAdapter: TypeAdapter[Event] = TypeAdapter(Event, config=ConfigDict(defer_build=True))
+"""The union's validator and serializer, built at its first use (which a resume need not make)."""
+
+BY_KIND: dict[str, type[_Event]] = {cls.model_fields["kind"].default: cls for cls in get_args(get_args(Event)[0])}
+"""Each kind's event model, by the `kind` its events carry."""
+
+
+def validate_event(data: Any) -> Event:
+    """The event `data` (an event's JSON, as a dict) is: checked by its kind's model alone, so that only the kinds a
+    process reads are built. One it does not fit raises the union's `ValidationError`, in the union's words."""
+    kind = data.get("kind") if isinstance(data, dict) else None
+    model = BY_KIND.get(kind) if isinstance(kind, str) else None
+    if model is not None:
+        try:
+            return cast("Event", model.model_validate(data))
+        except ValidationError:
+            pass
+    return EventAdapter.validate_python(data)
