@@ -11,15 +11,20 @@ agent that replayed its past makes its first new call) and when every agent has 
 process is then killed and the repository restored, and that is repeated REPEAT times per code version, the
 versions taking turns. With `--workdir DIR` the killed run is kept in DIR and reused by the next invocation.
 
-Versions: the working tree's `src` (or the one `--src DIR` names: a copy, when others edit the working tree),
-and with `--baseline REV` that commit's `src` as well (checked out with `git worktree add` into a temporary
-directory); the version's `src` is put first on PYTHONPATH of the resumed process. Every version must ask its
-model what the recording's code asked (the same prompts and tools): one whose replay diverges stops the benchmark.
+Versions: the working tree's `src` (or those `--src DIR` names, `--src` given once for each: a copy, when others
+edit the working tree), and with `--baseline REV` that commit's `src` as well (checked out with `git worktree add`
+into a temporary directory); the version's `src` is put first on PYTHONPATH of the resumed process. Every version
+must ask its model what the recording's code asked (the same prompts and tools): one whose replay diverges stops
+the benchmark.
 The run is recorded with the baseline's code when there is one (else the measured `src`'s), so that a commit
 which changed the prompts since an older recording can still be compared with the code it is measured against.
 
+Besides wall time, the table gives the CPU seconds (user and system, its own threads, git's processes not
+counted) that the resumed process had used when its first new call reached the server, read from `/proc`:
+the figure a busy machine inflates least.
+
 Run: .venv/bin/python benchmarks/bench_resume.py [--tasks 24] [--calls 2500] [--repeat 3] [--baseline REV]
-     [--workdir DIR] [--profile FILE] [--src DIR]
+     [--workdir DIR] [--profile FILE] [--src DIR ...]
 """
 
 from __future__ import annotations
@@ -60,10 +65,13 @@ class Server:
         self.first: dict[str, float] = {}
         self.all_live = threading.Event()
         self.any_live = threading.Event()
+        self.pid = 0
+        """The resumed process, whose CPU time the first request it sends reads (`cpu`)."""
+        self.cpu = float("nan")
 
-    def reset(self, limit: int | None) -> None:
+    def reset(self, limit: int | None, pid: int = 0) -> None:
         with self.lock:
-            self.answered, self.limit, self.first = 0, limit, {}
+            self.answered, self.limit, self.first, self.pid, self.cpu = 0, limit, {}, pid, float("nan")
         self.all_live.clear()
         self.any_live.clear()
 
@@ -75,6 +83,8 @@ class Server:
         agent = found.group(1) if found else "?"
         turn = sum(m.get("role") == "assistant" for m in messages)
         with self.lock:
+            if not self.first and self.pid:
+                self.cpu = _cpu(self.pid)
             self.first.setdefault(agent, now)
             self.any_live.set()
             if len(self.first) >= self.tasks:
@@ -86,6 +96,15 @@ class Server:
             return {"status": 503, "message": "the benchmark is over"}
         call = {"name": "read_file", "arguments": {"path": "notes.txt"}, "id": f"c{turn}"}
         return {"text": f"step {turn}", "tool_calls": [call], "usage": {"input_tokens": 100, "output_tokens": 10}}
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds (user and system, every thread) process `pid` has used so far, its children not counted."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _env(tmp: Path, tasks: int) -> dict[str, str]:
@@ -177,13 +196,15 @@ def _restore(tmp: Path, saved: Path, url: str) -> None:
 
 def resume_once(
     tmp: Path, saved: Path, server: Server, tasks: int, src: Path, url: str, profile: str = ""
-) -> tuple[float, float]:
-    """Seconds from the start of `plait resume` to its first new model call, and to every agent's first one."""
+) -> tuple[float, float, float]:
+    """Seconds from the start of `plait resume` to its first new model call and to every agent's first one, and
+    the CPU seconds the resumed process had used when its first new call reached the server."""
     _restore(tmp, saved, url)
     env = {**_env(tmp, tasks), "PYTHONPATH": str(src)}
     server.reset(None)
     started = time.perf_counter()
     proc = _plait(["resume", "last"], tmp / "repo", env, profile)
+    server.pid = proc.pid
     try:
         if not server.all_live.wait(300):
             raise SystemExit(f"the resumed run made no new call: {_tail(tmp / 'repo')}")
@@ -194,7 +215,7 @@ def resume_once(
         _kill(proc)
     if _diverged(tmp / "repo"):
         raise SystemExit(f"{src} asks its model something else than the recorded run: record one with its code")
-    return min(server.first.values()) - started, max(server.first.values()) - started
+    return min(server.first.values()) - started, max(server.first.values()) - started, server.cpu
 
 
 def _diverged(repo: Path) -> bool:
@@ -213,6 +234,11 @@ def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def _short(src: Path) -> str:
+    """A `--src` directory named in the table: its last two parts."""
+    return "/".join(src.parts[-2:])
+
+
 def _baseline_src(rev: str, tmp: Path) -> Path:
     where = tmp / "baseline"
     subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), rev], cwd=ROOT, check=True)
@@ -229,14 +255,17 @@ def main() -> None:
         "--profile", default="", help="after the timed resumes, one more per version under cProfile, to FILE.0, FILE.1"
     )
     parser.add_argument("--workdir", type=Path, help="keep the killed run here, and reuse it when it is there")
-    parser.add_argument("--src", type=Path, default=ROOT / "src", help="code measured (default: the working tree's)")
+    parser.add_argument(
+        "--src", type=Path, action="append", help="code measured, may be given again (default: the working tree's)"
+    )
     args = parser.parse_args()
     server = Server(args.tasks)
     with tempfile.TemporaryDirectory() as t, WireServer(server) as wire:
         work = (args.workdir or Path(t)).resolve()
         tmp, saved = work / "run", work / "saved"
         url = f"openai-compatible:bench@{wire.openai_url}"
-        versions = {"working tree" if args.src == ROOT / "src" else "--src": args.src.resolve()}
+        srcs = [s.resolve() for s in args.src or [ROOT / "src"]]
+        versions = {"working tree" if s == ROOT / "src" else _short(s): s for s in srcs}
         if args.baseline:
             versions = {f"baseline {args.baseline}": _baseline_src(args.baseline, Path(t)), **versions}
         try:
@@ -246,15 +275,15 @@ def main() -> None:
             events = _events(saved / "repo")
             print(f"run: {args.tasks} agents, {events:,} events, killed mid-run; {args.repeat} resumes per version")
             print(f"load average at the start: {_load()}")
-            print(f"{'code':<28} {'first new call (median)':>24} {'every agent live (median)':>26}")
-            times: dict[str, list[tuple[float, float]]] = {label: [] for label in versions}
+            times: dict[str, list[tuple[float, float, float]]] = {label: [] for label in versions}
             for _ in range(args.repeat):  # the versions take turns, so that a busy spell of the machine hits both
                 for label, src in versions.items():
                     times[label].append(resume_once(tmp, saved, server, args.tasks, src, url))
+            print("medians: wall seconds to the first new call and to every agent's; CPU seconds at the first")
+            print(f"{'code':<28} {'first new call':>15} {'CPU at it':>10} {'every agent live':>17}")
             for label, measured in times.items():
-                first = statistics.median(t[0] for t in measured)
-                every = statistics.median(t[1] for t in measured)
-                print(f"{label:<28} {first:>23.2f}s {every:>25.2f}s", flush=True)
+                first, every, cpu = (statistics.median(t[i] for t in measured) for i in range(3))
+                print(f"{label:<28} {first:>14.2f}s {cpu:>9.2f}s {every:>16.2f}s", flush=True)
             print(f"load average at the end: {_load()}")
             for i, src in enumerate(versions.values() if args.profile else ()):  # FILE.0 the first version...
                 resume_once(tmp, saved, server, args.tasks, src, url, f"{Path(args.profile).resolve()}.{i}")
