@@ -28,22 +28,36 @@ def _gitlinks(repo: Repo, work_tree: Path, env: Mapping[str, str]) -> list[str]:
     return [entry.split("\t", 1)[1] for entry in out.split("\0") if entry.startswith("160000 ")]
 
 
+def _listed(repo: Repo, work_tree: Path, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """The index's gitlinks, and the new repositories among the untracked files, from one `ls-files`: git lists
+    those as `dir/` (it does not look inside them); its tags tell an untracked name (`?`) from an index entry."""
+    out = repo.git("ls-files", "-z", "-t", "--stage", "--others", "--exclude-standard", cwd=work_tree, env=env)
+    links: list[str] = []
+    nested: list[str] = []
+    for entry in out.split("\0"):
+        if entry.startswith("? "):
+            if entry.endswith("/"):
+                nested.append(entry[2:].rstrip("/"))
+        elif entry[2:].startswith("160000 "):
+            links.append(entry.split("\t", 1)[1])
+    return links, nested
+
+
 def nested_repositories(repo: Repo, work_tree: Path, env: Mapping[str, str], *, populated: bool) -> list[str]:
-    """Directories of `work_tree` that are repositories of their own: git lists new ones as `dir/` among the
-    untracked files (it does not look inside them); with `populated`, also gitlinks whose directory holds a `.git`."""
-    out = repo.git("ls-files", "--others", "--exclude-standard", "-z", cwd=work_tree, env=env)
-    found = [name.rstrip("/") for name in out.split("\0") if name.endswith("/")]
+    """Directories of `work_tree` that are repositories of their own: new ones among the untracked files; with
+    `populated`, also gitlinks whose directory holds a `.git`."""
+    links, found = _listed(repo, work_tree, env)
     if populated:
-        found += [path for path in _gitlinks(repo, work_tree, env) if os.path.lexists(work_tree / path / ".git")]
+        found += [path for path in links if os.path.lexists(work_tree / path / ".git")]
     return sorted(found)
 
 
 def stage_all(repo: Repo, work_tree: Path, env: Mapping[str, str], excludes: tuple[str, ...]) -> list[str]:
     """`git add --all` without gitlinks (they stay as the index has them) and nested repositories (git would add
     them as gitlinks, or fail on one without commits); a gitlink that still got in (a repository made while git
-    ran) is taken out again. Returns the nested repositories left out."""
-    links = _gitlinks(repo, work_tree, env)
-    nested = nested_repositories(repo, work_tree, env, populated=False)
+    ran) is taken out again. Returns the nested repositories left out. Three git processes: both lists in one
+    `ls-files`, the `add`, and the index's gitlinks after it."""
+    links, nested = _listed(repo, work_tree, env)
     specs = [".", *(f":(exclude,glob){glob}" for glob in excludes)]
     specs += [f":(exclude,literal){path}" for path in [*links, *nested]]
     pathspecs = "\0".join(specs)
