@@ -274,8 +274,13 @@ class TaskAttempts:
         )
 
     async def integrate(self, task: PlanTask, branch: str, commit: str, summary: str) -> Attempt:
-        """Bring the attempt's commit into the run's result (unless integrated before it was resumed), then log it."""
-        if commit and task.id not in (self.ctx.state.integrated if self.ctx.state else set()):
+        """Bring the attempt's commit into the run's result (unless integrated before it was resumed, or stopped by
+        the user before it was committed: see `plait.run.steer`), then log it."""
+        integrated, steering = task.id in (self.ctx.state.integrated if self.ctx.state else ()), self.steering[task.id]
+        if not integrated and (stopped := steering.stopped_before(commit)) is not None:
+            await self.finished(task.id, "failed", f"stopped_by_user: {stopped}", commit)
+            return Attempt(False, f"the agent stopped (stopped_by_user): {stopped}", retry=steering.retry)
+        if commit and not integrated:
             release_slot()  # the agent is done: merging is not agent work, and may wait for other merges
             ok, why = await self.integrator.integrate(task, branch, commit, summary)
             if not ok:

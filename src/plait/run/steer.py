@@ -9,6 +9,13 @@ machine that shares the store. The run's own process reads the log before each l
     stop    ─► the attempt ends (`stopped_by_user`); its task is dropped, or with `retry` tried again
                from its work
 
+A stop wins when it is logged before the attempt's work is committed (the `commit` event that ends the attempt):
+the agent reads it before its next live call, and the run reads it again as it hands the work to the merge, so that
+a stop given while the call that finishes the task is in flight is not missed; after the commit it is too late,
+the work is merged. The log alone decides, so a resumed run decides as the killed one would have. A stop that drops
+the task holds for every later attempt of it (one that failed otherwise is not tried again); a stop to try again
+ends the attempt in flight only.
+
 Paused time still counts against the task's wall-time limit.
 """
 
@@ -22,7 +29,7 @@ from typing import Literal
 
 from plait.agent.journal import agent_events
 from plait.events.runlog import RunLog
-from plait.events.types import Decision, Event, NotesDelivered, TaskStarted, UserSteered
+from plait.events.types import Committed, Decision, Event, NotesDelivered, TaskStarted, UserSteered
 
 __all__ = ["SAID", "Action", "Steering", "notes_from", "said", "steer", "told"]
 
@@ -37,8 +44,8 @@ _TOLD = {
     "say": "{task} reads it at its next model call",
     "pause": "{task} pauses before its next model call; `plait agent {run} {task} --resume` lets it go on",
     "resume": "{task} goes on",
-    "stop": "{task} stops after the step in flight; the task is dropped and the run goes on without it",
-    "retry": "{task} stops after the step in flight; the task is tried again from its work",
+    "stop": "{task} stops after the step in flight; the task is dropped, unless its work was committed already",
+    "retry": "{task} stops after the step in flight; the task is tried again from its work, unless it was committed",
 }
 
 
@@ -140,11 +147,9 @@ class Steering:
         told = False
         while True:
             self._read()
-            steers, started = self._steers, self._started
-            self.stopped = next((e for e in steers if e.action == "stop" and e.seq > started), None)
-            if self.stopped is not None:
-                return "stopped by the user, to be tried again from its work" if self.retry else "dropped by the user"
-            toggles = [e.action for e in steers if e.action in ("pause", "resume")]
+            if (why := self._stop()) is not None:
+                return why
+            toggles = [e.action for e in self._steers if e.action in ("pause", "resume")]
             if not toggles or toggles[-1] != "pause":
                 return None
             if not told:
@@ -158,3 +163,28 @@ class Steering:
                 )
                 told = True
             await asyncio.sleep(self.poll_s)
+
+    def stopped_before(self, commit: str) -> str | None:
+        """The reason to stop, when the user stopped the attempt before its work was committed as `commit` (read
+        as the work is handed to the merge: the stop the agent could not read after its last model call)."""
+        self._read()
+        until = next((e.seq for e in reversed(self._commits()) if e.sha == commit), 0) if commit else 0
+        return self._stop(until)
+
+    def _commits(self) -> list[Committed]:
+        return [e for e in self.log.events(agent=self.task_id, kinds=["commit"]) if isinstance(e, Committed)]
+
+    def _stop(self, until: int = 0) -> str | None:
+        """The reason to stop the attempt in flight, as read last (with `until`, by a stop logged before it): a stop
+        that drops the task, whenever it came, or a stop to try again given since the attempt started."""
+        self.stopped = next(
+            (
+                e
+                for e in self._steers
+                if e.action == "stop" and (not e.retry or e.seq > self._started) and (not until or e.seq < until)
+            ),
+            None,
+        )
+        if self.stopped is None:
+            return None
+        return "stopped by the user, to be tried again from its work" if self.retry else "dropped by the user"
