@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from plait.errors import UsageError
 from plait.textsafe import visible
-from plait.ui._reading import has_log, open_store, out, read_redactor, resolve_run, settings_if_any
+from plait.ui import _reading
+from plait.ui._reading import has_log, open_store, read_redactor, resolve_run, settings_if_any
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from plait.events.store import EventStore
     from plait.events.types import Event
     from plait.redact import Redactor
+    from plait.ui._grid import Grid
     from plait.ui.summary import RunSummary
     from plait.workspace import Repo
 
@@ -62,36 +64,41 @@ def list_runs(repo_path: Path, as_json: bool) -> None:
                 redact = read_redactor(repo.root)
                 for s in summaries:
                     s.task, s.model, s.reason = (visible(redact(x)) for x in (s.task, s.model, s.reason))
-            out.print_json(json.dumps([s.as_json() for s in summaries]), ensure_ascii=True)
+            _reading.out.print_json(json.dumps([s.as_json() for s in summaries]), ensure_ascii=True)
             return
         rows = summaries
+    from plait.ui._plain import page
+
     if not rows:
-        out.print("no runs yet: start one with `plait run TASK`")
+        page(soft_wrap=True).print("no runs yet: start one with `plait run TASK`")
         return
-    _table(rows, read_redactor(repo.root))
+    page(soft_wrap=True).print(_table(rows, read_redactor(repo.root)))
 
 
-def _table(rows: Sequence[_Shown], redact: Redactor) -> None:
+def _table(rows: Sequence[_Shown], redact: Redactor) -> Grid:
     """The runs as a table: a log written before events were redacted on the way in holds the task as given."""
-    from rich.markup import escape
-    from rich.table import Table
+    from plait.ui._grid import Column, Grid
+    from plait.ui._plain import escape
 
     # the id is what --follow-up, --resume and every other command take: it is never cut; the model is
     # shortened and the task wraps instead (tokens are in --json and `plait cost`)
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("run", no_wrap=True, min_width=max(len(s.run_id) for s in rows))
-    table.add_column("status", no_wrap=True)
-    table.add_column("model", overflow="ellipsis", max_width=22)
-    table.add_column("calls", justify="right", no_wrap=True)
-    table.add_column("cost", justify="right", no_wrap=True)
-    table.add_column("task", min_width=16, overflow="fold")
+    table = Grid(
+        Column("run", no_wrap=True, min_width=max(len(s.run_id) for s in rows)),
+        Column("status", no_wrap=True),
+        Column("model", overflow="ellipsis", max_width=22),
+        Column("calls", justify="right", no_wrap=True),
+        Column("cost", justify="right", no_wrap=True),
+        Column("task", min_width=16, overflow="fold"),
+        boxed=False,
+        header_style="bold",
+    )
     for s in rows:
         status = s.status if s.status != "running" else "unfinished"
         model, task = visible(redact(s.model)), visible(redact(s.task))
         task = task.strip().splitlines()[0] if task.strip() else ""
         model, task = escape(visible(model)), escape(visible(task[:120]))
         table.add_row(s.run_id, status, model, str(s.model_calls), s.cost_text, task)
-    out.print(table)
+    return table
 
 
 def show_run(run_ref: str, task: str | None, repo_path: Path, *, full: bool, no_pager: bool, as_json: bool) -> None:
@@ -132,6 +139,7 @@ def print_transcript(
     diff = ""
     if s.commit and s.base_commit:
         diff = redact(repo.git("diff", "--stat", "--patch", s.base_commit, s.commit, check=False))
+    out = _reading.out
     if no_pager or not out.is_terminal:
         render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
         return

@@ -23,9 +23,20 @@ if TYPE_CHECKING:  # each command imports what only it shows (the tables, the co
     from plait.events.types import Event, GateChecked, MergeStep
     from plait.redact import Redactor
     from plait.ui._live_steer import Steering
+    from plait.ui._plain import Page
     from plait.ui.feed import EventFeed
 
-__all__ = ["Run", "print_cost", "print_status", "run_cost", "run_log", "run_status", "write_line", "wide_console"]
+__all__ = [
+    "Run",
+    "print_cost",
+    "print_status",
+    "run_cost",
+    "run_log",
+    "run_status",
+    "wide_console",
+    "wide_page",
+    "write_line",
+]
 
 
 class Run:
@@ -49,9 +60,22 @@ class Run:
         return self.feed().poll()
 
 
+def _wide() -> int | None:
+    """The width of a page written to a file or a pipe (`COLUMNS`, else 160 cells); None for a terminal's."""
+    return None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "160"))
+
+
 def wide_console() -> Console:
     """Rich output: the terminal's width, or a wide page when written to a file or a pipe."""
-    return console() if sys.stdout.isatty() else console(width=int(os.environ.get("COLUMNS", "160")))
+    width = _wide()
+    return console() if width is None else console(width=width)
+
+
+def wide_page() -> Page:
+    """Where a run's tables are printed, as `wide_console` prints, drawn without rich's console unless styled."""
+    from plait.ui._plain import page
+
+    return page(_wide())
 
 
 def run_status(
@@ -94,7 +118,7 @@ def print_status(run_id: str, events: list[Event], *, as_json: bool, compact: bo
     if not as_json:
         from plait.ui.overview import render_status
 
-        render_status(wide_console(), view, placed=placed)
+        render_status(wide_page(), view, placed=placed)
         return
     from plait.ui.summary import summarize
 
@@ -177,4 +201,4 @@ def print_cost(run_id: str, events: list[Event], *, as_json: bool) -> None:
     if as_json:
         write_line(json.dumps({"run_id": run_id, **costs.as_json()}, indent=2))
         return
-    render_cost(wide_console(), costs)
+    render_cost(wide_page(), costs)

@@ -5,24 +5,24 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
 from plait.ui import _fmt
 from plait.ui._expert_cost import COLUMNS_NOTE, saving_note, trade_line
+from plait.ui._grid import Column, Grid
+from plait.ui._plain import escape
 from plait.ui.cost import CostBreakdown, CostLine, cost_breakdown
 from plait.ui.runview import RunView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # printed on a plain page when nothing is styled: rich's console and tables are not imported
     from plait.events.types import Event
+    from plait.ui._plain import Page
 
 __all__ = ["agents_table", "print_run_summary", "render_cost", "render_status"]
 
 
-def agents_table(view: RunView) -> Table:
+def agents_table(view: RunView) -> Grid:
     """One row per agent: task, state, the call in flight, steps, tokens, money, merge."""
-    table = Table("agent", "task", "state", "now", "steps", "tokens", "cost", "merge", box=None, pad_edge=False)
+    headers = ("agent", "task", "state", "now", "steps", "tokens", "cost", "merge")
+    table = Grid(*(Column(h) for h in headers), boxed=False)
     for agent in view.agents.values():
         state = agent.state + (f" #{agent.attempt}" if agent.attempt > 1 else "")
         style = _fmt.STATE_STYLE.get(agent.state, "")
@@ -48,7 +48,7 @@ def _head(view: RunView, now: float) -> str:
 
 
 def render_status(
-    console: Console, view: RunView, *, now: float | None = None, placed: dict[str, tuple[str, str]] | None = None
+    console: Page, view: RunView, *, now: float | None = None, placed: dict[str, tuple[str, str]] | None = None
 ) -> None:
     """What `plait status` prints when its output is not a terminal; `placed`: the node each agent runs on."""
     now = time.time() if now is None else now
@@ -71,12 +71,9 @@ def render_status(
         console.print(f"reason: {escape(view.reason)}", highlight=False)
 
 
-def _cost_table(title: str, lines: dict[str, CostLine], busy: dict[str, float] | None = None) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold")
-    for column in (title.split()[-1], "calls", "input", "cached", "output", "cost", "cache saved"):
-        table.add_column(column, justify="left" if column == title.split()[-1] else "right")
-    if busy is not None:
-        table.add_column("busy", justify="right")
+def _cost_table(title: str, lines: dict[str, CostLine], busy: dict[str, float] | None = None) -> Grid:
+    headers = ("calls", "input", "cached", "output", "cost", "cache saved", *(("busy",) if busy is not None else ()))
+    table = Grid(Column(title.split()[-1]), *(Column(h, "right") for h in headers), boxed=True, title=title)
     for line in lines.values():
         u = line.usage
         row = [escape(line.name), str(line.calls), _fmt.tokens(u.input_tokens), _fmt.tokens(u.cached_tokens)]
@@ -88,7 +85,7 @@ def _cost_table(title: str, lines: dict[str, CostLine], busy: dict[str, float] |
     return table
 
 
-def render_cost(console: Console, costs: CostBreakdown) -> None:
+def render_cost(console: Page, costs: CostBreakdown) -> None:
     """The cost tables and the parallel overhead, as `plait cost` prints them."""
     console.print(_cost_table("by agent", costs.by_agent, costs.busy_s))
     console.print(_cost_table("by model", costs.by_model))
@@ -108,10 +105,9 @@ def render_cost(console: Console, costs: CostBreakdown) -> None:
         console.print(f"  ({saving_note(costs.experts)})", highlight=False)
 
 
-def _experts_table(costs: CostBreakdown) -> Table:
-    table = Table(title="by expert", title_justify="left", title_style="bold")
-    for column in ("expert", "questions", "from memory", "reads", "calls", "tokens", "cost", "saved reading (est.)"):
-        table.add_column(column, justify="left" if column == "expert" else "right")
+def _experts_table(costs: CostBreakdown) -> Grid:
+    headers = ("questions", "from memory", "reads", "calls", "tokens", "cost", "saved reading (est.)")
+    table = Grid(Column("expert"), *(Column(h, "right") for h in headers), boxed=True, title="by expert")
     for e in costs.experts:
         table.add_row(
             escape(e.name),
@@ -137,7 +133,7 @@ def _time_line(costs: CostBreakdown) -> str:
     )
 
 
-def print_run_summary(console: Console, events: list[Event]) -> None:
+def print_run_summary(console: Page, events: list[Event]) -> None:
     """The short summary printed when a run ends: outcome, each agent, merges, gate, money and time."""
     if not events:
         return

@@ -1,0 +1,266 @@
+"""What rich draws when nothing is styled, drawn without rich's console: text from markup, wrapped as rich wraps
+it, a rule, a page that prints them.
+
+Importing rich's console costs more than `plait status` does otherwise. When the output is not a terminal (nor
+said to be one, `FORCE_COLOR`, `TTY_COMPATIBLE`), rich writes no style and its output is plain text laid out by
+a few rules: markup becomes its text (emoji codes replaced, control codes dropped), a line is wrapped at word
+boundaries to the page's width, a long word folded or cut. Those rules are followed here, with rich's own cell
+widths and line breaking (`rich.cells`, `rich._wrap`, which import nothing of the console), so that the bytes are
+the same; `tests/ui/test_plain.py` draws each thing both ways and compares them. In a terminal rich draws.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = [
+    "Drawable",
+    "Page",
+    "PlainPage",
+    "cells",
+    "escape",
+    "markup_text",
+    "page",
+    "page_width",
+    "plain_page",
+    "styled",
+    "truncate",
+    "wrap",
+]
+
+_ESCAPED = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+_TAGS = re.compile(r"""((\\*)\[([a-z#/@][^[]*?)])""")
+"""A markup tag and the backslashes before it, as rich finds them."""
+_EMOJI_CODE = re.compile(r":\S*?:")
+_TRAILING_SPACE = re.compile(r"\s+$")
+_STRIPPED = dict.fromkeys((7, 8, 11, 12, 13))
+"""The control codes rich drops from text (bell, backspace, vertical tab, form feed, carriage return)."""
+
+
+class Drawable(Protocol):
+    """A thing a page draws: its lines at a width, without their newlines."""
+
+    def plain_lines(self, width: int, *, soft_wrap: bool = False) -> list[str]:
+        """The lines rich would draw of it at `width`, unstyled (on a soft-wrapped page with `soft_wrap`)."""
+        ...
+
+
+def styled(file: Any = None) -> bool:
+    """Whether rich writes to `file` (stdout by default) as to a terminal, or this module cannot draw what it
+    would: a terminal or one said to be (`TTY_COMPATIBLE`, `FORCE_COLOR`), an encoding other than UTF-8, Windows."""
+    file = sys.stdout if file is None else file
+    if os.name == "nt" or not (getattr(file, "encoding", None) or "utf-8").lower().startswith("utf"):
+        return True
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    force = os.environ.get("FORCE_COLOR")
+    if force is not None:
+        return force != ""
+    try:
+        return bool(file.isatty())
+    except ValueError:  # a closed file
+        return False
+
+
+def _strip(text: str) -> str:
+    return text.translate(_STRIPPED) if not text.isprintable() else text
+
+
+def _emoji(text: str) -> str:
+    if ":" not in text or not any(m.group() != "::" for m in _EMOJI_CODE.finditer(text)):
+        return text
+    from rich._emoji_replace import _emoji_replace
+
+    return _emoji_replace(text)
+
+
+def escape(text: str) -> str:
+    """`text` escaped for console markup, as rich's `escape` escapes it (without importing rich's text)."""
+    text = _ESCAPED.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
+    return text + "\\" if text.endswith("\\") and not text.endswith("\\\\") else text
+
+
+def markup_text(markup: str) -> str:
+    """The text rich shows of console markup: tags dropped, `\\[` unescaped, emoji codes replaced, control codes
+    dropped."""
+    if "[" not in markup:
+        return _strip(_emoji(markup))
+    parts: list[str] = []
+    position = 0
+    for match in _TAGS.finditer(markup):
+        full, escapes, _ = match.groups()
+        start, end = match.span()
+        if start > position:
+            parts.append(_emoji(markup[position:start].replace("\\[", "[")))
+        position = end
+        if escapes:
+            backslashes, escaped = divmod(len(escapes), 2)
+            if backslashes:
+                parts.append("\\" * backslashes)
+            if escaped:
+                parts.append(_emoji(full[len(escapes) :].replace("\\[", "[")))
+    if position < len(markup):
+        parts.append(_emoji(markup[position:].replace("\\[", "[")))
+    return _strip("".join(parts))
+
+
+def cells(text: str) -> int:
+    """How many cells `text` takes in a terminal, as rich counts them."""
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def truncate(line: str, width: int, overflow: str = "fold", *, pad: bool = False) -> str:
+    """`line` cut to `width` cells (with `…` for `ellipsis`), and padded to it with `pad`, as rich's text is."""
+    from rich.cells import cell_len, set_cell_size
+
+    if overflow == "ignore":
+        return line
+    length = cell_len(line)
+    if length > width:
+        line = set_cell_size(line, width - 1) + "…" if overflow == "ellipsis" else set_cell_size(line, width)
+    elif pad and length < width:
+        line += " " * (width - length)
+    return line
+
+
+def _expand_tabs(line: str, tab_size: int) -> str:
+    from rich.cells import cell_len
+
+    out: list[str] = []
+    position = 0
+    for part in re.split(r"(?<=\t)", line):
+        if part.endswith("\t"):
+            part = part[:-1] + " "
+            position += cell_len(part)
+            if position % tab_size:
+                part += " " * (tab_size - position % tab_size)
+                position += tab_size - position % tab_size
+        else:
+            position += cell_len(part)
+        out.append(part)
+    return "".join(out)
+
+
+def _justify(lines: list[str], width: int, justify: str, overflow: str) -> list[str]:
+    if justify == "left":
+        return [truncate(line, width, overflow, pad=True) for line in lines]
+    if justify == "right":
+        shown = [truncate(line.rstrip(), width, overflow) for line in lines]
+        return [" " * max(width - cells(line), 0) + line for line in shown]
+    if justify != "default":
+        raise ValueError(f"cannot justify {justify!r}")
+    return lines
+
+
+def wrap(
+    text: str, width: int, *, justify: str = "default", overflow: str = "fold", no_wrap: bool = False, tab_size: int = 8
+) -> list[str]:
+    """The lines of `text` wrapped to `width` cells as rich's `Text.wrap` wraps them."""
+    from rich._wrap import divide_line
+
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if "\t" in line:
+            line = _expand_tabs(line, tab_size)
+        if no_wrap:
+            pieces = [line]
+        else:
+            offsets = divide_line(line, width, fold=overflow == "fold")
+            pieces = [line[a:b] for a, b in zip([0, *offsets], [*offsets, len(line)], strict=True)]
+            pieces = [_rstrip_end(piece, width) for piece in pieces]
+        pieces = _justify(pieces, width, justify, overflow)
+        lines.extend(truncate(piece, width, overflow) for piece in pieces)
+    return lines
+
+
+def _rstrip_end(line: str, width: int) -> str:
+    if len(line) > width and (space := _TRAILING_SPACE.search(line)) is not None:
+        return line[: len(line) - min(len(space.group()), len(line) - width)]
+    return line
+
+
+class Page(Protocol):
+    """Where the read-only commands print: rich's console, or a plain page that draws the same bytes."""
+
+    def print(
+        self, thing: Any, /, *, highlight: bool | None = None, soft_wrap: bool | None = None, end: str = "\n"
+    ) -> None:
+        """Print `thing`: console markup, or something drawable."""
+        ...
+
+    def rule(self) -> None:
+        """A line across the page."""
+        ...
+
+
+class PlainPage:
+    """A page of plain text `width` cells wide, printed as rich's console prints when nothing is styled; with
+    `soft_wrap`, a line is neither wrapped nor cut (as rich's `soft_wrap`)."""
+
+    def __init__(self, width: int, *, soft_wrap: bool = False) -> None:
+        self.width = width
+        self.soft_wrap = soft_wrap
+
+    def print(
+        self, thing: str | Drawable, /, *, highlight: bool | None = None, soft_wrap: bool | None = None, end: str = "\n"
+    ) -> None:
+        """Print `thing` (console markup or a `Drawable`) as rich prints it (`highlight` changes nothing without
+        styles)."""
+        soft = self.soft_wrap if soft_wrap is None else soft_wrap
+        if isinstance(thing, str):
+            lines = wrap(markup_text(thing), self.width, no_wrap=soft, overflow="ignore" if soft else "fold")
+        else:
+            lines = thing.plain_lines(self.width, soft_wrap=soft)
+        if not soft:
+            lines = [truncate(line, self.width, "crop") for line in lines]
+        sys.stdout.write("\n".join(lines) + end)
+
+    def rule(self) -> None:
+        """A line of `─` across the page."""
+        self.print("─" * self.width, soft_wrap=True)
+
+
+def page_width() -> int:
+    """The width rich gives a console of stdout that is not a terminal and was given none: `COLUMNS`, else the
+    size of a terminal on stdin, stdout or stderr, else 80."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return int(columns)
+    for fd in (0, 1, 2):
+        try:
+            width = os.get_terminal_size(fd).columns
+        except (AttributeError, ValueError, OSError):
+            continue
+        return width or 80
+    return 80
+
+
+def plain_page(width: int | None = None, *, soft_wrap: bool = False) -> PlainPage | None:
+    """A plain page for stdout, or None when rich has to draw (`styled`)."""
+    if styled():
+        return None
+    return PlainPage(page_width() if width is None else width, soft_wrap=soft_wrap)
+
+
+def page(width: int | None = None, *, soft_wrap: bool = False) -> Page:
+    """Where to print on stdout: a plain page when nothing is styled, else a rich console (`width` given, or the
+    terminal's; the shared `plait.ui._reading.out` for a soft-wrapped page of the terminal's width)."""
+    plain = plain_page(width, soft_wrap=soft_wrap)
+    if plain is not None:
+        return plain
+    from plait.ui import _reading
+
+    if soft_wrap and width is None:
+        shared: Console = _reading.out
+        return shared
+    made: Console = _reading.console(soft_wrap=soft_wrap, **({} if width is None else {"width": width}))
+    return made
