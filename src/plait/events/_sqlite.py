@@ -7,12 +7,12 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
 from plait.errors import StateError
-from plait.events.types import Event, validate_event
+from plait.events.types import BY_KIND, Event, validate_event
 from plait.log_upgrade import SCHEMA_VERSION, upgrade
 
 __all__ = ["SCHEMA", "decode_payload", "decode_rows", "fsync", "insert", "insert_all"]
@@ -53,26 +53,45 @@ def decode_payload(payload: str) -> Event:
 
 
 def decode_rows(where: object, rows: Iterable[tuple[Any, ...]]) -> Iterable[Event]:
-    """The events of rows (sequence number, payload) read from the log at `where` (a SQLite file, a PostgreSQL
-    database: it names the log in errors), upgraded to this schema."""
-    for seq, payload in rows:
+    """The events of rows (sequence number, kind, payload) read from the log at `where` (a SQLite file, a PostgreSQL
+    database: it names the log in errors), upgraded to this schema.
+
+    A row of this schema is parsed and checked by its kind's model in one pass over its JSON; any other row (an
+    older or newer schema, a kind or payload that does not fit) is read the long way, which upgrades an old event
+    and words what is wrong with a bad one.
+    """
+    for seq, kind, payload in rows:
+        model = BY_KIND.get(kind)
         try:
-            data = json.loads(payload)
-        except json.JSONDecodeError as exc:
-            raise StateError(f"event {seq} in {where} is not valid JSON ({exc.msg})") from exc
-        version = data.get("v", 0) if isinstance(data, dict) else 0
-        if isinstance(version, int) and version > SCHEMA_VERSION:
-            raise StateError(f"event {seq} in {where} was written by a newer plait (schema {version}); upgrade plait")
-        data = upgrade(data)
-        if isinstance(data, dict):
-            data["seq"] = seq  # validated with its number, not copied again to set it
-        try:
-            event = validate_event(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            at = ".".join(str(p) for p in first["loc"])
-            raise StateError(f"event {seq} in {where} is malformed at {at}: {first['msg']}") from exc
-        yield event
+            event = model.model_validate_json(payload) if model is not None else None
+        except ValueError:  # a ValidationError, or text that is not JSON: the long way says which
+            event = None
+        if event is None or event.v != SCHEMA_VERSION or "v" not in event.__pydantic_fields_set__:
+            yield _decoded(where, seq, payload)
+            continue
+        object.__setattr__(event, "seq", seq)  # the store's number, not in the payload; set before anyone sees it
+        event.__pydantic_fields_set__.add("seq")
+        yield cast("Event", event)
+
+
+def _decoded(where: object, seq: int, payload: str) -> Event:
+    """The event of one row, its JSON upgraded from the schema it was written in; a `StateError` says what is wrong."""
+    try:
+        data = json.loads(payload)
+    except json.JSONDecodeError as exc:
+        raise StateError(f"event {seq} in {where} is not valid JSON ({exc.msg})") from exc
+    version = data.get("v", 0) if isinstance(data, dict) else 0
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise StateError(f"event {seq} in {where} was written by a newer plait (schema {version}); upgrade plait")
+    data = upgrade(data)
+    if isinstance(data, dict):
+        data["seq"] = seq
+    try:
+        return validate_event(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        at = ".".join(str(p) for p in first["loc"])
+        raise StateError(f"event {seq} in {where} is malformed at {at}: {first['msg']}") from exc
 
 
 def fsync(path: Path) -> None:

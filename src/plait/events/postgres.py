@@ -239,7 +239,7 @@ class PostgresEventStore:
     def events(
         self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
     ) -> list[Event]:
-        query = "SELECT seq, payload FROM plait_events WHERE run_id = %s AND seq > %s"
+        query = "SELECT seq, kind, payload FROM plait_events WHERE run_id = %s AND seq > %s"
         args: list[object] = [run_id, after]
         if agent is not None:
             query += " AND agent = %s"

@@ -191,7 +191,7 @@ class SQLiteEventStore:
     def events(
         self, run_id: str, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0
     ) -> list[Event]:
-        sql = "SELECT seq, payload FROM events WHERE run_id = ? AND seq > ?"
+        sql = "SELECT seq, kind, payload FROM events WHERE run_id = ? AND seq > ?"
         args: list[object] = [run_id, after]
         if agent is not None:
             sql += " AND agent = ?"
