@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -11,7 +12,7 @@ from plait.events.runlog import RunLog
 from plait.events.types import Decision
 from plait.messages import Usage
 
-__all__ = ["Budget", "BudgetExceeded", "Limits"]
+__all__ = ["Budget", "BudgetExceeded", "Limits", "spent"]
 
 WARN_AT = 0.8
 
@@ -90,3 +91,14 @@ class Budget:
                 data={"level": level, "limit": limit, "scope": self.scope},
             )
         )
+
+
+def spent(paid: Iterable[tuple[Usage, float]]) -> tuple[Usage, float]:
+    """What calls paid, each its usage and dollars, adds up to: summed field by field, one `Usage` made in all."""
+    tokens = dict.fromkeys(Usage.model_fields, 0)
+    usd = 0.0
+    for usage, cost in paid:
+        for name in tokens:
+            tokens[name] += getattr(usage, name)
+        usd += cost
+    return Usage(**tokens), usd

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from plait.agent.budget import Budget
+from plait.agent.budget import Budget, spent
 from plait.agent.journal import answered_calls
 from plait.events.runlog import RunLog
 from plait.events.types import (
@@ -18,6 +18,7 @@ from plait.events.types import (
     TaskFinished,
     TaskStarted,
 )
+from plait.messages import Usage
 from plait.plan_model import Plan
 from plait.run._opening import Opening, logged_openings
 from plait.run.scheduler import Attempt, TaskResult
@@ -138,8 +139,13 @@ def charge_earlier_spending(run: Budget, log: RunLog, tasks: dict[str, Budget] |
 
     The run's budget gets everything; with `tasks`, each task's budget gets its own agent's share only.
     """
-    for event in answered_calls(log):
-        if tasks is None:
-            run.charge(event.response.usage, event.cost_usd)
-        elif event.agent in tasks:
-            tasks[event.agent].charge(event.response.usage, event.cost_usd, up=False)
+    answers = answered_calls(log)  # summed, then charged once per budget
+    if tasks is None:
+        run.charge(*spent((e.response.usage, e.cost_usd) for e in answers))
+        return
+    own: dict[str, list[tuple[Usage, float]]] = {}
+    for e in answers:
+        own.setdefault(e.agent, []).append((e.response.usage, e.cost_usd))
+    for agent, paid in own.items():
+        if agent in tasks:
+            tasks[agent].charge(*spent(paid), up=False)
