@@ -38,13 +38,13 @@ def git_bytes(
     return done.returncode, done.stdout
 
 
-def read_objects(repo: Repo, specs: Sequence[str]) -> list[tuple[bytes, bytes] | None]:
-    """(type, contents) of each object named (an id, or `commit:path`) in one `cat-file --batch` call; None for
-    one that does not exist."""
+def read_objects(repo: Repo, specs: Sequence[str]) -> list[tuple[str, bytes, bytes] | None]:
+    """(id, type, contents) of each object named (an id, or `commit:path`) in one `cat-file --batch` call; None
+    for one that does not exist."""
     if not specs:
         return []
     _, out = git_bytes(repo, "cat-file", "--batch", input="".join(f"{spec}\n" for spec in specs).encode())
-    found: list[tuple[bytes, bytes] | None] = []
+    found: list[tuple[str, bytes, bytes] | None] = []
     pos = 0
     for _ in specs:
         end = out.index(b"\n", pos)
@@ -54,7 +54,7 @@ def read_objects(repo: Repo, specs: Sequence[str]) -> list[tuple[bytes, bytes] |
             found.append(None)
             continue
         size = int(header[2])
-        found.append((header[1], out[pos : pos + size]))
+        found.append((header[0].decode(), header[1], out[pos : pos + size]))
         pos += size + 1
     return found
 
@@ -76,7 +76,7 @@ def read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes]:
     for oid, read in zip(wanted, read_objects(repo, wanted), strict=True):
         if read is None:
             raise GitError("cat-file --batch", f"object {oid} is missing")
-        found[oid] = read[1]
+        found[oid] = read[2]
     return found
 
 

@@ -10,14 +10,13 @@ interpreter cannot parse is the parse stage's, and is not judged here.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from plait.reconcile._parsecheck import targets_python2
-from plait.reconcile._trees import read_blobs
+from plait.reconcile._parsecheck import DECLARING, targets_python2
+from plait.reconcile._sources import Sources
 from plait.reconcile._undefined import Unbound, unbound_names
-from plait.workspace import Repo
 
 __all__ = ["NewUnbound", "new_unbound_names", "shows_name"]
 
@@ -46,44 +45,46 @@ def _submodules(path: str, paths: Sequence[str]) -> frozenset[str]:
 
 
 class _Scan:
-    """Undefined names of files at any commit, with the project's Python and submodules fixed."""
+    """Undefined names of files at any commit, with the project's Python and submodules fixed; each blob read once."""
 
-    def __init__(self, repo: Repo, paths: Sequence[str], python2: bool) -> None:
-        self.repo, self.paths, self.python2 = repo, paths, python2
+    def __init__(self, sources: Sources, paths: Sequence[str], python2: bool) -> None:
+        self.sources, self.paths, self.python2 = sources, paths, python2
 
-    def text(self, text: str | None, path: str) -> list[Unbound]:
-        if text is None:
+    def blob(self, oid: str | None, path: str) -> list[Unbound]:
+        """The names the blob, as the file at `path`, reads unbound."""
+        if oid is None:
             return []
-        return unbound_names(text, python2=self.python2, submodules=_submodules(path, self.paths))
+        submodules = _submodules(path, self.paths)
+        return self.sources.made(oid, ("unbound", self.python2, submodules), lambda: self._names(oid, submodules))
+
+    def _names(self, oid: str, submodules: frozenset[str]) -> list[Unbound]:
+        text = self.sources.source(oid)
+        return unbound_names(text, python2=self.python2, submodules=submodules, tree=lambda: self.sources.tree(oid))
 
     def at(self, commit: str, paths: Sequence[str]) -> dict[str, set[tuple[str, bool]]]:
         """For each path, the (name, listed) pairs unbound in its version at `commit`."""
-        texts = read_blobs(self.repo, commit, paths)
-        return {p: {(u.name, u.listed) for u in self.text(texts[p], p)} for p in paths}
+        blobs = self.sources.read(commit, paths)
+        return {p: {(u.name, u.listed) for u in self.blob(blobs[p], p)} for p in paths}
 
 
 def new_unbound_names(
-    repo: Repo,
-    base: str,
-    commit: str,
-    changed: Mapping[str, str],
-    read: Callable[[str], str | None],
-    paths: Sequence[str],
+    sources: Sources, base: str, commit: str, changed: Mapping[str, str], paths: Sequence[str]
 ) -> list[NewUnbound]:
     """The undefined names `commit` brings into the Python files it changed since `base`, as told above.
 
-    `read` gives a path's text at `commit`; `paths` are every file of its tree.
+    `paths` are every file of its tree.
     """
     wanted = [p for p, status in changed.items() if status != "D" and p.endswith(".py")]
-    scan = _Scan(repo, paths, python2=False)
-    hits = {p: names for p in wanted if (names := scan.text(read(p), p))}
-    if hits and targets_python2(lambda name: read_blobs(repo, commit, [name])[name]):
-        scan = _Scan(repo, paths, python2=True)
-        hits = {p: names for p, names in ((p, scan.text(read(p), p)) for p in hits) if names}
+    blobs = sources.read(commit, wanted)
+    scan = _Scan(sources, paths, python2=False)
+    hits = {p: names for p in wanted if (names := scan.blob(blobs[p], p))}
+    if hits and targets_python2(sources.texts(commit, DECLARING).get):
+        scan = _Scan(sources, paths, python2=True)
+        hits = {p: names for p, names in ((p, scan.blob(blobs[p], p)) for p in hits) if names}
     if not hits:
         return []
     old = scan.at(base, list(hits))
-    said = repo.git("rev-parse", f"{commit}^@", check=False).split()
+    said = sources.repo.git("rev-parse", f"{commit}^@", check=False).split()
     parents = [p for p in said if not p.endswith("^@")]  # a tree (the ladder's trial merges) has none
     landing = scan.at(parents[0], list(hits)) if parents and parents[0] != base else {}
     others = {p: scan.at(p, list(hits)) for p in parents[1:] if p != base}

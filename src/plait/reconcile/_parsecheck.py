@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from plait.reconcile._python2 import python2_may_parse
+from plait.reconcile._sources import Sources
 from plait.reconcile._syntax import CHECKED_SUFFIXES, conflict_markers, syntax_error
-from plait.reconcile._trees import changed_paths, read_blobs
+from plait.reconcile._trees import changed_paths
 from plait.workspace import Repo
 
-__all__ = ["ParseFindings", "parse_findings", "shown_by", "targets_python2"]
+__all__ = ["DECLARING", "ParseFindings", "parse_findings", "shown_by", "targets_python2"]
 
-_DECLARING = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini")
+DECLARING = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini")
+"""The files that declare which Python a project runs on (what `targets_python2` reads)."""
 _CLASSIFIER_2 = re.compile(r"Programming Language :: Python :: 2(?:\.\d+)?\s*['\"]")
 _REQUIRES_2 = re.compile(r"(?:requires[-_]python|python_requires)\s*=\s*['\"]?([^'\"\n]*)")
 _ALLOWS_2 = re.compile(r"(?:^|,)\s*(?:>=?|==|~=)\s*2(?:\.|\s*(?:,|$))")
@@ -40,7 +42,7 @@ _CHECKS = {
 
 def targets_python2(read: Callable[[str], str | None]) -> bool:
     """Whether the project (its packaging and tox files, read by `read`) declares support for Python 2."""
-    for name in _DECLARING:
+    for name in DECLARING:
         text = read(name) or ""
         if _CLASSIFIER_2.search(text) or (name == "tox.ini" and _TOX_2.search(text)):
             return True
@@ -69,54 +71,68 @@ def _parents(repo: Repo, commit: str) -> list[str]:
     return repo.git("rev-parse", f"{commit}^@").split()
 
 
-def parse_findings(repo: Repo, base: str, commit: str, changes: Mapping[str, str] | None = None) -> ParseFindings:
+def parse_findings(
+    repo: Repo,
+    base: str,
+    commit: str,
+    changes: Mapping[str, str] | None = None,
+    sources: Sources | None = None,
+) -> ParseFindings:
     """The parse problems of the files `commit` changed since `base`, each held or noted as told above.
 
-    `changes`: the paths that differ between the two (`changed_paths`), when the caller has them already.
+    `changes`: the paths that differ between the two (`changed_paths`), when the caller has them already;
+    `sources`: what was read of the repository's blobs before (the gate's), so that nothing is read or compiled twice.
     """
     every = changed_paths(repo, base, commit) if changes is None else changes
     changed = [p for p, status in every.items() if status != "D"]
-    now = read_blobs(repo, commit, changed)
+    sources = sources or Sources(repo)
+    now = sources.read(commit, changed)
     found = ParseFindings()
     errors: dict[str, str] = {}
     for path in changed:
-        text = now.get(path)
-        if text is None or "\0" in text:
+        oid = now[path]
+        text = None if oid is None else sources.source(oid)
+        if oid is None or text is None or "\0" in text:
             continue
         if PurePosixPath(path).suffix.lower() in CHECKED_SUFFIXES:
-            error = syntax_error(path, text)
+            error = _syntax_error(sources, oid, path)
             if error:
                 errors[path] = error
         if (
             path not in errors
             and conflict_markers(text)
-            and conflict_markers(text, *_originals(repo, base, commit, path))
+            and conflict_markers(text, *_originals(sources, base, commit, path))
         ):
             found.problems.append(f"{path}: conflict markers left in the file")
             found.files.append(path)
     if errors:
-        _judge(repo, base, commit, errors, found)
+        _judge(sources, base, commit, errors, found)
     return found
 
 
-def _originals(repo: Repo, base: str, commit: str, path: str) -> list[str | None]:
-    return [read_blobs(repo, c, [path]).get(path) for c in (base, *_parents(repo, commit))]
+def _syntax_error(sources: Sources, oid: str, path: str) -> str | None:
+    """`syntax_error` of the blob as the file at `path`, told once."""
+    return sources.made(oid, ("syntax", path), lambda: syntax_error(path, sources.source(oid)))
 
 
-def _judge(repo: Repo, base: str, commit: str, errors: dict[str, str], found: ParseFindings) -> None:
+def _originals(sources: Sources, base: str, commit: str, path: str) -> list[str | None]:
+    return [sources.text(c, path) for c in (base, *_parents(sources.repo, commit))]
+
+
+def _judge(sources: Sources, base: str, commit: str, errors: dict[str, str], found: ParseFindings) -> None:
     paths = list(errors)
-    at_base = read_blobs(repo, base, paths)
-    parents = [p for p in _parents(repo, commit) if p != base] if len(_parents(repo, commit)) > 1 else []
-    at_parents = {p: read_blobs(repo, p, paths) for p in parents}
+    at_base = sources.read(base, paths)
+    said = _parents(sources.repo, commit)
+    parents = [p for p in said if p != base] if len(said) > 1 else []
+    at_parents = {p: sources.read(p, paths) for p in parents}
     python2: bool | None = None
     for path, error in errors.items():
         old = at_base.get(path)
-        if old is not None and syntax_error(path, old):
+        if old is not None and _syntax_error(sources, old, path):
             continue  # it did not parse at the base either: not this commit's doing
-        owners = [p for p in parents if (t := at_parents[p].get(path)) is not None and syntax_error(path, t)]
+        owners = [p for p in parents if (b := at_parents[p].get(path)) is not None and _syntax_error(sources, b, path)]
         if python2 is None and PurePosixPath(path).suffix.lower() in (".py", ".pyi"):
-            declared = read_blobs(repo, commit, _DECLARING)
-            python2 = targets_python2(declared.get)
+            python2 = targets_python2(sources.texts(commit, DECLARING).get)
         legacy = bool(python2) and PurePosixPath(path).suffix.lower() in (".py", ".pyi") and python2_may_parse(error)
         if parents and len(owners) == len(parents):
             found.notes.append(f"{error} (not the merge's doing: every branch merged has it on its own)")

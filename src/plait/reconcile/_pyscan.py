@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["ModuleFacts", "ModuleIndex", "Reference", "references", "scan_module"]
+__all__ = ["ModuleFacts", "ModuleIndex", "Reference", "parse", "references", "scan_module", "statements", "walk"]
 
 _STDLIB = frozenset(sys.stdlib_module_names)
 _BUILTINS = frozenset(dir(builtins))
@@ -63,11 +63,53 @@ def _module_names(path: str, packages: set[str]) -> list[str]:
     return [".".join(parts[start:]) for start in range(min(top, len(parts) - 1), -1, -1)]
 
 
+def parse(text: str) -> ast.Module | None:
+    """The module's syntax tree, or None when it does not parse (or nests too deep for the parser)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def walk(tree: ast.AST) -> list[ast.AST]:
+    """Every node under `tree` (itself first), in the order `ast.walk` gives them, made once into a list."""
+    found = [tree]
+    for node in found:  # the list grows as it is read: breadth first, as ast.walk goes
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                found.append(value)
+            elif isinstance(value, list):
+                found += [item for item in value if isinstance(item, ast.AST)]
+    return found
+
+
+_BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+"""The fields that hold statements (and the `except` and `case` clauses that hold them); an expression holds none."""
+
+
+def statements(tree: ast.AST) -> list[ast.AST]:
+    """The statements under `tree` (itself first, with the `except` and `case` clauses between), in `ast.walk`'s
+    order: what `walk` gives of them, without visiting an expression."""
+    found = [tree]
+    for node in found:
+        for name in node._fields:
+            if name in _BLOCKS:
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    found += value
+    return found
+
+
 @dataclass
 class ModuleFacts:
     """The top-level names a module binds; `open` when it can bind names `ast` cannot see."""
 
     tree: ast.Module
+    nodes: list[ast.AST]
+    """Every node of `tree`, as `walk` gives them."""
     names: set[str]
     open: bool
     bound: set[str]
@@ -80,32 +122,25 @@ class ModuleFacts:
     """The short string constants of the module (a module name among them may be made at run time)."""
 
 
-def scan_module(text: str) -> ModuleFacts | None:
-    """The facts of one module's source, or None when it does not parse."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
+def scan_module(tree: ast.Module, nodes: list[ast.AST]) -> ModuleFacts:
+    """The facts of one module, from its syntax tree and every node of it (`walk`)."""
     names: set[str] = set()
     is_open = _top_level(tree, names)
     bound: set[str] = set()
-    for node in ast.walk(tree):
+    strings: set[str] = set()
+    for node in nodes:
         bound.update(_binds(node))
         if isinstance(node, ast.Global):
             names.update(node.names)
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, str) and len(node.value) < 80:
+                strings.add(node.value)
         elif _binds_unseen(node):
             is_open = True
     is_open = is_open or "__getattr__" in names
     hooked = any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in tree.body)
-    strings = frozenset(
-        n.value
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and len(n.value) < 80
-    )
     exported = _exported(tree)
-    return ModuleFacts(tree, names, is_open, bound, exported=exported, calls=hooked, strings=strings)
+    return ModuleFacts(tree, nodes, names, is_open, bound, exported=exported, calls=hooked, strings=frozenset(strings))
 
 
 def _binds_unseen(node: ast.AST) -> bool:
@@ -186,7 +221,7 @@ def _guarded_imports(tree: ast.Module) -> set[int]:
     """ids of import statements that expect an ImportError: in a `try` that catches it, or in a `with`
     that names it (`pytest.raises(ImportError)`, `suppress(ImportError)`)."""
     guarded: set[int] = set()
-    for node in ast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, ast.Try) and any(_catches_import_error(h) for h in node.handlers):
             body = node.body
         elif isinstance(node, (ast.With, ast.AsyncWith)) and any(
@@ -195,7 +230,7 @@ def _guarded_imports(tree: ast.Module) -> set[int]:
             body = node.body
         else:
             continue
-        guarded.update(id(n) for s in body for n in ast.walk(s) if isinstance(n, (ast.Import, ast.ImportFrom)))
+        guarded.update(id(n) for s in body for n in statements(s) if isinstance(n, (ast.Import, ast.ImportFrom)))
     return guarded
 
 
@@ -223,9 +258,9 @@ def references(facts: ModuleFacts, module: str, is_init: bool, index: ModuleInde
     guarded = _guarded_imports(facts.tree)
     aliases: dict[str, str] = {}
     rebound = facts.bound - {
-        a for n in ast.walk(facts.tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in _binds(n)
+        a for n in statements(facts.tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in _binds(n)
     }
-    for node in ast.walk(facts.tree):
+    for node in facts.nodes:
         if isinstance(node, ast.ImportFrom):
             base = _package(module, is_init, node.level) if node.level else ""
             source = ".".join(p for p in (base, node.module or "") if p)

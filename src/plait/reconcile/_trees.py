@@ -42,7 +42,7 @@ def read_blobs(repo: Repo, commit: str, paths: Iterable[str]) -> dict[str, str |
     wanted = list(dict.fromkeys(paths))
     read = read_objects(repo, [f"{commit}:{path}" for path in wanted])
     return {
-        path: found[1].decode("utf-8", errors="replace") if found is not None and found[0] == b"blob" else None
+        path: found[2].decode("utf-8", errors="replace") if found is not None and found[1] == b"blob" else None
         for path, found in zip(wanted, read, strict=True)
     }
 

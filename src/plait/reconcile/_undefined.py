@@ -7,11 +7,11 @@ import builtins
 import re
 import symtable
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from plait.reconcile._pyscan import _binds_unseen, _exported
+from plait.reconcile._pyscan import _binds_unseen, _exported, parse
 
 __all__ = ["PYTHON2_BUILTINS", "Unbound", "known_names", "unbound_names"]
 
@@ -85,7 +85,13 @@ class Unbound:
     """Whether it is an entry of `__all__` rather than a read."""
 
 
-def unbound_names(source: str, *, python2: bool = False, submodules: Iterable[str] = ()) -> list[Unbound]:
+def unbound_names(
+    source: str,
+    *,
+    python2: bool = False,
+    submodules: Iterable[str] = (),
+    tree: Callable[[], ast.Module | None] | None = None,
+) -> list[Unbound]:
     """The names `source` reads that nothing binds, first use each, by line; none when it cannot be told.
 
     Silent on a module that does not parse (the parse stage's), that imports `*`, or that may bind names unseen
@@ -93,7 +99,8 @@ def unbound_names(source: str, *, python2: bool = False, submodules: Iterable[st
     `try` that expects a NameError, under `if TYPE_CHECKING:`, in an annotation Python never evaluates (a function's
     variables', or any under `from __future__ import annotations`), on a line whose `# noqa` (bare, or naming F821)
     says it is unbound on purpose, and Python 2's builtins under an `if` that tests the Python version.
-    `submodules`: the names a package's `__init__` may list in `__all__` without binding them.
+    `submodules`: the names a package's `__init__` may list in `__all__` without binding them; `tree` gives the
+    source's syntax tree (None when it does not parse), parsed before, when it is needed.
     """
     try:
         with warnings.catch_warnings():
@@ -112,27 +119,18 @@ def unbound_names(source: str, *, python2: bool = False, submodules: Iterable[st
     listing = "__all__" in source and "__getattr__" not in bound
     if not wanted and not listing:
         return []  # the common case, told by the compiler's symbol table alone, without a syntax tree
-    tree = _parse(source)
-    if tree is None or _open(tree, source):
+    parsed = parse(source) if tree is None else tree()
+    if parsed is None or _open(parsed, source):
         return []
     quiet = _quiet_lines(source)
-    found = [Unbound(n, line) for n, line in _first_reads(tree, top, wanted, quiet).items()]
+    found = [Unbound(n, line) for n, line in _first_reads(parsed, top, wanted, quiet).items()]
     if listing:
         allowed = bound | known | set(submodules)
-        listed = _exported(tree)
+        listed = _exported(parsed)
         found += [
             Unbound(name, line, listed=True) for name, line in listed if name not in allowed and line not in quiet
         ]
     return sorted(found, key=lambda u: (u.line, u.name))
-
-
-def _parse(source: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
 
 
 def _open(tree: ast.Module, source: str) -> bool:

@@ -26,6 +26,7 @@ from plait.events.runlog import RunLog
 from plait.events.types import GateChecked
 from plait.reconcile._judge import ALL, STRICT, Allowance, Verdict, by_exit_status, by_test
 from plait.reconcile._parsecheck import parse_findings
+from plait.reconcile._sources import Sources
 from plait.reconcile._testrun import Report, deselecting, read_report
 from plait.reconcile._trees import changed_paths, read_blobs, tree_paths
 from plait.reconcile.semantic import Breakage, attribute, find_breakage
@@ -116,6 +117,8 @@ class Gate:
         self.runs = 0
         """Checks made (a cached answer is not counted)."""
         self._trees: dict[str, str] = {}
+        self.sources = Sources(repo)
+        """The blobs the parse and semantic stages read, each read and parsed once for the life of the gate."""
         self._seen: dict[tuple[str, str, Allowance], GateResult] = {}
         self._runs: dict[tuple[str, str], _Run] = {}
         self.base_fails: bool | None = None
@@ -173,7 +176,7 @@ class Gate:
         if not self._record(commit, "parse", not files, tasks, problems, started):
             return GateResult(False, "parse", problems, hint, commit)
         started = time.monotonic()
-        breakage = await asyncio.to_thread(find_breakage, self.repo, self.base, commit, changes)
+        breakage = await asyncio.to_thread(find_breakage, self.repo, self.base, commit, changes, self.sources)
         output = "\n".join(str(b) for b in breakage)
         if not self._record(commit, "semantic", not breakage, tasks, output, started):
             hint = await asyncio.to_thread(self._hint_breakage, breakage, branches)
@@ -200,7 +203,7 @@ class Gate:
 
     def _parse(self, commit: str, changes: Mapping[str, str]) -> tuple[str, list[str]]:
         """Problems held against `commit` (then notes on those that are not), and the files of those held."""
-        found = parse_findings(self.repo, self.base, commit, changes)
+        found = parse_findings(self.repo, self.base, commit, changes, self.sources)
         return "\n".join([*found.problems, *(f"note: {n}" for n in found.notes)]), found.files
 
     def _hint_files(self, files: Sequence[str], branches: Mapping[str, str]) -> tuple[str, ...]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -25,8 +24,9 @@ from plait.reconcile._pyscan import (
     _package,
     _top_level,
     references,
-    scan_module,
+    statements,
 )
+from plait.reconcile._sources import Sources
 from plait.reconcile._trees import changed_paths, grep_files, read_blobs, tree_paths
 from plait.workspace import Repo
 
@@ -56,39 +56,25 @@ class Breakage:
 class _Tree:
     """One commit's Python modules, read in batches and parsed on demand: a bare parse first, a full scan if needed."""
 
-    def __init__(self, repo: Repo, commit: str) -> None:
-        self.repo, self.commit = repo, commit
-        self.paths = tree_paths(repo, commit)
-        self.index = ModuleIndex(self.paths)
-        self._texts: dict[str, str | None] = {}
-        self._trees: dict[str, ast.Module | None] = {}
-        self._facts: dict[str, ModuleFacts | None] = {}
+    def __init__(self, sources: Sources, commit: str, paths: list[str]) -> None:
+        self.sources, self.repo, self.commit, self.paths = sources, sources.repo, commit, paths
+        self.index = ModuleIndex(paths)
 
     def read(self, paths: Iterable[str]) -> None:
         """Read the texts of `paths` not read yet, in one batch."""
-        missing = [p for p in dict.fromkeys(paths) if p not in self._texts]
-        if missing:
-            self._texts.update(read_blobs(self.repo, self.commit, missing))
+        self.sources.read(self.commit, paths)
 
     def text(self, path: str) -> str | None:
-        self.read([path])
-        return self._texts[path]
+        return self.sources.text(self.commit, path)
 
     def tree(self, path: str) -> ast.Module | None:
         """The module's syntax tree, or None when it does not parse (exactly when `facts` is None)."""
-        if path not in self._trees:
-            text = self.text(path)
-            self._trees[path] = None if text is None else _parse(text)
-        return self._trees[path]
+        oid = self.sources.blob(self.commit, path)
+        return None if oid is None else self.sources.tree(oid)
 
     def facts(self, *paths: str) -> list[ModuleFacts | None]:
-        missing = [p for p in paths if p not in self._facts]
-        self.read(missing)
-        for path in missing:
-            text = self._texts[path]
-            failed = path in self._trees and self._trees[path] is None
-            self._facts[path] = None if text is None or failed else scan_module(text)
-        return [self._facts[p] for p in paths]
+        found = self.sources.read(self.commit, paths)
+        return [None if (oid := found[p]) is None else self.sources.facts(oid) for p in paths]
 
     def defines(self, module: str, name: str) -> bool:
         """Whether `module` has `name` (or it cannot be known); a submodule counts."""
@@ -97,16 +83,6 @@ class _Tree:
             return True
         (facts,) = self.facts(path)
         return facts is None or facts.open or name in facts.names
-
-
-def _parse(text: str) -> ast.Module | None:
-    """The syntax tree as `scan_module` reads it, or None when it does not parse."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _may_lose(base: _Tree, combined: _Tree, path: str, now: str) -> bool:
@@ -159,17 +135,27 @@ def _uses(combined: _Tree, words: set[str]) -> dict[str, tuple[ModuleFacts, list
     return found
 
 
-def find_breakage(repo: Repo, base: str, commit: str, changes: Mapping[str, str] | None = None) -> list[Breakage]:
+def find_breakage(
+    repo: Repo,
+    base: str,
+    commit: str,
+    changes: Mapping[str, str] | None = None,
+    sources: Sources | None = None,
+) -> list[Breakage]:
     """Uses in `commit` of names or modules that existed at `base` and are gone, new imports of absent names, and
     new reads of names bound nowhere.
 
-    `changes`: the paths that differ between the two (`changed_paths`), when the caller has them already.
+    `changes`: the paths that differ between the two (`changed_paths`), when the caller has them already;
+    `sources`: what was read of the repository's blobs before (the gate's), so that nothing is read or parsed twice.
     """
     every = changed_paths(repo, base, commit) if changes is None else changes
     changed = {p: s for p, s in every.items() if p.endswith(".py")}
     if not changed:
         return []
-    before, after = _Tree(repo, base), _Tree(repo, commit)
+    sources = sources or Sources(repo)
+    paths = tree_paths(repo, commit)
+    at_base = [p for p in paths if every.get(p) != "A"] + [p for p, s in every.items() if s == "D"]
+    before, after = _Tree(sources, base, at_base), _Tree(sources, commit, paths)
     before.read(p for p, s in changed.items() if s != "A")
     after.read(p for p, s in changed.items() if s != "D")
     removed, gone_modules = _gone(before, after, changed)
@@ -182,7 +168,7 @@ def find_breakage(repo: Repo, base: str, commit: str, changes: Mapping[str, str]
                 found.setdefault((hit.path, hit.line, hit.module, hit.name), hit)
     for hit in _new_imports(before, after, changed):
         found.setdefault((hit.path, hit.line, hit.module, hit.name), hit)
-    for new in new_unbound_names(repo, base, commit, changed, after.text, after.paths):
+    for new in new_unbound_names(sources, base, commit, changed, after.paths):
         module = after.index.canonical.get(new.path, "")
         unbound = Breakage(new.path, new.line, module, new.name, new.message, (new.path,))
         found.setdefault((new.path, new.line, module, new.name), unbound)
@@ -233,7 +219,7 @@ def _from_imports(tree: ast.Module, module: str, is_init: bool) -> list[tuple[as
     """Each `from M import x` (not `*`) of a module: the statement, M as an absolute name, x; as `references`
     gives them, guarded ones too."""
     found: list[tuple[ast.ImportFrom, str, str]] = []
-    for node in ast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, ast.ImportFrom):
             base = _package(module, is_init, node.level) if node.level else ""
             source = ".".join(p for p in (base, node.module or "") if p)
