@@ -10,8 +10,9 @@ from rich.console import Console
 from rich.markup import escape as rich_escape
 from rich.markup import render
 
+from plait.ui._blocks import Body, Diff, Framed, Line, Stack
 from plait.ui._grid import Column, Grid
-from plait.ui._plain import PlainPage, escape, markup_text, styled
+from plait.ui._plain import Drawable, PlainPage, escape, markup_text, might_be_emoji, styled
 
 WIDTHS = [1, 2, 5, 9, 16, 23, 40, 61, 80, 120, 200]
 
@@ -21,6 +22,7 @@ TEXTS = [
     "a [link=x]tag[/link] and \\[escaped] [not a tag] \\\\[bold]double[/bold] end\\",
     "[bold]run 1[/] · done · 8.0s · [red]failed[/red]",
     "emoji :smile: and :thumbs_up: but not 10:30:00 or a::b or :nosuchcode:",
+    "variants :SMILE-text: :smile-emoji: and a path scripted:/a/b.yaml: and :+: and :+1:",
     "wide 漢字かな混じり文 and 🎉 party ❤️ and zero\u200dwidth",
     "tabs\tinside\tthe\ttext and a bell \x07 and a carriage\rreturn",
     "a_very_long_word_that_is_longer_than_most_lines_can_hold_without_folding_it_somewhere_anyway",
@@ -38,8 +40,10 @@ def _rich(thing: object, width: int, *, soft_wrap: bool = False, end: str = "\n"
     return out.getvalue()
 
 
-def _plain(thing: str | Grid, width: int, capsys: pytest.CaptureFixture[str], *, soft_wrap: bool = False) -> str:
-    PlainPage(width, soft_wrap=soft_wrap).print(thing)
+def _plain(
+    thing: str | Drawable, width: int, capsys: pytest.CaptureFixture[str], *, soft_wrap: bool = False, end: str = "\n"
+) -> str:
+    PlainPage(width, soft_wrap=soft_wrap).print(thing, end=end)
     return capsys.readouterr().out
 
 
@@ -90,6 +94,35 @@ def _tables() -> list[Grid]:
 def test_a_table_is_drawn_as_rich_draws_it(table: Grid, soft_wrap: bool, capsys: pytest.CaptureFixture[str]) -> None:
     for width in [*WIDTHS, 33, 47, 99]:
         assert _plain(table, width, capsys, soft_wrap=soft_wrap) == _rich(table, width, soft_wrap=soft_wrap), width
+
+
+def test_the_emoji_names_are_told_from_other_codes() -> None:
+    """A code between colons that cannot name an emoji leaves rich's table of emoji unread: none is missed."""
+    from rich._emoji_codes import EMOJI
+
+    assert all(might_be_emoji(name) for name in EMOJI)
+    assert not might_be_emoji("/work/plait/demo.yaml") and not might_be_emoji("+") and not might_be_emoji("")
+
+
+def _blocks() -> list[Drawable]:
+    blocks: list[Drawable] = []
+    for text in TEXTS:
+        body = Body(text, "italic")
+        blocks.append(Stack(Line(f"[cyan]who[/] [bold]→ {escape(text[:30])}[/]"), Body(text, tab_size=4, json=True)))
+        blocks.append(Framed(escape(text), f"[cyan]{escape(text[:20])}[/] task", "blue"))
+        blocks.append(Framed(body, f"{escape(text[-25:])}\tresult (0.1s)", "green"))
+        blocks.append(Stack(Line(escape(text)), body, Framed(Body(""), "", "red")))
+    diff = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-\told line\n+new\tline that is long " + "x" * 90
+    blocks.append(Diff([(line, "green" if line.startswith("+") else "") for line in diff.splitlines()]))
+    return blocks
+
+
+@pytest.mark.parametrize("soft_wrap", [False, True])
+def test_a_transcripts_blocks_are_drawn_as_rich_draws_them(soft_wrap: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    for block in _blocks():
+        for width in [*WIDTHS, 3, 4, 6]:
+            drawn = _plain(block, width, capsys, soft_wrap=soft_wrap, end="")
+            assert drawn == _rich(block, width, soft_wrap=soft_wrap, end=""), (width, block)
 
 
 def test_rich_draws_for_a_terminal_or_one_said_to_be(monkeypatch: pytest.MonkeyPatch) -> None:

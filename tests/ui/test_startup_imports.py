@@ -145,16 +145,19 @@ def test_status_cost_and_show_read_the_rows_without_pydantic_or_pygments(
 
 
 @pytest.mark.parametrize(
-    "argv", [["runs"], ["status"], ["status", "--plain"], ["cost", "last"], ["status", "--json"]], ids=" ".join
+    "argv",
+    [["runs"], ["status"], ["status", "--plain"], ["cost", "last"], ["status", "--json"], ["show", "last"]],
+    ids=" ".join,
 )
-def test_tables_written_to_a_pipe_are_drawn_without_richs_console(
+def test_what_is_written_to_a_pipe_is_drawn_without_richs_console(
     recorded: Path, env: dict[str, str], argv: list[str]
 ) -> None:
-    """Unstyled, rich's console, tables and text cost more to import than these commands do otherwise: the plain
-    page draws the same bytes (`plait.ui._plain`)."""
+    """Unstyled, rich's console, tables, panels and text cost more to import than these commands do otherwise: the
+    plain page draws the same bytes (`plait.ui._plain`)."""
     code, modules = _imported(argv, recorded, env)
     assert code == 0
-    assert sorted(modules & {"rich.console", "rich.table", "rich.text", "rich.markup", "rich.style"}) == []
+    drawing = {"rich.console", "rich.table", "rich.panel", "rich.text", "rich.markup", "rich.style"}
+    assert sorted(modules & drawing) == []
 
 
 def test_the_version_imports_nothing_but_itself(recorded: Path, env: dict[str, str]) -> None:

@@ -63,7 +63,7 @@ class Said:
 
     def markup(self, *, who: bool = True) -> str:
         """Rich console markup, every word escaped; `who` leads the line, unless told not to."""
-        from rich.markup import escape
+        from plait.ui._plain import escape
 
         body = "".join(f"[{STYLES[t]}]{escape(text)}[/]" if t in STYLES else escape(text) for text, t in self.parts)
         body = f"[{STYLES[self.tone]}]{body}[/]" if self.tone in STYLES else body

@@ -20,16 +20,21 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
+    "EMOJI_CHARACTERS",
     "Drawable",
     "Page",
     "PlainPage",
     "cells",
     "escape",
+    "expand_tabs",
     "markup_text",
+    "might_be_emoji",
     "page",
     "page_width",
     "plain_page",
+    "strip_controls",
     "styled",
+    "text_lines",
     "truncate",
     "wrap",
 ]
@@ -37,7 +42,11 @@ __all__ = [
 _ESCAPED = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 _TAGS = re.compile(r"""((\\*)\[([a-z#/@][^[]*?)])""")
 """A markup tag and the backslashes before it, as rich finds them."""
-_EMOJI_CODE = re.compile(r":\S*?:")
+_EMOJI_CODE = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")
+"""An emoji code, as rich finds them."""
+EMOJI_CHARACTERS = frozenset("!#&()*+-.0123456789_abcdefghijklmnopqrstuvwxyzãåçéíô’")
+"""The characters of rich's emoji names (a test keeps them so): a code of others is no emoji, and rich's table of
+emoji, slow to import, is not read for it."""
 _TRAILING_SPACE = re.compile(r"\s+$")
 _STRIPPED = dict.fromkeys((7, 8, 11, 12, 13))
 """The control codes rich drops from text (bell, backspace, vertical tab, form feed, carriage return)."""
@@ -69,12 +78,18 @@ def styled(file: Any = None) -> bool:
         return False
 
 
-def _strip(text: str) -> str:
+def strip_controls(text: str) -> str:
+    """`text` without the control codes rich drops from text."""
     return text.translate(_STRIPPED) if not text.isprintable() else text
 
 
+def might_be_emoji(name: str) -> bool:
+    """Whether `name` (between colons) may name one of rich's emoji."""
+    return any(c.isalnum() for c in name) and EMOJI_CHARACTERS.issuperset(name.lower())
+
+
 def _emoji(text: str) -> str:
-    if ":" not in text or not any(m.group() != "::" for m in _EMOJI_CODE.finditer(text)):
+    if ":" not in text or not any(might_be_emoji(m.group(2)) for m in _EMOJI_CODE.finditer(text)):
         return text
     from rich._emoji_replace import _emoji_replace
 
@@ -91,7 +106,7 @@ def markup_text(markup: str) -> str:
     """The text rich shows of console markup: tags dropped, `\\[` unescaped, emoji codes replaced, control codes
     dropped."""
     if "[" not in markup:
-        return _strip(_emoji(markup))
+        return strip_controls(_emoji(markup))
     parts: list[str] = []
     position = 0
     for match in _TAGS.finditer(markup):
@@ -108,7 +123,7 @@ def markup_text(markup: str) -> str:
                 parts.append(_emoji(full[len(escapes) :].replace("\\[", "[")))
     if position < len(markup):
         parts.append(_emoji(markup[position:].replace("\\[", "[")))
-    return _strip("".join(parts))
+    return strip_controls("".join(parts))
 
 
 def cells(text: str) -> int:
@@ -132,7 +147,8 @@ def truncate(line: str, width: int, overflow: str = "fold", *, pad: bool = False
     return line
 
 
-def _expand_tabs(line: str, tab_size: int) -> str:
+def expand_tabs(line: str, tab_size: int = 8) -> str:
+    """`line` with its tabs turned into spaces up to the next multiple of `tab_size` cells, as rich does."""
     from rich.cells import cell_len
 
     out: list[str] = []
@@ -170,7 +186,7 @@ def wrap(
     lines: list[str] = []
     for line in text.split("\n"):
         if "\t" in line:
-            line = _expand_tabs(line, tab_size)
+            line = expand_tabs(line, tab_size)
         if no_wrap:
             pieces = [line]
         else:
@@ -180,6 +196,11 @@ def wrap(
         pieces = _justify(pieces, width, justify, overflow)
         lines.extend(truncate(piece, width, overflow) for piece in pieces)
     return lines
+
+
+def text_lines(text: str, width: int, *, soft_wrap: bool = False, tab_size: int = 8) -> list[str]:
+    """The lines of rich text printed at `width`: wrapped (long words folded), or as they are with `soft_wrap`."""
+    return wrap(text, width, no_wrap=soft_wrap, overflow="ignore" if soft_wrap else "fold", tab_size=tab_size)
 
 
 def _rstrip_end(line: str, width: int) -> str:
@@ -217,12 +238,14 @@ class PlainPage:
         styles)."""
         soft = self.soft_wrap if soft_wrap is None else soft_wrap
         if isinstance(thing, str):
-            lines = wrap(markup_text(thing), self.width, no_wrap=soft, overflow="ignore" if soft else "fold")
+            lines = text_lines(markup_text(thing), self.width, soft_wrap=soft)
         else:
             lines = thing.plain_lines(self.width, soft_wrap=soft)
         if not soft:
             lines = [truncate(line, self.width, "crop") for line in lines]
-        sys.stdout.write("\n".join(lines) + end)
+        # rich ends text with the print's `end`, and anything else (a table, a panel, a group) with its own newline
+        text = isinstance(thing, str) or getattr(thing, "rich_text", False)
+        sys.stdout.write("\n".join(lines) + (end if text else "\n"))
 
     def rule(self) -> None:
         """A line of `─` across the page."""

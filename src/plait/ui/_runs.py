@@ -139,6 +139,12 @@ def print_transcript(
     diff = ""
     if s.commit and s.base_commit:
         diff = redact(repo.git("diff", "--stat", "--patch", s.base_commit, s.commit, check=False))
+    from plait.ui._plain import plain_page
+
+    plain = plain_page(soft_wrap=True)  # not a terminal: drawn as rich draws it unstyled, without the pager
+    if plain is not None:
+        render_transcript(plain, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
+        return
     out = _reading.out
     if no_pager or not out.is_terminal:
         render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
