@@ -1,6 +1,6 @@
 """`plait resume RUN` with plain options starts without typer and without the merge machinery, which a resumed run
-needs only at its first merge; it prints and exits as the typer command does (every command line here runs both
-ways and the two are compared)."""
+needs only at its first merge, and builds the event models of the kinds it reads only; it prints and exits as the
+typer command does (every command line here runs both ways and the two are compared)."""
 
 from __future__ import annotations
 
@@ -44,9 +44,12 @@ and the live view, the SDKs."""
 
 _PROBE = """
 import json, sys
+from typing import get_args
 from plait.cli import main
+from plait.events.types import Event
 code = main(sys.argv[1:])
-print("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules)}))
+built = [m.model_fields["kind"].default for m in get_args(get_args(Event)[0]) if m.__pydantic_complete__]
+print("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules), "built": sorted(built)}))
 """
 
 HERE = "<project>"
@@ -78,6 +81,7 @@ def test_a_resume_imports_neither_typer_nor_the_merge_machinery(repo: Repo) -> N
     assert "plait.run.orchestrate" in report["modules"]  # what the run goes on with is there
     loaded = [m for m in report["modules"] if any(m == f or m.startswith(f + ".") for f in LATER)]
     assert loaded == []
+    assert report["built"] == ["run_finished", "run_started"]  # the event models of the kinds it read, no other
 
 
 @pytest.mark.parametrize(
