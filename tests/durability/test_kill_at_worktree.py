@@ -1,6 +1,6 @@
-"""kill -9 right after a worktree is made (its files checked out), before the attempt is logged as started, then
-again in the resumed attempt: the task keeps its one attempt, nothing is left behind, and the run ends as the
-uncrashed one would.
+"""kill -9 right after a worktree is made (its files checked out), before its agent has used it (a first attempt is
+logged as started, and its agent asks its model, while its worktree is made), then again in the resumed attempt: the
+task keeps its one attempt, nothing is left behind, and the run ends as the uncrashed one would.
 
 A script named `git`, first on the PATH the real `plait` process gets, runs the real git and then, when the
 command is the one aimed at (the text in the trigger file), kills plait's process group, once.
@@ -58,7 +58,9 @@ def test_a_kill_between_worktree_add_and_task_started_loses_nothing(tmp_path: Pa
         assert code == -9, err[-2000:]
         events = _events(repo)
         branches = _git(repo, "branch", "--list", "plait/*", "--format=%(refname:short)").split()
-        assert not any(e["kind"] == "task_started" for e in events), "the kill came after the attempt was logged"
+        tasks = {e["agent"] for e in events if e["kind"] == "opening"}
+        used = [e for e in events if e["kind"] == "tool_result" and e["agent"] in tasks]
+        assert tasks and not used, "the kill came after an agent used its worktree"
         assert [b for b in branches if not b.endswith("/integration")], "the kill came before the worktree was made"
 
         # the resumed process is killed again inside the attempt it resumed, at its first checkpoint

@@ -6,7 +6,8 @@
 A process killed between the two finds the intent in the log, makes the worktree again from the logged base
 (clearing what the killed `worktree add` left) and logs `task_started` then. The failure of the attempt
 before, which the brief tells of, is taken from the same event, so a resumed agent asks its model exactly
-what the first process asked.
+what the first process asked. A fresh run's first attempt logs `task_started` before its worktree is made, its agent
+at work meanwhile (`plait.run._early`): a resumed process makes a started attempt's worktree again too.
 
 The git work of the attempts (making worktrees, checkpoints, the commit at the end) runs in `GitThreads`, a thread
 per slot of the run: a git command waits neither for another attempt's git in a pool smaller than the run, nor

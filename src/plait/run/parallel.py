@@ -7,27 +7,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from plait.agent._mcp_json import RunServers
 from plait.agent._replay import last_checkpoint
 from plait.agent._replaying import ReplayTurns
 from plait.agent.budget import Budget, Limits
-from plait.agent.context import context_budget
-from plait.agent.external import Worker
-from plait.agent.loop import Agent, AgentLimits, AgentResult
-from plait.agent.mcp_servers import McpAttempt, serve
+from plait.agent.loop import AgentResult
 from plait.agent.prompts import task_brief
-from plait.agent.tools import Toolbox
-from plait.agent.toolset import Toolset
-from plait.coord import Board, Leases, coord_tools
-from plait.coord.asking import asking_tools
+from plait.coord import Board, Leases
 from plait.errors import PlaitError
-from plait.events.arriving import CHANNEL
-from plait.events.types import Decision, RunFinished, TaskFinished
+from plait.events.types import RunFinished, TaskFinished
 from plait.globs import matches
 from plait.models.pricing import PriceTable
 from plait.plan_model import Plan, PlanTask
+from plait.run._at_work import agent_at_work, close_shell, prepared
 from plait.run._brief import ProjectInstructions, interfaces, worker_systems
+from plait.run._early import early_work, starts_early
 from plait.run._ending import record_end
-from plait.run._external import external_worker
 from plait.run._opening import GitThreads, Opening, log_opening, log_started, make_worktree
 from plait.run._placed import placed_attempt
 from plait.run._retry import Carried, brief_note, carry_over, last_commit, log_carried, logged_carried
@@ -40,9 +35,9 @@ from plait.run.integrate import Integrator, PlannedIntegrator
 from plait.run.radar import Radar
 from plait.run.scheduler import Attempt, Scheduler, TaskResult, release_slot
 from plait.run.state import RunState, charge_earlier_spending
-from plait.run.steer import Steering, notes_from
-from plait.workspace import Shell, Worktree
-from plait.workspace.bootstrap import Bootstrap, port_env
+from plait.run.steer import Steering
+from plait.workspace import Worktree
+from plait.workspace.bootstrap import Bootstrap
 
 TaskStatus = Literal["done", "failed", "interrupted", "dropped"]
 
@@ -129,6 +124,8 @@ class TaskAttempts:
         if isinstance(integrator, PlannedIntegrator):
             integrator.planned(plan)
         self.summaries: dict[str, str] = {}
+        self.mcp_servers: asyncio.Future[RunServers] | None = None
+        """The run's MCP servers, looked up at its first attempt: none at all lets attempts start early."""
         self.steering = {t.id: Steering(ctx.log, t.id) for t in plan.tasks}
         self.board = None if not ctx.coordinated else Board.from_log(ctx.log, plan)
         use_leases = ctx.settings.leases and ctx.coordinated
@@ -182,6 +179,8 @@ class TaskAttempts:
                 await self.git.run(log_opening, ctx.log, task_id, opening)  # off the event loop, as the git work
             base, opened = opening.base, opening
         fresh = state is None
+        if opened is not None and await starts_early(self, task, number):
+            return await self._ended(task, branch, *await early_work(self, task, opened))
         making = self.git.run if fresh else self.git.opening  # a resumed run opens every attempt at once
         worktree = await making(make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.log.run_id)
         if opened is not None:
@@ -202,9 +201,16 @@ class TaskAttempts:
             failure = str(exc)
         finally:
             # shielded: a cancelled attempt still commits what its agent left, so nothing is lost
-            commit = await asyncio.shield(self.git.run(self._wrap_up, worktree, task, result, number))
+            commit = await asyncio.shield(self.git.run(self.wrap_up, worktree, task, result, number))
             if result is None and not failure:
                 await self.finished(task_id, "interrupted", "stopped before the agent finished", commit)
+        return await self._ended(task, branch, result, failure, commit)
+
+    async def _ended(
+        self, task: PlanTask, branch: str, result: AgentResult | None, failure: str, commit: str
+    ) -> Attempt:
+        """How the attempt ended, logged; its commit integrated when its agent finished."""
+        task_id, ctx = task.id, self.ctx
         if result is None:
             await self.finished(task_id, "failed", failure, commit)
             return Attempt(False, failure, retry=ctx.retry_failed)
@@ -231,24 +237,11 @@ class TaskAttempts:
     ) -> AgentResult:
         """Bootstrap the worktree and run the agent in it; the attempt's shell is closed when it ends (a sandboxed
         one removes its cgroups and private tmp then, not whenever it is collected)."""
-        runner = self.ctx.runners(worktree.path, task.id, port_env(self.slots[task.id], self.ctx.settings.port_block))
+        runner = await prepared(self, task, worktree)
         try:
-            copied = self.bootstrap.copy_includes(worktree.path)
-            if copied:
-                self._decide(task.id, "bootstrap", f"copied {len(copied)} untracked file(s) in", {"files": copied})
-            await self.bootstrap.run_setup(worktree.path, runner)
-            brief = self.brief_for(task, last, carried)
-            ctx = self.ctx
-            at = McpAttempt(
-                ctx.settings, ctx.repo.root, ctx.base.commit, ctx.log, task.id, number, runner, worktree.path
-            )
-            # built off the event loop: its toolbox reads the environment for secrets and PATH for tools
-            agent = await self.git.run(self._agent, task, runner, worktree, number)
-            return await serve(at, agent, brief)
+            return await agent_at_work(self, task, worktree, runner, number, last, carried)
         finally:
-            close = getattr(runner, "close", None)
-            if callable(close):
-                close()
+            close_shell(runner)
 
     def brief_for(self, task: PlanTask, last: Attempt | None, carried: Carried | None) -> str:
         """What the attempt's agent is told: the plan's brief, and for a retry what became of the last attempt."""
@@ -290,57 +283,8 @@ class TaskAttempts:
         await self.finished(task.id, "done", summary, commit)
         return Attempt(True)
 
-    def _agent(self, task: PlanTask, runner: Shell, worktree: Worktree, attempt: int) -> Worker:
-        s, path = self.ctx.settings, worktree.path
-        ref = f"refs/plait/checkpoints/{self.ctx.log.run_id}/{task.id}.{attempt}"
-        last = {"sha": last_checkpoint(self.ctx.log, task.id, attempt) or worktree.base}
-
-        async def checkpoint() -> str | None:
-            sha = await self.git.run(worktree.checkpoint, ref, last["sha"])
-            if sha:
-                last["sha"] = sha
-            return sha
-
-        worker = external_worker(self, task, runner, worktree, attempt, checkpoint)  # an external CLI, when named
-        return worker or Agent(
-            log=self.ctx.log,
-            agent_id=task.id,
-            model=self.ctx.model,
-            toolbox=self._asking(
-                task.id,
-                attempt,
-                self._tools(
-                    task,
-                    Toolbox(path, runner, command_timeout=s.command_timeout, output_limit=s.output_limit),
-                    worktree,
-                ),
-            ),
-            prices=self.ctx.prices,
-            system=self.systems[task.id],
-            limits=AgentLimits.from_settings(s),
-            budget=self.budgets.get(task.id),
-            attempt=attempt,
-            checkpoint=checkpoint,
-            notes=notes_from(self.board.notes_for(task.id) if self.board else None, self.steering[task.id].notes),
-            context=context_budget(self.ctx.model.name, s.context_tokens),
-            hold=self.steering[task.id].hold,
-            arriving=CHANNEL.arriving(self.ctx.log.run_id, task.id),
-            turns=self.turns,
-        )
-
-    def _asking(self, task_id: str, attempt: int, tools: Toolset) -> Toolset:
-        """The task's tools, with `ask_expert` when the run has experts."""
-        return tools | asking_tools(task_id, self.experts.experts, attempt)
-
-    def _tools(self, task: PlanTask, toolbox: Toolbox, worktree: Worktree) -> Toolset:
-        """The task's tools; in a parallel run, with the board and leases around them."""
-        if self.board is None:
-            return toolbox
-        return coord_tools(
-            toolbox, task.id, self.board, self.leases, worktree=worktree, head=lambda: self.integrator.head
-        )
-
-    def _wrap_up(self, worktree: Worktree, task: PlanTask, result: AgentResult | None, number: int) -> str:
+    def wrap_up(self, worktree: Worktree, task: PlanTask, result: AgentResult | None, number: int) -> str:
+        """The attempt's end in git (see `_wrapup`): its commit ('' for none)."""
         ctx = self.ctx
         return wrap_up(ctx.repo, ctx.log, worktree, task, result, number=number, head=self.integrator.head)
 
@@ -359,10 +303,6 @@ class TaskAttempts:
         )
         if self.leases is not None:
             self.leases.release_all(task_id)
-
-    def _decide(self, task_id: str, topic: str, decision: str, data: dict[str, object]) -> None:
-        event = Decision(run_id=self.ctx.log.run_id, agent=task_id, topic=topic, decision=decision, data=data)
-        self.ctx.log.append(event)
 
 
 async def run_plan(ctx: PlanContext, plan: Plan, integrator: Integrator) -> ParallelOutcome:
