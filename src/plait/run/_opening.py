@@ -10,8 +10,9 @@ what the first process asked. A fresh run's first attempt logs `task_started` be
 at work meanwhile (`plait.run._early`): a resumed process makes a started attempt's worktree again too.
 
 The git work of the attempts (making worktrees, checkpoints, the commit at the end) runs in `GitThreads`, a thread
-per slot of the run: a git command waits neither for another attempt's git in a pool smaller than the run, nor
-holds up the default pool, where the agents' answers are appended to the log. A resumed run opens its attempts
+per slot of the run, apart from the default pool, where the agents' answers are appended to the log. A few jobs run
+at once, the next being the one of the attempt on the longest chain of tasks (`plait.run._ranked`): the critical
+path's git work does not wait behind that of attempts with time to spare. A resumed run opens its attempts
 again all at once: their worktrees are made a few at a time (`GitThreads.opening`), so that the first is ready,
 and its agent at work, while the others are made, instead of every one finishing late on a machine they overload.
 """
@@ -29,7 +30,8 @@ from typing import ParamSpec, TypeVar
 
 from plait.events.runlog import RunLog
 from plait.events.types import TaskStarted, WorktreeOpening
-from plait.run.scheduler import Attempt
+from plait.run._ranked import RankedGate
+from plait.run.scheduler import Attempt, rank
 from plait.workspace import Repo, Worktree
 from plait.workspace._pool import POOLED, adopt, empty, take
 from plait.workspace._worktrees import clear_ref_lock, worktree_lock
@@ -134,27 +136,42 @@ class GitThreads:
     """Threads for the git work of a run's attempts, one per slot (see the module's docstring); closed, they
     empty the pools of worktrees the attempts handed back once the git work still running has finished."""
 
-    def __init__(self, slots: int, *, opening: int | None = None) -> None:
+    def __init__(self, slots: int, *, opening: int | None = None, at_once: int | None = None) -> None:
+        """`opening`: resumed attempts opened at once (one per processor by default); `at_once`: other jobs run at
+        once (two per processor by default, so that one waiting for the disk leaves the processor to another)."""
         self._pool = ThreadPoolExecutor(max_workers=max(slots, 1), thread_name_prefix="plait-git")
         self._running: set[Future[object]] = set()
         self._pools: set[tuple[Repo, Path]] = set()
         self._opening = asyncio.Semaphore(opening or os.cpu_count() or 2)
+        self._gate = RankedGate(at_once or 2 * (os.cpu_count() or 2))
 
     async def opening(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """`fn(*args, **kwargs)` in one of the threads, at most one per processor at once: the git work that opens
         a resumed attempt (its worktree made again, its checkpoint restored)."""
         async with self._opening:
-            return await self.run(fn, *args, **kwargs)
+            return await asyncio.wrap_future(self._submit(fn, *args, **kwargs))
 
     async def run(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        """`fn(*args, **kwargs)` in one of the threads."""
+        """`fn(*args, **kwargs)` in one of the threads, once the gate lets the calling attempt's work in."""
+        await self._gate.enter(rank())
+        try:
+            future = self._submit(fn, *args, **kwargs)
+        except BaseException:
+            self._gate.leave()
+            raise
+        loop = asyncio.get_running_loop()
+        # the place is given back when the job ends, not when its caller stops waiting for it
+        future.add_done_callback(lambda _: _soon(loop, self._gate.leave))
+        return await asyncio.wrap_future(future)
+
+    def _submit(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> Future[_T]:
         run_id = kwargs.get("run_id")
         if fn is make_worktree and args and isinstance(args[0], Repo) and isinstance(run_id, str):
             self._pools.add((args[0], pool_of(args[0], run_id)))
         future = self._pool.submit(functools.partial(fn, *args, **kwargs))
         self._running.add(future)  # type: ignore[arg-type]
         future.add_done_callback(self._running.discard)
-        return await asyncio.wrap_future(future)
+        return future
 
     def close(self) -> None:
         """No new work; what runs (a cancelled attempt's last commit) finishes, then the pools are emptied."""
@@ -169,3 +186,11 @@ class GitThreads:
         wait(pending)
         for repo, pool in self._pools:
             empty(repo, pool)
+
+
+def _soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:
+    """`fn()` on `loop` from another thread; nothing once the loop has closed (the run is over)."""
+    try:
+        loop.call_soon_threadsafe(fn)
+    except RuntimeError:  # closed
+        pass

@@ -13,6 +13,10 @@ An attempt whose own work is done, and which only waits for something else (its 
 back early with `release_slot()`: the slot goes to the next waiting attempt. Not an attempt at a task that others
 depend on: it keeps its slot until it is done, for the first of them, which would otherwise wait for a slot behind
 the attempts started while it merged (a chain of tasks then ends later than its length says).
+
+The same order holds past the slots: `rank()` tells the work an attempt hands elsewhere (its git work, which
+the machine's processors run a few at a time) where the attempt stands, so a link of the critical path does not
+wait behind the git work of attempts with time to spare.
 """
 
 from __future__ import annotations
@@ -24,9 +28,21 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Attempt", "AttemptFn", "Scheduler", "TaskResult", "release_slot"]
+__all__ = ["LAST", "Attempt", "AttemptFn", "Rank", "Scheduler", "TaskResult", "rank", "release_slot"]
+
+Rank = tuple[int, int]
+"""Where an attempt stands among the run's: minus the length of its task's critical path, then its plan order."""
+
+LAST: Rank = (0, 1 << 62)
+"""The rank of work outside any attempt: after every attempt's."""
 
 _RELEASE: contextvars.ContextVar[Callable[[], None]] = contextvars.ContextVar("release_slot")
+_RANK: contextvars.ContextVar[Rank] = contextvars.ContextVar("rank", default=LAST)
+
+
+def rank() -> Rank:
+    """The rank of the attempt running in this task (what it starts inherits it); `LAST` outside any attempt."""
+    return _RANK.get()
 
 
 def release_slot() -> None:
@@ -85,9 +101,9 @@ class Scheduler:
         self.concurrency = max(concurrency, 1)
         chain = _chains(self.deps)
         self._depended_on = {d for ds in self.deps.values() for d in ds}
-        self.priority = {task: (-chain[task], i) for i, task in enumerate(self.deps)}
+        self.priority: dict[str, Rank] = {task: (-chain[task], i) for i, task in enumerate(self.deps)}
         self._free = self.concurrency
-        self._queue: list[tuple[tuple[int, int], int, asyncio.Future[None]]] = []
+        self._queue: list[tuple[Rank, int, asyncio.Future[None]]] = []
         self._asked = 0
         self.max_attempts = max(max_attempts, 1)
         self.wall_s = wall_s
@@ -159,6 +175,7 @@ class Scheduler:
                         wake.set()
 
                 _RELEASE.set(release if task not in self._depended_on else _kept)
+                _RANK.set(self.priority[task])
                 try:
                     self.on_state(task, "running", f"attempt {number}")
                     last = await self._one(task, number, last)
