@@ -14,12 +14,13 @@
     the store's writer thread counts its posting, and its writing where a read on the loop writes it.
 (c) `tool_spec` per call, cached against building the schema every time, over the seven tools of an agent.
 
-With `--baseline REV` only the full runs of (b) are made, by the code of commit REV (checked out with `git worktree
-add`, first on PYTHONPATH) and by the working tree's, taking turns for `--rounds` rounds: makespan over the bound
-and the appends' share of each, before and after, in the same invocation.
+With `--baseline REV[,REV...]` only the full runs of (b) are made, by the code of each commit REV (checked out with
+`git worktree add`, first on PYTHONPATH) and by the working tree's, taking turns for `--rounds` rounds: makespan over
+the bound, CPU seconds (the process and its git processes) and the appends' share of each, every version in the same
+invocation.
 
 Run: .venv/bin/python benchmarks/bench_plait_cost.py [--latency 1.0] [--skip-full] [--full-only]
-     [--baseline REV [--rounds 2]]
+     [--baseline REV[,REV...] [--rounds 2]]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import asyncio
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -238,8 +240,9 @@ class TimedStore:
         self.inner.close()
 
 
-FULL_RUNS: list[tuple[str, float, float, float]] = []
-"""(run, wall, seconds appending on the event loop's thread, seconds appending in all) of each full run."""
+FULL_RUNS: list[tuple[str, float, float, float, float]] = []
+"""(run, wall, seconds appending on the event loop's thread, seconds appending in all, CPU seconds of the process
+and its git processes) of each full run."""
 
 
 def plan_order(self: scheduler.Scheduler) -> None:
@@ -330,14 +333,20 @@ def full_run(plan: Plan, latency: float, by: str) -> float:
             runners=lambda p, a, e: LocalShell(),
         )
         with ordered(by):
-            started = time.perf_counter()
+            cpu, started = _cpu(), time.perf_counter()
             outcome = asyncio.run(run_plan(ctx, plan, DirectIntegrator(repo.head(), "main")))
-            wall = time.perf_counter() - started
+            wall, cpu = time.perf_counter() - started, _cpu() - cpu
         store.close()
-        FULL_RUNS.append((by, wall, store.on_loop, store.total))
+        FULL_RUNS.append((by, wall, store.on_loop, store.total, cpu))
         if any(r.status != "done" for r in outcome.results.values()):
             raise SystemExit(f"the {by} run dropped tasks: {outcome.dropped}")
         return wall
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of the children it has waited for (git)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def per_call(fn: Callable[[], object], calls: int) -> float:
@@ -372,7 +381,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--skip-full", action="store_true", help="leave out the full runs of (b)")
     parser.add_argument("--full-only", action="store_true", help="only (b), and only its full runs")
-    parser.add_argument("--baseline", help="a commit whose code makes the full runs too, taking turns (worktree add)")
+    parser.add_argument(
+        "--baseline", help="commits (comma-separated) whose code makes the full runs too, taking turns (worktree add)"
+    )
     parser.add_argument("--rounds", type=int, default=1, help="with --baseline: turns of each version")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # a version's full runs, for --baseline
     args = parser.parse_args()
@@ -382,7 +393,7 @@ def main() -> None:
         return
     print(f"load: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}\n")
     if args.baseline:
-        before_and_after(args.baseline, args.latency, args.rounds)
+        before_and_after(args.baseline.split(","), args.latency, args.rounds)
         print(f"load: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
         return
     if not args.full_only:
@@ -392,15 +403,18 @@ def main() -> None:
         print_tool_specs()
 
 
-def before_and_after(rev: str, latency: float, rounds: int) -> None:
-    """The full runs by commit `rev`'s code and by the working tree's, taking turns; medians of the rounds."""
+def before_and_after(revs: list[str], latency: float, rounds: int) -> None:
+    """The full runs by each commit of `revs` and by the working tree's code, taking turns; medians of the rounds."""
     root = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory() as tmp:
-        where = Path(tmp) / "baseline"
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), rev], cwd=root, check=True)
+        versions: dict[str, Path] = {}
+        for rev in revs:
+            where = Path(tmp) / rev
+            subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), rev], cwd=root, check=True)
+            versions[rev] = where / "src"
+        versions["after"] = root / "src"
+        got: dict[str, list[list[tuple[str, float, float, float, float]]]] = {v: [] for v in versions}
         try:
-            versions = {"before": where / "src", "after": root / "src"}
-            got: dict[str, list[list[tuple[str, float, float, float]]]] = {v: [] for v in versions}
             for _ in range(rounds):
                 for version, src in versions.items():
                     env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
@@ -408,19 +422,22 @@ def before_and_after(rev: str, latency: float, rounds: int) -> None:
                     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
                     got[version].append([tuple(r) for r in json.loads(out.splitlines()[-1])])
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=root, check=False)
+            for rev in revs:
+                subprocess.run(["git", "worktree", "remove", "--force", str(Path(tmp) / rev)], cwd=root, check=False)
     plans = {"chains": chains_plan(), "layered": dag(64, 64)}
     head = [f"64 tasks, limit {CONCURRENCY}, full run ({rounds} round(s), medians)"]
-    head += ["before: makespan / bound", "before: appends on the loop", "after: makespan / bound"]
-    print(row([*head, "after: appends on the loop"]))
-    print(row(["---"] * 5))
-    for i, (name, *_) in enumerate(got["before"][0]):
+    for version in versions:
+        head += [f"{version}: makespan / bound", f"{version}: CPU", f"{version}: appends on the loop"]
+    print(row(head))
+    print(row(["---"] * len(head)))
+    for i, (name, *_) in enumerate(got["after"][0]):
         b = bound(plans[name.split(",")[0]], latency)
         cells: list[object] = [name]
         for version in versions:
             wall = statistics.median(r[i][1] for r in got[version])
             loop = statistics.median(r[i][2] / r[i][1] for r in got[version])
-            cells += [f"{wall:.1f} s = {wall / b:.2f}", f"{loop:.1%}"]
+            cpu = statistics.median(r[i][4] for r in got[version])
+            cells += [f"{wall:.1f} s = {wall / b:.2f}", f"{cpu:.1f} s", f"{loop:.1%}"]
         print(row(cells))
 
 
@@ -456,7 +473,7 @@ def makespans(latency: float, *, scheduler: bool, full: bool) -> None:
             b = bound(plan, latency)
             old, new = run(plan, latency, "plan"), run(plan, latency, "critical path")
             if kind == "full run":
-                FULL_RUNS[-2:] = [(f"{name}, {by}", w, loop, all_) for by, w, loop, all_ in FULL_RUNS[-2:]]
+                FULL_RUNS[-2:] = [(f"{name}, {by}", *rest) for by, *rest in FULL_RUNS[-2:]]  # type: ignore[misc]
             print(
                 row(
                     [
@@ -470,10 +487,10 @@ def makespans(latency: float, *, scheduler: bool, full: bool) -> None:
             )
     print()
     if FULL_RUNS:
-        print(row(["(b) appends in the full runs", "wall", "on the event loop", "in all (any thread)", ""]))
+        print(row(["(b) appends in the full runs", "wall", "on the event loop", "in all (any thread)", "CPU"]))
         print(row(["---"] * 5))
-        for name, wall, on_loop, total in FULL_RUNS:
-            cells = [name, f"{wall:.1f} s", f"{on_loop:.2f} s = {on_loop / wall:.1%}", f"{total:.2f} s", ""]
+        for name, wall, on_loop, total, cpu in FULL_RUNS:
+            cells = [name, f"{wall:.1f} s", f"{on_loop:.2f} s = {on_loop / wall:.1%}", f"{total:.2f} s", f"{cpu:.1f} s"]
             print(row(cells))
         print()
 

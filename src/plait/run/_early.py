@@ -23,10 +23,11 @@ from plait.agent.external import BUILT_IN
 from plait.agent.loop import AgentResult
 from plait.agent.toolset import Run, ToolOutcome, Toolset
 from plait.errors import PlaitError
+from plait.events.runlog import RunLog
 from plait.messages import ToolCall
 from plait.plan_model import PlanTask
 from plait.run._at_work import agent_at_work, prepared
-from plait.run._opening import Opening, log_started, make_worktree
+from plait.run._opening import Opening, log_opening, log_started, make_worktree
 from plait.workspace import Shell, Worktree
 from plait.workspace.command import CommandResult
 
@@ -79,9 +80,10 @@ async def starts_early(attempts: TaskAttempts, task: PlanTask, number: int) -> b
 
 
 async def early_work(attempts: TaskAttempts, task: PlanTask, opening: Opening) -> tuple[AgentResult | None, str, str]:
-    """The attempt's agent at work while its worktree is made; then its wrap-up: (result, failure, commit)."""
+    """The attempt logged as started, its agent at work while its worktree is made; then its wrap-up: (result,
+    failure, commit)."""
     ctx = attempts.ctx
-    await attempts.git.run(log_started, ctx.log, task.id, task.title, opening)
+    await attempts.git.run(_log_opened, ctx.log, task.id, task.title, opening)
     worktree = _bound(attempts, opening)
     made = asyncio.ensure_future(_made(attempts, task, worktree))
     ready = asyncio.ensure_future(_ready(attempts, task, worktree, made))
@@ -100,6 +102,12 @@ async def early_work(attempts: TaskAttempts, task: PlanTask, opening: Opening) -
         if result is None and not failure:
             await attempts.finished(task.id, "interrupted", "stopped before the agent finished", commit)
     return result, failure, commit
+
+
+def _log_opened(log: RunLog, task_id: str, title: str, opening: Opening) -> None:
+    """Log the attempt's worktree as intended, and the attempt as started."""
+    log_opening(log, task_id, opening)
+    log_started(log, task_id, title, opening)
 
 
 def _bound(attempts: TaskAttempts, opening: Opening) -> Worktree:

@@ -176,11 +176,11 @@ class TaskAttempts:
                 # the last attempt's work brought onto it
                 base = self.integrator.head if task.depends_on or number > 1 else ctx.base.commit
                 opening = Opening(number, branch, str(path), base, *((last.reason, last.detail) if last else ("", "")))
+                if await starts_early(self, task, number):  # logs the opening with the start
+                    return await self._ended(task, branch, *await early_work(self, task, opening))
                 await self.git.run(log_opening, ctx.log, task_id, opening)  # off the event loop, as the git work
             base, opened = opening.base, opening
         fresh = state is None
-        if opened is not None and await starts_early(self, task, number):
-            return await self._ended(task, branch, *await early_work(self, task, opened))
         making = self.git.run if fresh else self.git.opening  # a resumed run opens every attempt at once
         worktree = await making(make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.log.run_id)
         if opened is not None:
