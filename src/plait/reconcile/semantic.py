@@ -76,25 +76,38 @@ class _Tree:
         found = self.sources.read(self.commit, paths)
         return [None if (oid := found[p]) is None else self.sources.facts(oid) for p in paths]
 
+    def top(self, path: str) -> frozenset[str] | None:
+        """The names the module binds at its top level (`_top_level`), None when it does not parse."""
+        oid = self.sources.blob(self.commit, path)
+        tree = None if oid is None else self.sources.tree(oid)
+        if oid is None or tree is None:
+            return None
+        return self.sources.made(oid, "top level", lambda: _top_names(tree))
+
     def defines(self, module: str, name: str) -> bool:
         """Whether `module` has `name` (or it cannot be known); a submodule counts."""
         path = self.index.file(module)
         if path is None or self.index.exists(f"{module}.{name}"):
             return True
+        top = self.top(path)
+        if top is None or name in top:
+            return True  # its facts' names are its top-level names and those `global` statements declare
         (facts,) = self.facts(path)
         return facts is None or facts.open or name in facts.names
+
+
+def _top_names(tree: ast.Module) -> frozenset[str]:
+    names: set[str] = set()
+    _top_level(tree, names)
+    return frozenset(names)
 
 
 def _may_lose(base: _Tree, combined: _Tree, path: str, now: str) -> bool:
     """Whether the module may have lost a name, told cheaply: its top-level names (what `scan_module` adds to them
     is only what `global` statements declare), before the full scan of both sides."""
-    before, after = base.tree(path), combined.tree(now)
-    if before is None or after is None:
+    old, new = base.top(path), combined.top(now)
+    if old is None or new is None:
         return False  # a side that does not parse has no facts: nothing is judged
-    old: set[str] = set()
-    new: set[str] = set()
-    _top_level(before, old)
-    _top_level(after, new)
     lost = {n for n in old - new if not (n.startswith("__") and n.endswith("__"))}
     return bool(lost) or bool(_GLOBAL.search(base.text(path) or ""))
 
@@ -123,16 +136,39 @@ def _gone(base: _Tree, combined: _Tree, changed: Mapping[str, str]) -> tuple[dic
     return removed, gone_modules
 
 
-def _uses(combined: _Tree, words: set[str]) -> dict[str, tuple[ModuleFacts, list[Reference]]]:
-    """References made by the combined tree's files that mention any of `words`."""
+def _uses(
+    combined: _Tree, removed: Mapping[str, set[str]], gone_modules: Mapping[str, str]
+) -> dict[str, tuple[ModuleFacts, list[Reference]]]:
+    """References made by the combined tree's files that mention a name removed or a module gone, in files that may
+    refer to one of them."""
+    words = {n for names in removed.values() for n in names} | {m.rsplit(".", 1)[-1] for m in gone_modules}
+    paths = grep_files(combined.repo, combined.commit, words)
+    texts = combined.sources.texts(combined.commit, paths) if paths and not gone_modules else {}
     found: dict[str, tuple[ModuleFacts, list[Reference]]] = {}
-    for path in grep_files(combined.repo, combined.commit, words):
+    for path in paths:
         module = combined.index.canonical.get(path)
+        if module is None or (texts and not _may_refer(module, texts[path] or "", removed)):
+            continue
         (facts,) = combined.facts(path)
-        if module is None or facts is None:
+        if facts is None:
             continue
         found[path] = (facts, list(references(facts, module, path.endswith("__init__.py"), combined.index)))
     return found
+
+
+def _may_refer(module: str, text: str, removed: Mapping[str, set[str]]) -> bool:
+    """Whether the file of `module` may refer to a module of `removed`: it is that module, or a module of its package
+    (whose `from . import x` reads it), or it spells the module's last name, as every other reference to it does
+    (an import names it; an attribute is read through what an import bound). A text that is not ASCII may spell an
+    identifier another way (Python normalizes them), so it may."""
+    if not text.isascii():
+        return True
+    for other in removed:
+        if module == other or module.startswith(f"{other}."):
+            return True
+        if re.search(rf"\b{re.escape(other.rsplit('.', 1)[-1])}\b", text):
+            return True
+    return False
 
 
 def find_breakage(
@@ -160,8 +196,7 @@ def find_breakage(
     after.read(p for p, s in changed.items() if s != "D")
     removed, gone_modules = _gone(before, after, changed)
     found: dict[tuple[str, int, str, str], Breakage] = {}
-    words = {n for names in removed.values() for n in names} | {m.rsplit(".", 1)[-1] for m in gone_modules}
-    for path, (facts, refs) in _uses(after, words).items():
+    for path, (facts, refs) in _uses(after, removed, gone_modules).items():
         for ref in refs:
             hit = _judge(ref, path, facts.strings, removed, gone_modules, before, after)
             if hit is not None:
@@ -270,9 +305,10 @@ def _lacks(tree: _Tree, module: str, name: str) -> bool:
 
 
 def _hooked(tree: _Tree, path: str) -> bool:
-    """Whether a module's top-level code calls something: an import hook may give it names `ast` cannot see."""
-    (facts,) = tree.facts(path)
-    return facts is None or facts.calls
+    """Whether a module's top-level code calls something (`ModuleFacts.calls`): an import hook may give it names
+    `ast` cannot see."""
+    module = tree.tree(path)
+    return module is None or any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in module.body)
 
 
 def attribute(repo: Repo, base: str, breakage: Breakage, branches: Mapping[str, str]) -> tuple[str, ...]:
