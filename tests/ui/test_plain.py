@@ -11,6 +11,7 @@ from rich.markup import escape as rich_escape
 from rich.markup import render
 
 from plait.ui._blocks import Body, Diff, Framed, Line, Stack
+from plait.ui._cells import EXTRA_SINGLE, cells, divide_line, set_size
 from plait.ui._grid import Column, Grid
 from plait.ui._plain import Drawable, PlainPage, escape, markup_text, might_be_emoji, styled
 
@@ -94,6 +95,22 @@ def _tables() -> list[Grid]:
 def test_a_table_is_drawn_as_rich_draws_it(table: Grid, soft_wrap: bool, capsys: pytest.CaptureFixture[str]) -> None:
     for width in [*WIDTHS, 33, 47, 99]:
         assert _plain(table, width, capsys, soft_wrap=soft_wrap) == _rich(table, width, soft_wrap=soft_wrap), width
+
+
+def test_text_is_measured_and_broken_as_rich_measures_and_breaks_it() -> None:
+    from rich._unicode_data import VERSIONS
+    from rich._wrap import divide_line as rich_divide
+    from rich.cells import _SINGLE_CELLS, cell_len, get_character_cell_size, set_cell_size
+
+    assert all(cells(c) == 1 for c in _SINGLE_CELLS)
+    assert all(get_character_cell_size(c, version) == 1 for c in EXTRA_SINGLE for version in VERSIONS)
+    for text in [*TEXTS, "… → ✓ — ⏎ " * 9, "x" * 250, "a " * 70 + "b" * 50]:
+        text = markup_text(text).replace("\t", " ").replace("\n", " ")
+        assert cells(text) == cell_len(text)
+        for width in [*WIDTHS, 3]:
+            assert set_size(text, width) == set_cell_size(text, width)
+            for fold in (True, False):
+                assert divide_line(text, width, fold) == rich_divide(text, width, fold), (text, width, fold)
 
 
 def test_the_emoji_names_are_told_from_other_codes() -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from plait.ui._plain import cells, expand_tabs, markup_text, strip_controls, text_lines, truncate
+from plait.ui._cells import cells
+from plait.ui._plain import expand_tabs, markup_text, strip_controls, text_lines, truncate
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from plait.ui._plain import cells, markup_text, truncate, wrap
+from plait.ui._cells import cells
+from plait.ui._plain import markup_text, truncate, wrap
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -4,9 +4,9 @@ it, a rule, a page that prints them.
 Importing rich's console costs more than `plait status` does otherwise. When the output is not a terminal (nor
 said to be one, `FORCE_COLOR`, `TTY_COMPATIBLE`), rich writes no style and its output is plain text laid out by
 a few rules: markup becomes its text (emoji codes replaced, control codes dropped), a line is wrapped at word
-boundaries to the page's width, a long word folded or cut. Those rules are followed here, with rich's own cell
-widths and line breaking (`rich.cells`, `rich._wrap`, which import nothing of the console), so that the bytes are
-the same; `tests/ui/test_plain.py` draws each thing both ways and compares them. In a terminal rich draws.
+boundaries to the page's width, a long word folded or cut. Those rules are followed here, with rich's cell widths
+and line breaking (`plait.ui._cells`), so that the bytes are the same; `tests/ui/test_plain.py` draws each thing
+both ways and compares them. In a terminal rich draws.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, Protocol
 
+from plait.ui._cells import cells, divide_line, set_size
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -24,7 +26,6 @@ __all__ = [
     "Drawable",
     "Page",
     "PlainPage",
-    "cells",
     "escape",
     "expand_tabs",
     "markup_text",
@@ -126,22 +127,13 @@ def markup_text(markup: str) -> str:
     return strip_controls("".join(parts))
 
 
-def cells(text: str) -> int:
-    """How many cells `text` takes in a terminal, as rich counts them."""
-    from rich.cells import cell_len
-
-    return cell_len(text)
-
-
 def truncate(line: str, width: int, overflow: str = "fold", *, pad: bool = False) -> str:
     """`line` cut to `width` cells (with `…` for `ellipsis`), and padded to it with `pad`, as rich's text is."""
-    from rich.cells import cell_len, set_cell_size
-
     if overflow == "ignore":
         return line
-    length = cell_len(line)
+    length = cells(line)
     if length > width:
-        line = set_cell_size(line, width - 1) + "…" if overflow == "ellipsis" else set_cell_size(line, width)
+        line = set_size(line, width - 1) + "…" if overflow == "ellipsis" else set_size(line, width)
     elif pad and length < width:
         line += " " * (width - length)
     return line
@@ -149,19 +141,17 @@ def truncate(line: str, width: int, overflow: str = "fold", *, pad: bool = False
 
 def expand_tabs(line: str, tab_size: int = 8) -> str:
     """`line` with its tabs turned into spaces up to the next multiple of `tab_size` cells, as rich does."""
-    from rich.cells import cell_len
-
     out: list[str] = []
     position = 0
     for part in re.split(r"(?<=\t)", line):
         if part.endswith("\t"):
             part = part[:-1] + " "
-            position += cell_len(part)
+            position += cells(part)
             if position % tab_size:
                 part += " " * (tab_size - position % tab_size)
                 position += tab_size - position % tab_size
         else:
-            position += cell_len(part)
+            position += cells(part)
         out.append(part)
     return "".join(out)
 
@@ -181,13 +171,11 @@ def wrap(
     text: str, width: int, *, justify: str = "default", overflow: str = "fold", no_wrap: bool = False, tab_size: int = 8
 ) -> list[str]:
     """The lines of `text` wrapped to `width` cells as rich's `Text.wrap` wraps them."""
-    from rich._wrap import divide_line
-
     lines: list[str] = []
     for line in text.split("\n"):
         if "\t" in line:
             line = expand_tabs(line, tab_size)
-        if no_wrap:
+        if no_wrap or (len(line) <= width and cells(line) <= width):  # a line that fits is not divided
             pieces = [line]
         else:
             offsets = divide_line(line, width, fold=overflow == "fold")
