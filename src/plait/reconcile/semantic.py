@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -159,10 +160,10 @@ def _uses(
 def _may_refer(module: str, text: str, removed: Mapping[str, set[str]]) -> bool:
     """Whether the file of `module` may refer to a module of `removed`: it is that module, or a module of its package
     (whose `from . import x` reads it), or it spells the module's last name, as every other reference to it does
-    (an import names it; an attribute is read through what an import bound). A text that is not ASCII may spell an
-    identifier another way (Python normalizes them), so it may."""
+    (an import names it; an attribute is read through what an import bound), as Python reads identifiers: NFKC
+    normalized."""
     if not text.isascii():
-        return True
+        text = unicodedata.normalize("NFKC", text)
     for other in removed:
         if module == other or module.startswith(f"{other}."):
             return True
