@@ -12,12 +12,12 @@ taking turns in the same run:
 - plait, `--no-verify`: the same with the verify stage skipped (parse and semantic checks only);
 - plait, `--verify true`: a verify command that does nothing, so what it costs is the gate's worktree.
 
-With `--baseline REV` that commit's code (a `git worktree add` of this checkout, put first on PYTHONPATH) is
-measured too, each merge's runs taking turns with the working tree's. Medians per kind of merge of the wall
-time and of the CPU time (user + system of the process and the git it ran: the steadier figure on a loaded
-machine), the ratio of wall times to git's, and the machine's 1-minute load average.
+With `--baseline REV` (repeated for several) that commit's code (a `git worktree add` of this checkout, put first
+on PYTHONPATH) is measured too, each merge's runs taking turns with the working tree's. Medians per kind of merge of
+the wall time and of the CPU time (user + system of the process and the git it ran: the steadier figure on a loaded
+machine), the ratio of wall times to git's, and the machine's 1-minute load average at the start and the end.
 
-Run: .venv/bin/python benchmarks/bench_integrate.py [--merges 20] [--gated 3] [--source MIRROR] [--baseline REV]
+Run: .venv/bin/python benchmarks/bench_integrate.py [--merges 20] [--gated 3] [--source MIRROR] [--baseline REV]...
      [--json]
 """
 
@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ def _git_merge(work: Path, ours: str, theirs: str) -> tuple[float, float]:
     return took, cpu
 
 
-def measure(source: Path, merges: int, baseline: str = "", gated: int = 3) -> dict[str, Any]:
+def measure(source: Path, merges: int, baselines: Sequence[str] = (), gated: int = 3) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="plait-integrate-") as tmp:
         root = Path(tmp)
         repo, work = root / "repo", root / "git-merge"
@@ -97,20 +98,23 @@ def measure(source: Path, merges: int, baseline: str = "", gated: int = 3) -> di
         env = {**os.environ, "HOME": str(root / "home"), "GIT_CONFIG_GLOBAL": "/dev/null", "NO_COLOR": "1"}
         for name in ("PLAIT_STORE", "PLAIT_VERIFY_COMMAND", "PLAIT_MODEL"):
             env.pop(name, None)
-        codes = {"": {**env, "PYTHONPATH": str(ROOT / "src")}}
-        if baseline:
-            where = root / "baseline"
-            subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), baseline], cwd=ROOT, check=True)
-            codes = {f"{baseline} ": {**env, "PYTHONPATH": str(where / "src")}, **codes}
+        codes: dict[str, dict[str, str]] = {}
+        wheres = [root / f"baseline-{i}" for i in range(len(baselines))]
         try:
+            for rev, where in zip(baselines, wheres, strict=True):
+                subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), rev], cwd=ROOT, check=True)
+                codes[f"{rev} "] = {**env, "PYTHONPATH": str(where / "src")}
+            codes[""] = {**env, "PYTHONPATH": str(ROOT / "src")}
             loads = [os.getloadavg()[0]]
             rows = _run(repo, work, _merges(repo, merges), codes, gated)
             loads.append(os.getloadavg()[0])
         finally:
-            if baseline:
-                subprocess.run(["git", "worktree", "remove", "--force", str(root / "baseline")], cwd=ROOT, check=False)
+            for where in wheres:
+                if where.exists():
+                    subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=ROOT, check=False)
     load = statistics.mean(loads)
-    return {"source": str(source), "merges": merges, "gated": gated, "baseline": baseline, "load_1min": load, **rows}
+    extra = {"baselines": list(baselines), "load_1min": load, "loads_1min": loads}
+    return {"source": str(source), "merges": merges, "gated": gated, **extra, **rows}
 
 
 def _run(
@@ -157,7 +161,8 @@ def _run(
 
 def _print(result: dict[str, Any]) -> None:
     counts = f"{result['counts']}, the default gate on {result['gated']} of each"
-    print(f"{result['source']}: {counts}; 1-minute load average {result['load_1min']:.1f}")
+    loads = " to ".join(f"{x:.1f}" for x in result["loads_1min"])
+    print(f"{result['source']}: {counts}; 1-minute load average {loads} (start to end)")
     print(f"| {'merge':8} | {'command':40} | {'runs':>4} | {'wall':>8} | {'CPU':>8} | {'x git (wall)':>12} |")
     print(f"|{'-' * 10}|{'-' * 42}|{'-' * 5}:|{'-' * 9}:|{'-' * 9}:|{'-' * 13}:|")
     for kind, rows in result["table"].items():
@@ -174,7 +179,9 @@ def main() -> None:
     parser.add_argument(
         "--gated", type=int, default=3, help="merges of each kind timed with the default gate too (it runs the tests)"
     )
-    parser.add_argument("--baseline", default="", help="a commit whose code is measured too (git worktree add)")
+    parser.add_argument(
+        "--baseline", action="append", default=[], help="a commit whose code is measured too (repeat for several)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     result = measure(args.source, args.merges, args.baseline, args.gated)
