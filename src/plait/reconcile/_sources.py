@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar, cast
 
 from plait.reconcile._gitio import read_objects
@@ -40,18 +40,26 @@ class Sources:
 
     def read(self, commit: str, paths: Iterable[str]) -> dict[str, str | None]:
         """The blob id of each path at `commit` (None where it is no file), reading those not known in one call."""
-        wanted = list(dict.fromkeys(paths))
-        keep = _ID.fullmatch(commit) is not None
-        missing = [p for p in wanted if not keep or (commit, p) not in self._at]
-        found: dict[str, str | None] = {}
-        for path, got in zip(missing, read_objects(self.repo, [f"{commit}:{p}" for p in missing]), strict=True):
+        return self.read_all([(commit, paths)])[0]
+
+    def read_all(self, wanted: Sequence[tuple[str, Iterable[str]]]) -> list[dict[str, str | None]]:
+        """`read` of each (commit, paths), in one call for all."""
+        asked = [(commit, list(dict.fromkeys(paths))) for commit, paths in wanted]
+        missing = [
+            (commit, p)
+            for commit, paths in asked
+            for p in paths
+            if not _ID.fullmatch(commit) or (commit, p) not in self._at
+        ]
+        found: dict[tuple[str, str], str | None] = {}
+        for key, got in zip(missing, read_objects(self.repo, [f"{c}:{p}" for c, p in missing]), strict=True):
             oid = got[0] if got is not None and got[1] == b"blob" else None
             if got is not None and oid is not None:
                 self._texts.setdefault(oid, got[2].decode("utf-8", errors="replace"))
-            found[path] = oid
-            if keep:
-                self._at[(commit, path)] = oid
-        return {p: found[p] if p in found else self._at[(commit, p)] for p in wanted}
+            found[key] = oid
+            if _ID.fullmatch(key[0]):
+                self._at[key] = oid
+        return [{p: found[(c, p)] if (c, p) in found else self._at[(c, p)] for p in paths} for c, paths in asked]
 
     def texts(self, commit: str, paths: Iterable[str]) -> dict[str, str | None]:
         """The text of each path at `commit` (undecodable bytes replaced), None where it is no file."""

@@ -202,7 +202,10 @@ class Gate:
         return passed
 
     def _parse(self, commit: str, changes: Mapping[str, str]) -> tuple[str, list[str]]:
-        """Problems held against `commit` (then notes on those that are not), and the files of those held."""
+        """Problems held against `commit` (then notes on those that are not), and the files of those held; the files
+        the semantic stage reads at the base are read with those of `commit`, in one call."""
+        py_before = [p for p, status in changes.items() if status != "A" and p.endswith(".py")]
+        self.sources.read_all([(commit, [p for p, s in changes.items() if s != "D"]), (self.base, py_before)])
         found = parse_findings(self.repo, self.base, commit, changes, self.sources)
         return "\n".join([*found.problems, *(f"note: {n}" for n in found.notes)]), found.files
 
