@@ -81,7 +81,9 @@ def styled(file: Any = None) -> bool:
 
 def strip_controls(text: str) -> str:
     """`text` without the control codes rich drops from text."""
-    return text.translate(_STRIPPED) if not text.isprintable() else text
+    if text.isprintable() or not any(code in text for code in "\a\b\v\f\r"):
+        return text
+    return text.translate(_STRIPPED)
 
 
 def might_be_emoji(name: str) -> bool:

@@ -143,12 +143,12 @@ def print_transcript(
 
     plain = plain_page(soft_wrap=True)  # not a terminal: drawn as rich draws it unstyled, without the pager
     if plain is not None:
-        render_transcript(plain, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
+        render_transcript(plain, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40, summary=s)
         return
     out = _reading.out
     if no_pager or not out.is_terminal:
-        render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
+        render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40, summary=s)
         return
     os.environ.setdefault("LESS", "-R")  # the pager shows the colours instead of their escape codes
     with out.pager(styles=True):
-        render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40)
+        render_transcript(out, run_id, events, diff=diff, agent=task, max_lines=0 if full else 40, summary=s)

@@ -19,6 +19,7 @@ from plait.ui.summary import summarize
 if TYPE_CHECKING:
     from plait.events.types import Event
     from plait.ui._plain import Page
+    from plait.ui.summary import RunSummary
 
 Block = Line | Body | Framed | Stack
 
@@ -84,11 +85,19 @@ def _answer(who: str, arguments: dict[str, object]) -> Framed:
 
 
 def render_transcript(
-    console: Page, run_id: str, events: list[Event], *, diff: str = "", agent: str | None = None, max_lines: int = 40
+    console: Page,
+    run_id: str,
+    events: list[Event],
+    *,
+    diff: str = "",
+    agent: str | None = None,
+    max_lines: int = 40,
+    summary: RunSummary | None = None,
 ) -> None:
     """Print the transcript of a run (or of one agent), then its totals and the final diff.
 
-    `events` are as `plait.ui.feed.redact_event` makes them (redacted, made visible); `diff` is made visible here.
+    `events` are as `plait.ui.feed.redact_event` makes them (redacted, made visible); `diff` is made visible here;
+    `summary` is the run's, when the caller has it already.
     """
     said: set[str] = set()  # what the user said to a lead, shown already: its first prompt repeats it
     shown: list[Block] = []
@@ -103,7 +112,7 @@ def render_transcript(
             shown.append(drawn)
     if shown:  # in one print, which costs far less than one each; soft wrapping would crop the text inside panels
         console.print(Stack(*shown), soft_wrap=False)
-    s = summarize(run_id, events)
+    s = summarize(run_id, events) if summary is None else summary
     console.rule()
     console.print(
         f"{s.model_calls} model calls, {s.tool_calls} tool calls, {s.usage.input_tokens} tokens in "
