@@ -1,6 +1,7 @@
 """A two-branch `plait integrate` runs the git processes it needs and no more: the queue finds its branch and base in
 one call, a branch's changes since it forked in one, the ladder both commits in one and asks git once whether a
-branch is merged already; the gate reads the files of the commit and of the base in one call, and lists one tree.
+branch is merged already; the gate reads the files of the commit and of the base in one call, and lists one tree;
+what a branch touched (the resolvers' context) is asked only when a conflict needs it.
 What it finds is what the separate calls found, where a branch forked more than once too."""
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ def _git_processes(box: Sandbox, tmp_path: Path, *argv: str) -> list[str]:
     return calls.read_text().splitlines()
 
 
-def test_a_clean_two_branch_integrate_runs_27_git_processes(box: Sandbox, tmp_path: Path) -> None:
+def test_a_clean_two_branch_integrate_runs_25_git_processes(box: Sandbox, tmp_path: Path) -> None:
     base = box.start({"a.py": "A = 1\n", "b.py": "B = 2\n"})
     box.branch("one", {"a.py": "A = 10\n"}, parent=base)
     box.branch("two", {"b.py": "from a import A\n\nB = A\n"}, parent=base)
     calls = _git_processes(box, tmp_path, "one", "two", "--no-llm", "--no-verify")
-    assert len(calls) <= 27, "\n".join(calls)  # 37, then 30: the gate lists the base's files and reads its blobs alone
+    assert len(calls) <= 25, "\n".join(calls)  # 37, then 30: the gate read the base alone, the queue asked for context
     assert not any(" merge-base " in f" {c} " and "--is-ancestor" not in c for c in calls)
 
 

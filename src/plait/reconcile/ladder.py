@@ -228,11 +228,13 @@ async def merge_commits(
     theirs: str,
     *,
     resolvers: Sequence[Resolver],
-    context: MergeContext = MergeContext(),  # noqa: B008 - frozen, never mutated
+    context: MergeContext | Callable[[], MergeContext] = MergeContext(),  # noqa: B008 - frozen, never mutated
     message: str = "",
     new_to_ours: bool = False,
 ) -> MergeOutcome:
     """Merge commit `theirs` into `ours`: git's merge, then each resolver on each conflicted file.
+
+    `context` is given to the resolvers; made by a function, it is made when a conflict first goes to them.
 
     Never touches a work tree, an index or a ref: the result is a merge commit (parents ours, theirs) when
     every file was resolved, else `commit` is None and `unresolved` lists what is left. When `theirs` is
@@ -259,8 +261,11 @@ async def merge_commits(
                 pending.append(conflict)
             else:
                 by_attribute[pc.path] = res
-    llm_context = _LLMContext(repo, ours_sha, theirs_sha, plan, context)
-    found = by_attribute | await _climb(pending, resolvers, context, refusals, llm_context)
+    found = dict(by_attribute)
+    if pending:
+        told = await asyncio.to_thread(context) if callable(context) else context
+        llm_context = _LLMContext(repo, ours_sha, theirs_sha, plan, told)
+        found |= await _climb(pending, resolvers, told, refusals, llm_context)
     resolutions = [found[pc.path] for pc, _, _ in plan.loaded if pc.path in found]
     unresolved = [*plan.held, *(c for pc, c, _ in plan.loaded if pc.path not in found)]
     outcome = MergeOutcome(ours_sha, theirs_sha, None, clean=not plan.loaded and not plan.held)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -135,6 +135,8 @@ class MergeQueue:
         self._head = found or at_base or repo.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
         self.integrated: dict[str, TaskBranch] = {}
         self._touched: dict[str, set[str]] = {}
+        self._forks: dict[str, tuple[str, str]] = {}
+        """The integration head and commit each task's changes are told from (`_touched_by`)."""
         for event in log.events(kinds=["integrated"]):
             if isinstance(event, Integrated) and event.branch == self.branch:
                 self.integrated.update({t: TaskBranch(t, "", "") for t in event.tasks})
@@ -221,7 +223,7 @@ class MergeQueue:
                     prefix,
                     task.commit,
                     resolvers=self.resolvers,
-                    context=self._context(task, [m.task for m in merged]),
+                    context=self._context_when_needed(task, [m.task for m in merged]),
                     message=self._message(task, rebuilt_without),
                     new_to_ours=True,
                 )
@@ -237,16 +239,25 @@ class MergeQueue:
         return merged
 
     def _touched_by(self, task: TaskBranch) -> set[str]:
-        if task.task_id not in self._touched and task.commit:
-            # since the branch last took in the integration head (a claim may merge integrated work in)
-            since_fork = changed_since_fork(self.repo, self._head, task.commit, self.base)
-            self._touched[task.task_id] = set(since_fork)
+        """What `task` changed since its branch last took in the integration head (a claim may merge integrated work
+        in), from the head and commit it had when it was first asked."""
+        if task.task_id not in self._touched and task.task_id in self._forks:
+            head, commit = self._forks[task.task_id]
+            self._touched[task.task_id] = set(changed_since_fork(self.repo, head, commit, self.base))
         return self._touched.get(task.task_id, set())
 
-    def _context(self, task: TaskBranch, ahead: Sequence[TaskBranch]) -> MergeContext:
+    def _context_when_needed(self, task: TaskBranch, ahead: Sequence[TaskBranch]) -> Callable[[], MergeContext]:
+        """`_context`, made when a resolver needs it (a clean merge never does); what each task touched is told from
+        the integration head of now."""
+        for t in [task, *self.integrated.values(), *ahead]:
+            if t.commit:
+                self._forks.setdefault(t.task_id, (self._head, t.commit))
+        return functools.partial(self._context, task, [*self.integrated.values(), *ahead])
+
+    def _context(self, task: TaskBranch, others: Sequence[TaskBranch]) -> MergeContext:
         """Both sides' intents; `ours` is told by the integrated tasks that touched the same paths."""
         mine = self._touched_by(task)
-        ours = [t for t in [*self.integrated.values(), *ahead] if t.commit and self._touched_by(t) & mine]
+        ours = [t for t in others if t.commit and self._touched_by(t) & mine]
         return MergeContext(
             ours_task="\n\n".join(f"[{t.task_id}] {t.instructions}" for t in ours),
             theirs_task=task.instructions,
