@@ -32,7 +32,7 @@ from plait.events.types import Event, ModelCallFailed, ModelCallFinished, ModelC
 from plait.messages import MessageChain, Model, ModelRequest, ModelResponse, TextHook, TextStreaming, ToolCall
 from plait.models.pricing import PriceTable
 
-__all__ = ["ARGUMENT_DEPTH", "REPLAYED", "ModelCallJournal", "agent_events", "answered_calls", "loggable", "valid_text"]
+__all__ = ["ARGUMENT_DEPTH", "REPLAYED", "ModelCallJournal", "agent_events", "loggable", "valid_text"]
 
 ARGUMENT_DEPTH = 64
 """Levels of nesting a tool call's arguments may have: tools take flat arguments, and the log's encoder stops at a
@@ -61,10 +61,6 @@ REPLAYED = (
 steering of it, which its live calls look at."""
 
 
-_ANSWERS = ("model_response",)
-_OTHERS = tuple(k for k in REPLAYED if k not in _ANSWERS)
-
-
 @dataclass
 class _Past:
     """What was read of one agent's past: its events of the `REPLAYED` kinds up to sequence number `last`."""
@@ -75,12 +71,9 @@ class _Past:
 
 @dataclass
 class _Read:
-    """What was read of one run: each agent's past as it was asked for, and every agent's answered calls up to
-    `answered_last` (read to charge the budgets), by agent."""
+    """What was read of one run: each agent's past as it was asked for."""
 
     agents: dict[str, _Past] = field(default_factory=dict)
-    answered: dict[str, list[ModelCallFinished]] = field(default_factory=dict)
-    answered_last: int = 0
 
 
 _reads: weakref.WeakKeyDictionary[EventStore, dict[str, _Read]] = weakref.WeakKeyDictionary()
@@ -95,18 +88,6 @@ def _run_read(log: RunLog) -> _Read:
     return reads.setdefault(log.run_id, _Read())
 
 
-def _first_read(log: RunLog, run: _Read, agent: str) -> _Past:
-    """An agent's past read for the first time: the calls the run's answers hold already are not decoded again."""
-    seen = run.answered_last
-    if not seen:
-        fresh = log.events(agent=agent, kinds=REPLAYED)
-        return _Past(fresh, fresh[-1].seq if fresh else 0)
-    before = [e for e in log.events(agent=agent, kinds=_OTHERS) if e.seq <= seen]
-    after = log.events(agent=agent, kinds=REPLAYED, after=seen)
-    past = sorted([*before, *run.answered.get(agent, ())], key=lambda e: e.seq) + after
-    return _Past(past, after[-1].seq if after else seen)
-
-
 def agent_events(log: RunLog, agent: str) -> list[Event]:
     """The events of the `REPLAYED` kinds of one agent of a run, in order.
 
@@ -119,7 +100,8 @@ def agent_events(log: RunLog, agent: str) -> list[Event]:
         run = _run_read(log)
         past = run.agents.get(agent)
         if past is None:
-            past = run.agents[agent] = _first_read(log, run, agent)
+            fresh = log.events(agent=agent, kinds=REPLAYED)
+            past = run.agents[agent] = _Past(fresh, fresh[-1].seq if fresh else 0)
         else:
             fresh = log.events(agent=agent, kinds=REPLAYED, after=past.last)
             if fresh and not fresh[0].seq > past.last:  # a store that does not number its events: all there is
@@ -127,20 +109,6 @@ def agent_events(log: RunLog, agent: str) -> list[Event]:
             past.events.extend(fresh)
             past.last = fresh[-1].seq if fresh else past.last
         return list(past.events)
-
-
-def answered_calls(log: RunLog) -> list[ModelCallFinished]:
-    """Every model call of the run that was answered, in the log's order: only the answers are decoded, once
-    (per store), and an agent's past read later takes its own from them."""
-    with _reads_lock:
-        run = _run_read(log)
-        fresh = [e for e in log.events(kinds=_ANSWERS, after=run.answered_last) if isinstance(e, ModelCallFinished)]
-        if fresh and not fresh[0].seq > run.answered_last:  # a store that does not number its events: all there is
-            run.answered, run.answered_last = {}, 0
-        for event in fresh:
-            run.answered.setdefault(event.agent, []).append(event)
-        run.answered_last = fresh[-1].seq if fresh else run.answered_last
-        return sorted((e for calls in run.answered.values() for e in calls), key=lambda e: e.seq)
 
 
 class ModelCallJournal:

@@ -14,8 +14,9 @@ from pydantic import ValidationError
 from plait.errors import StateError
 from plait.events.types import BY_KIND, Event, validate_event
 from plait.log_upgrade import SCHEMA_VERSION, upgrade
+from plait.messages import Usage
 
-__all__ = ["SCHEMA", "decode_payload", "decode_rows", "fsync", "insert", "insert_all"]
+__all__ = ["PAID_FIELDS", "SCHEMA", "decode_payload", "decode_rows", "fsync", "insert", "insert_all", "paid_rows"]
 
 # seq is the rowid: one past the highest, so never reused while no event is deleted, and none is. AUTOINCREMENT
 # (logs made before kept it) wrote a third page, its counter's, with every append.
@@ -38,6 +39,18 @@ CREATE TABLE IF NOT EXISTS blobs (
 );
 """
 """The log's tables: its events, numbered in the order they were committed, its schema version, its blobs."""
+
+
+PAID_FIELDS = tuple(Usage.model_fields)
+"""The token counts of an answer's usage, summed by the stores' queries of what a run paid (`paid_rows`)."""
+
+
+def paid_rows(rows: Iterable[tuple[Any, ...]]) -> dict[str, tuple[Usage, float]]:
+    """What each agent paid, from rows of (agent, each of `PAID_FIELDS`' sums, the dollars' sum), by agent."""
+    return {
+        agent: (Usage(**{f: int(n or 0) for f, n in zip(PAID_FIELDS, sums[:-1], strict=True)}), float(sums[-1] or 0))
+        for agent, *sums in rows
+    }
 
 
 def decode_payload(payload: str) -> Event:

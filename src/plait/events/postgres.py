@@ -30,10 +30,11 @@ from psycopg.pq import TransactionStatus
 
 from plait.errors import StateError
 from plait.events._pg_lease import PostgresLease
-from plait.events._sqlite import decode_rows
+from plait.events._sqlite import PAID_FIELDS, decode_rows, paid_rows
 from plait.events.store import SQLiteEventStore
 from plait.events.types import Event
 from plait.log_upgrade import SCHEMA_VERSION, stored_kinds
+from plait.messages import Usage
 from plait.redact import Redactor
 
 __all__ = ["LAYOUT", "PostgresEventStore", "PostgresLease"]
@@ -252,6 +253,12 @@ class PostgresEventStore:
             for e in decode_rows(self.where, self._read(query + " ORDER BY seq", args))
             if not kinds or e.kind in kinds
         ]
+
+    def paid(self, run_id: str) -> dict[str, tuple[Usage, float]]:
+        """What each agent of run `run_id` paid for its answered model calls, summed by the query, not decoded."""
+        sums = ", ".join(f"SUM((payload::jsonb #>> '{{response,usage,{f}}}')::bigint)" for f in PAID_FIELDS)
+        query = f"SELECT agent, {sums}, SUM((payload::jsonb ->> 'cost_usd')::float8) FROM plait_events"
+        return paid_rows(self._read(query + " WHERE run_id = %s AND kind = 'model_response' GROUP BY agent", [run_id]))
 
     def run_ids(self) -> list[str]:
         where, args = ("WHERE scope = %s", [self.scope]) if self.scope else ("", [])

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from plait.events._posting import post_to
 from plait.events.store import EventStore
-from plait.events.types import Event
+from plait.events.types import Event, ModelCallFinished
+from plait.messages import Usage
 
 if TYPE_CHECKING:
     import asyncio
@@ -49,6 +50,22 @@ class RunLog:
     def events(self, *, agent: str | None = None, kinds: Sequence[str] = (), after: int = 0) -> list[Event]:
         """The run's events in order, optionally of one agent, some kinds, or after a sequence number."""
         return self.store.events(self.run_id, agent=agent, kinds=kinds, after=after)
+
+    def paid(self) -> dict[str, tuple[Usage, float]]:
+        """What each agent of the run paid for its answered model calls (tokens, dollars), by agent: summed by the
+        store's own query where it has one (SQLite, PostgreSQL, under the stores that wrap them), which decodes no
+        answer; else from the answers read."""
+        store: object = self.store
+        while store is not None:
+            if (summed := getattr(store, "paid", None)) is not None:
+                return dict(summed(self.run_id))
+            store = getattr(store, "inner", None)
+        paid: dict[str, tuple[Usage, float]] = {}
+        for e in self.events(kinds=["model_response"]):
+            if isinstance(e, ModelCallFinished):
+                usage, usd = paid.get(e.agent, (Usage(), 0.0))
+                paid[e.agent] = (usage + e.response.usage, usd + e.cost_usd)
+        return paid
 
     def put_blob(self, key: str, data: bytes) -> None:
         """Store bytes under `key` of the run, on disk before it returns; a key stored already keeps its bytes."""

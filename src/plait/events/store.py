@@ -13,10 +13,11 @@ from pydantic import ValidationError
 
 from plait.errors import StateError
 from plait.events._posting import Posted, PostQueue, Then, append_then, failed, post_to, tell
-from plait.events._sqlite import SCHEMA, decode_payload, decode_rows, fsync, insert, insert_all
+from plait.events._sqlite import PAID_FIELDS, SCHEMA, decode_payload, decode_rows, fsync, insert, insert_all, paid_rows
 from plait.events._wal import wal_damage
 from plait.events.types import Event, validate_event
 from plait.log_upgrade import SCHEMA_VERSION, stored_kinds
+from plait.messages import Usage
 from plait.redact import Redactor, scrub_strings, strings_in
 
 __all__ = [
@@ -65,6 +66,7 @@ DURABLE_KINDS = frozenset({"model_response", "plan", "answer", "commit", "merge"
 asked again) and what changed the repository. Appending one syncs the log to disk, and with it every event before."""
 
 _SYNC_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+_ANSWERED = ("model_response",)
 
 
 class SQLiteEventStore:
@@ -206,6 +208,17 @@ class SQLiteEventStore:
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
         return [e for e in decode_rows(self.path, rows) if not kinds or e.kind in kinds]
+
+    def paid(self, run_id: str) -> dict[str, tuple[Usage, float]]:
+        """What each agent of run `run_id` paid for its answered model calls, summed by the query, not decoded."""
+        sums = ", ".join(f"SUM(json_extract(payload, '$.response.usage.{f}'))" for f in PAID_FIELDS)
+        sql = f"SELECT agent, {sums}, SUM(json_extract(payload, '$.cost_usd')) FROM events"
+        with self._locked(run_id, None, _ANSWERED):
+            try:
+                rows = self._db.execute(sql + " WHERE run_id = ? AND kind = ? GROUP BY agent", (run_id, *_ANSWERED))
+                return paid_rows(rows.fetchall())
+            except sqlite3.DatabaseError as exc:
+                raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
 
     def run_ids(self) -> list[str]:
         with self._locked():

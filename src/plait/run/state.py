@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from plait.agent.budget import Budget, spent
-from plait.agent.journal import answered_calls
 from plait.events.runlog import RunLog
 from plait.events.types import (
     AgentStopped,
@@ -18,7 +17,6 @@ from plait.events.types import (
     TaskFinished,
     TaskStarted,
 )
-from plait.messages import Usage
 from plait.plan_model import Plan
 from plait.run._opening import Opening, logged_openings
 from plait.run.scheduler import Attempt, TaskResult
@@ -139,13 +137,10 @@ def charge_earlier_spending(run: Budget, log: RunLog, tasks: dict[str, Budget] |
 
     The run's budget gets everything; with `tasks`, each task's budget gets its own agent's share only.
     """
-    answers = answered_calls(log)  # summed, then charged once per budget
+    paid = log.paid()  # by agent, summed by the store's query: no answer decoded
     if tasks is None:
-        run.charge(*spent((e.response.usage, e.cost_usd) for e in answers))
+        run.charge(*spent(paid.values()))
         return
-    own: dict[str, list[tuple[Usage, float]]] = {}
-    for e in answers:
-        own.setdefault(e.agent, []).append((e.response.usage, e.cost_usd))
-    for agent, paid in own.items():
+    for agent, (usage, usd) in paid.items():
         if agent in tasks:
-            tasks[agent].charge(*spent(paid), up=False)
+            tasks[agent].charge(usage, usd, up=False)
