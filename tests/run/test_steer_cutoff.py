@@ -3,7 +3,7 @@
 The agent reads the user's word before each live model call; a stop given while the call that finishes the task is
 in flight, or while an attempt that fails anyway is in flight, comes after the last such read. The task's work is
 handed to the merge only if no stop came before its commit, and a stop that drops the task holds for every later
-attempt of it.
+attempt of it, a resumed run's too.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from integrators import git
-from steer_support import Gated, agent_of, env, events, plait, run_argv, start, turn_of
+from steer_support import Gated, agent_of, env, events, kill, plait, run_argv, start, turn_of, wait_for
 
 from plait.workspace import Repo
 from wire_server import WireServer
@@ -84,4 +84,27 @@ def test_a_stop_given_during_an_attempt_that_then_fails_is_not_forgotten_by_its_
     assert report["tasks"]["beta"]["status"] == "dropped", report["tasks"]["beta"]
     assert "dropped by the user" in report["dropped"]["beta"]
     assert len(model.requests("beta", 0)) == 1  # the second attempt asked nothing
+    assert "return 0" in _integrated(repo, report, "beta.py")
+
+
+def test_a_task_the_user_dropped_before_a_crash_stays_dropped_when_resumed(repo: Repo, tmp_path: Path) -> None:
+    model, environ = Gated(("alpha", 1), ("beta", 1)), env(tmp_path)
+    with WireServer(model) as server:
+        proc = start(run_argv(repo, tmp_path, server.openai_url), environ)
+        try:
+            model.holds["alpha", 1].wait()  # held until the resume: the run cannot end before its kill
+            model.holds["beta", 1].wait()
+            assert plait(repo, environ, "agent", "last", "beta", "--stop").returncode == 0
+            model.holds["beta", 1].release()
+            wait_for(repo, "beta's end", lambda e: e["kind"] == "task_finished" and e["agent"] == "beta")
+            kill(proc)
+            model.release_all()
+            resumed = plait(repo, environ, "resume", "last", "--json")
+        finally:
+            model.release_all()
+    assert resumed.stdout, resumed.stderr[-2000:]
+    report = json.loads(resumed.stdout)
+    assert report["tasks"]["alpha"]["status"] == "done"
+    assert report["tasks"]["beta"]["status"] == "dropped", report["tasks"]["beta"]
+    assert len(model.requests("beta", 0)) == 1  # the resumed run asked nothing for it
     assert "return 0" in _integrated(repo, report, "beta.py")
