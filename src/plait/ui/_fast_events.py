@@ -293,7 +293,8 @@ def read_events(log: Path, run_id: str, redact: Redactor) -> list[Fields] | None
         return None
     texts = [strings_in(data) for _, data in read]
     change: Callable[[str], str] = visible  # most logs hold nothing to redact: one pass says so
-    changed = [any(not text.isprintable() and visible(text) != text for text in row) for row in texts]
+    joined = ["".join(row) for row in texts]  # a row's strings change only if their concatenation does
+    changed = [not text.isprintable() and visible(text) != text for text in joined]
     if not redact.finds_nothing([text for row in texts for text in row]):
         change, changed = (lambda text: visible(redact(text))), [True] * len(read)
     events = []
