@@ -4,7 +4,9 @@ A demo run (`plait demo --fast --no-tui`, made by the baseline's code when there
 wrote, which both read) is made in a temporary repository, then each command is started
 N times as a new process and its median wall time is printed, against `python -c pass` (the interpreter's own
 start) and `git status` in the same repository, measured in the same run, with the ratio to each, and the imports
-the commands stand on: rich alone (`plait runs` without typer), pydantic and rich (a command that reads events as
+the commands stand on: plait's own floor (the command line, `plait.workspace`, `plait.trust`, JSON and SQLite:
+what a read-only command that reads the log imports whatever it prints), rich alone (what a table cost before the
+tables were drawn without rich's console when not a terminal), pydantic and rich (a command that reads events as
 models), and typer (which parses parameters with pydantic) with them (any command typer parses). With
 `--baseline REV`, that commit's `src` (checked out with `git worktree add`, put first on PYTHONPATH) is measured
 too, each command's starts taking turns with the working tree's.
@@ -49,6 +51,9 @@ _RICH = "import rich.console, rich.table"
 """What a command that draws a table pays without typer (`plait runs`)."""
 _PYDANTIC = "import pydantic, rich.console, rich.table; from pydantic import BaseModel"
 """What a command that reads events as pydantic models pays without typer (`status`, `show`, `log`, `cost`)."""
+_FLOOR = "import plait.cli._fast, plait.workspace, plait.ui._reading, json, sqlite3"
+"""What every read-only command that reads the log pays before its own work: the command line, finding the
+repository (`plait.workspace`), the settings' file names (`plait.trust`), JSON and SQLite."""
 
 
 def _walls(argv: list[str], cwd: Path, envs: list[dict[str, str]], runs: int) -> list[tuple[float, float]]:
@@ -98,11 +103,12 @@ def measure(runs: int, baseline: str = "") -> dict[str, object]:
                 {"command": "git status", "median_s": git, "cpu_s": git_cpu},
             ]
             for label, code in (
+                ("import plait's floor", _FLOOR),
                 ("import rich", _RICH),
                 ("import pydantic, rich", _PYDANTIC),
                 ("import typer, pydantic, rich", _LIBRARIES),
             ):
-                took, cpu = _wall([sys.executable, "-c", code], repo, env, runs)
+                took, cpu = _wall([sys.executable, "-c", code], repo, envs[""], runs)  # the working tree's plait
                 rows.append({"command": label, "median_s": took, "cpu_s": cpu})
             for name, args in COMMANDS:
                 measured = _walls([sys.executable, "-m", "plait", *args], repo, list(envs.values()), runs)
