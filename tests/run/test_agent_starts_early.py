@@ -72,3 +72,33 @@ def test_the_first_model_call_goes_out_before_the_worktree_is_made(
     assert checked_out == [False], "the model was asked only once the worktree's files were checked out"
     assert repo.git("show", f"{outcome.commit}:alpha.py") == "def alpha():\n    return 1\n"
     store.close()
+
+
+def test_a_worktree_that_cannot_be_made_fails_the_attempt_at_its_first_tool_call(repo: Repo, tmp_path: Path) -> None:
+    repo.git("branch", "plait/r1/alpha")  # in the way of the attempt's own branch
+    asked: list[int] = []
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        asked.append(1)
+        return _call("write_file", path="alpha.py", content="def alpha():\n    return 1\n")
+
+    store = SQLiteEventStore(tmp_path / "events.db")
+    base = RunBase(repo.head(), "main")
+    ctx = PlanContext(
+        repo=repo,
+        settings=Settings(concurrency=1, max_attempts=1),
+        model=FunctionModel(answer),
+        log=RunLog(store, "r1"),
+        base=base,
+        runners=lambda path, agent, env: LocalShell(),
+    )
+    task = PlanTask(id="alpha", title="alpha", instructions="Make alpha return 1.", writes=["alpha.py"])
+    plan = Plan(mode="parallel", reason="one", tasks=[task])
+
+    outcome = asyncio.run(run_plan(ctx, plan, MergeTreeIntegrator(repo, "r1", base.commit)))
+
+    assert outcome.results["alpha"].status == "dropped"
+    assert "already exists" in outcome.results["alpha"].reason
+    assert asked == [1]  # asked while the worktree was being made; its first tool call met the failure, and no more
+    assert repo.git("show", "plait/r1/alpha:alpha.py") == "def alpha():\n    return 0\n"
+    store.close()

@@ -142,6 +142,8 @@ async def _wrapped_up(
     """The attempt's wrap-up once its worktree is made and its bootstrap over; '' when it could not be made."""
     await asyncio.wait([made])
     await asyncio.wait([ready])
+    if not ready.cancelled():
+        ready.exception()  # seen here, when no tool call waited for it: the agent's failure is the attempt's
     if made.cancelled() or made.exception() is not None:
         return ""
     return await attempts.git.run(attempts.wrap_up, worktree, task, result, 1)  # only first attempts start early
