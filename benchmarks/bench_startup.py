@@ -88,6 +88,7 @@ def measure(runs: int, baseline: str = "") -> dict[str, object]:
         root = Path(tmp)
         env = {**os.environ, "HOME": str(root / "home"), "GIT_CONFIG_GLOBAL": "/dev/null", "COLUMNS": "120"}
         env.pop("PLAIT_STORE", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as a user starts it: from bytecode the unmeasured start cached
         envs = {"": {**env, "PYTHONPATH": str(ROOT / "src")}}
         if baseline:
             where = root / "baseline"
