@@ -5,7 +5,11 @@ directory, never inside this checkout. A run of N agents is played in it twice, 
 
 - plain git: `git worktree add -b <branch> <path> <base>`, the agent's edits, `git worktree remove --force`;
 - plait: `make_worktree` (a worktree of the run's pool recycled, a new one when the pool is empty), the same
-  edits, the commit-less `give_back` to the pool; the pool is emptied at the run's end, its time shared out.
+  edits, the commit-less `give_back` to the pool; the pool is emptied at the run's end, its time shared out;
+- plait, layered (where this process may mount an overlay): `make_worktree(layered=True)`, an overlay over the
+  run's one shared checkout (made by the first agent), the same edits, `remove`; the shared checkout is deleted
+  at the run's end. "Written" and "on disk" are then the agent's own bytes: its layer and its index, at
+  creation and once its edits are made.
 
 Agent k starts on the k-th of N consecutive first-parent commits (the integration head moves on between
 attempts) and edits a few tracked files, adds an untracked file and some ignored build output. "Written" is the
@@ -39,8 +43,15 @@ from plait.run._opening import make_worktree, pool_of
 from plait.workspace import Repo, Worktree
 from plait.workspace._pool import empty, give_back
 
+try:
+    from plait.workspace._layers import remove_bases
+    from plait.workspace._mounts import LAYER, can_layer
+except ImportError:  # a baseline from before layered worktrees
+    LAYER = ""
+
 MIRRORS = Path("/work/.mirror")
 RUN = "bench"
+LAYERED = "bench-layered"
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -118,6 +129,28 @@ def _pooled(repo: Repo, k: int, base: str, into: dict[str, list[float]]) -> None
     into["remove"].append(_timed(lambda: give_back(made[0], pool_of(repo, RUN)), into["remove_cpu"]))
 
 
+def _own(repo: Repo, path: Path) -> int:
+    """A layered worktree's own bytes: its layer (what its agent wrote) and its index."""
+    layer = path.parent / f"{LAYER}{path.name}"
+    files = [Path(root) / name for root, _, names in os.walk(layer) for name in names]
+    index = Path(repo.location(path)["GIT_DIR"]) / "index"
+    return sum(f.lstat().st_size for f in files) + index.stat().st_size
+
+
+def _layered(repo: Repo, k: int, base: str, into: dict[str, list[float]]) -> None:
+    where = pool_of(repo, LAYERED) / f"t{k}"
+    made: list[Worktree] = []
+    branch = f"plait/{LAYERED}/t{k}"
+    make = lambda: made.append(  # noqa: E731
+        make_worktree(repo, where, branch, base, fresh=True, run_id=LAYERED, layered=True)
+    )
+    into["create"].append(_timed(make, into["create_cpu"]))
+    into["written"].append(_own(repo, where))
+    _work(where, k)
+    into["disk"].append(_own(repo, where))
+    into["remove"].append(_timed(lambda: made[0].remove(), into["remove_cpu"]))
+
+
 def bench(source: Path, agents: int, plain: bool = True) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-worktrees-") as tmp:
         clone = Path(tmp) / "repo"
@@ -129,13 +162,17 @@ def bench(source: Path, agents: int, plain: bool = True) -> dict[str, Any]:
         files = len(_git(clone, "ls-tree", "-r", "--name-only", bases[-1]).splitlines())
         rows: dict[str, dict[str, list[float]]] = {
             m: {"create": [], "remove": [], "written": [], "disk": [], "create_cpu": [], "remove_cpu": []}
-            for m in ("git", "plait")
+            for m in ("git", "plait", "layered")
         }
+        layered = bool(LAYER) and can_layer(pool_of(repo, LAYERED))
         for k, base in enumerate(bases):
             if plain:
                 _plain(clone, Path(tmp) / "plain" / f"a{k}", k, base, rows["git"])
             _pooled(repo, k, base, rows["plait"])
+            if layered:
+                _layered(repo, k, base, rows["layered"])
         end = _timed(lambda: empty(repo, pool_of(repo, RUN)))
+        bases_removed = _timed(lambda: remove_bases(pool_of(repo, LAYERED))) if layered else None
         spawn = statistics.median(_timed(lambda: _git(clone, "rev-parse", "HEAD")) for _ in range(9))
         shutil.rmtree(Path(tmp) / "plain", ignore_errors=True)
     med = {m: {k: statistics.median(v) for k, v in r.items() if v} for m, r in rows.items()}
@@ -153,6 +190,10 @@ def bench(source: Path, agents: int, plain: bool = True) -> dict[str, Any]:
         "plait_first_create_ms": rows["plait"]["create"][0],
         "plait_pool_emptied_ms": end,
         "plait_remove_amortised_ms": statistics.mean(rows["plait"]["remove"]) + end / agents,
+        "layered_create_ms": statistics.median(rows["layered"]["create"][1:]) if layered else None,
+        "layered_create_cpu_ms": statistics.median(rows["layered"]["create_cpu"][1:]) if layered else None,
+        "layered_first_create_ms": rows["layered"]["create"][0] if layered else None,
+        "layered_base_removed_ms": bases_removed,
         "raw": rows,
     }
 
@@ -213,6 +254,14 @@ def main() -> None:
             f" {r['plait_pool_emptied_ms']:.0f} ms) | {r['plait_reused_create_ms']:.0f}"
             f" | {r.get('plait_reused_create_cpu_ms') or 0:.0f} | {m['remove']:.0f} | {m.get('remove_cpu', 0):.0f}"
             f" | {r['plait_reused_written_bytes'] / 1e6:.2f} | {m['disk'] / 1e6:.1f} |"
+        )
+    if out.get("layered_create_ms") is not None:
+        m = out["median"]["layered"]
+        print(
+            f"| plait, layered (first agent, with the shared checkout, {out['layered_first_create_ms']:.0f} ms;"
+            f" shared checkout deleted {out['layered_base_removed_ms']:.0f} ms) | {out['layered_create_ms']:.0f}"
+            f" | {out['layered_create_cpu_ms']:.0f} | {m['remove']:.0f} | {m['remove_cpu']:.0f}"
+            f" | {m['written'] / 1e6:.2f} | {m['disk'] / 1e6:.2f} (its own, after its edits) |"
         )
 
 

@@ -16,6 +16,7 @@ import pytest
 from _pytest.nodeid import coerce_node_id
 
 from pg_cluster import PostgresServer, Unavailable, start_postgres
+from plait.workspace._mounts import unmount_under
 
 
 @pytest.hookimpl(trylast=True)
@@ -41,6 +42,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         }
         if names and "@" not in item.nodeid.rpartition("]")[2] and hasattr(item, "_id"):
             item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(sorted(names))}")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_mount_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Unmount the layered worktrees the session's runs kept (a stopped or killed run keeps its worktrees for a
+    resume), so that no mount outlives the files it shows."""
+    yield
+    unmount_under(tmp_path_factory.getbasetemp())
 
 
 def _is_local(address: Any) -> bool:

@@ -119,6 +119,9 @@ class Settings(BaseModel):
     """Untracked files (globs) copied into each agent's worktree, such as `.env`; `.worktreeinclude` adds more.
     Only files inside the checkout are copied, whatever the source; an untrusted repository's absolute or `..`
     globs are also reported and dropped."""
+    layered_worktrees: bool = True
+    """Each agent's worktree is an overlay mount over one shared checkout of the run, holding only the files the
+    agent writes, where plait may mount (as root, or with CAP_SYS_ADMIN); elsewhere, or when off, a full checkout."""
     setup_command: str | None = None
     """A command run in each new worktree before its agent starts, such as `npm ci`. It runs as the agent's
     commands do (same sandbox and preset), so it is taken from an untrusted repository's file as well."""

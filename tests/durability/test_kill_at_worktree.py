@@ -37,7 +37,8 @@ def _aim(trigger: Path, command: str) -> None:
 
 
 def test_a_kill_between_worktree_add_and_task_started_loses_nothing(tmp_path: Path) -> None:
-    env = _env(tmp_path)
+    # full checkouts, as where plait may not mount: a layered worktree is killed at in test_kill_points
+    env = {**_env(tmp_path), "PLAIT_LAYERED_WORKTREES": "false"}
     repo = _project(tmp_path / "repo", env)
     real = shutil.which("git")
     assert real is not None

@@ -58,6 +58,12 @@ class KillPoint:
     event: str = ""
     nth: int = 1
     resume_git: GitAim | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    """Settings of every process of the run, in the environment."""
+
+
+_CHECKED_OUT = (("PLAIT_LAYERED_WORKTREES", "false"),)
+"""Full checkouts, as where plait may not mount an overlay (the tests run where it may, as root)."""
 
 
 def _claim(n: int) -> KillPoint:
@@ -79,7 +85,11 @@ def _run_end(n: int) -> KillPoint:
 
 KILL_POINTS: dict[str, Callable[[int], KillPoint]] = {
     # between the checkout of a task's new worktree (its last git) and its task_started
-    "worktree": lambda n: KillPoint(git=GitAim("reset --hard --no-recurse-submodules", nth=1 + n % 4)),
+    "worktree": lambda n: KillPoint(
+        git=GitAim("reset --hard --no-recurse-submodules", nth=1 + n % 4), env=_CHECKED_OUT
+    ),
+    # a layered worktree mounted, its branch made (its last git), its HEAD not yet on it, task_started not logged
+    "worktree_layered": lambda n: KillPoint(git=GitAim("branch --no-track -- plait/", nth=1 + n % 4)),
     # a git killed in the middle of creating a new worktree's branch, its ref lock left behind
     "worktree_lock": lambda n: KillPoint(git=GitAim("branch --no-track -- plait/", nth=1 + n % 4, lock=True)),
     "claim": _claim,
@@ -92,7 +102,11 @@ KILL_POINTS: dict[str, Callable[[int], KillPoint]] = {
     "run_end": _run_end,
     # a crash after the first commit, then the resume killed while it rebuilds worktrees
     "resume": lambda n: KillPoint(
-        event="kind = 'commit'", nth=1 + n % 2, resume_git=GitAim("worktree add", nth=1 + n % 2)
+        event="kind = 'commit'", nth=1 + n % 2, resume_git=GitAim("worktree add", nth=1 + n % 2), env=_CHECKED_OUT
+    ),
+    # the same, the resume killed as it makes a layered worktree again over what the killed run left mounted
+    "resume_layered": lambda n: KillPoint(
+        event="kind = 'commit'", nth=1 + n % 2, resume_git=GitAim("branch --force --no-track -- plait/", nth=1 + n % 2)
     ),
 }
 
@@ -125,7 +139,7 @@ def _files(repo: Path) -> dict[str, str]:
 
 
 def _run(tmp: Path, point: KillPoint | None) -> Outcome:
-    env = kh.environment(tmp, CONCURRENCY)
+    env = {**kh.environment(tmp, CONCURRENCY), **dict(point.env if point else ())}
     repo = kh.project(tmp / "repo", env)
     task = (kh.DEMO / "parallel_task.txt").read_text().strip()
     with resources.as_file(kh.DEMO / "parallel.yaml") as script:

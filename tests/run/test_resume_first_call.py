@@ -75,12 +75,14 @@ def _context(repo: Repo, log: RunLog, model: FunctionModel, **more: object) -> P
 
 
 def _hold_worktrees(shim: Path, released: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A `git` that makes the first worktree asked for at once, and the others once `released` exists."""
+    """A `git` that makes the first worktree asked for at once, and the others once `released` exists (a layered
+    worktree is held at its branch, its last git command)."""
     shim.mkdir()
     real = shutil.which("git")
     script = f"""#!/bin/sh
 case "$*" in
-  *"worktree add"*) mkdir {shim}/first 2>/dev/null || while [ ! -e {released} ]; do sleep 0.02; done ;;
+  *"worktree add"*|*"branch --force --no-track"*)
+    mkdir {shim}/first 2>/dev/null || while [ ! -e {released} ]; do sleep 0.02; done ;;
 esac
 exec {real} "$@"
 """

@@ -118,8 +118,9 @@ def _bound(attempts: TaskAttempts, opening: Opening) -> Worktree:
 async def _made(attempts: TaskAttempts, task: PlanTask, worktree: Worktree) -> None:
     """Make the worktree the agent's tools were bound to."""
     ctx = attempts.ctx
+    path, branch, base, layered = worktree.path, worktree.branch, worktree.base, ctx.settings.layered_worktrees
     made = await attempts.git.run(
-        make_worktree, ctx.repo, worktree.path, worktree.branch, worktree.base, fresh=True, run_id=ctx.log.run_id
+        make_worktree, ctx.repo, path, branch, base, fresh=True, run_id=ctx.log.run_id, layered=layered
     )
     if made != worktree:
         raise PlaitError(f"the worktree of {task.id} was made at {made.base[:10]}, not at {worktree.base[:10]}")

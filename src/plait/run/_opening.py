@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import re
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -33,11 +34,14 @@ from plait.events.types import TaskStarted, WorktreeOpening
 from plait.run._ranked import RankedGate
 from plait.run.scheduler import Attempt, rank
 from plait.workspace import Repo, Worktree
+from plait.workspace._layers import open_layered, remove_bases
+from plait.workspace._mounts import can_layer
 from plait.workspace._pool import POOLED, adopt, empty, take
 from plait.workspace._worktrees import clear_ref_lock, worktree_lock
 
 __all__ = ["GitThreads", "Opening", "log_opening", "log_started", "logged_openings", "make_worktree", "pool_of"]
 
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
@@ -100,15 +104,28 @@ def logged_openings(log: RunLog) -> dict[tuple[str, int], Opening]:
     return found
 
 
-def make_worktree(repo: Repo, path: Path, branch: str, base: str, *, fresh: bool, run_id: str) -> Worktree:
-    """The attempt's worktree: one of the run's pool recycled, else a new one (see `plait.workspace._pool`).
+def make_worktree(
+    repo: Repo, path: Path, branch: str, base: str, *, fresh: bool, run_id: str, layered: bool = False
+) -> Worktree:
+    """The attempt's worktree: with `layered`, an overlay over the run's one checkout where plait may mount (see
+    `plait.workspace._layers`); else one of the run's pool recycled, else a new one (see `plait.workspace._pool`).
 
-    A resumed process makes it again, whatever a killed one left of it (a half-recycled worktree too).
+    A resumed process makes it again, whatever a killed one left of it (a half-made worktree too).
     """
     owned = f"plait/{run_id}/"
+    pool = pool_of(repo, run_id)
+    if layered and can_layer(pool):
+        if not fresh:
+            with worktree_lock(repo.common_dir):
+                repo.drop_worktree(path.absolute())
+                clear_ref_lock(repo.common_dir, branch, owned=owned)
+        sha = base if _SHA.fullmatch(base) else repo.git("rev-parse", "--verify", f"{base}^{{commit}}").strip()
+        # a fresh one is refused when its branch is there (`git branch` without --force): then said below
+        made = open_layered(repo, path.absolute(), branch, sha, force=not fresh)
+        if made is not None:
+            return made
     if fresh and repo.branch_exists(branch):
         return repo.add_worktree(path, branch, base)  # which says the branch is in the way
-    pool = pool_of(repo, run_id)
     if not fresh and not any(pool.glob(f"{POOLED}*")):  # none to recycle: made again, in one drop of what was left
         again = repo.readd_worktree(path, branch, base, owned=owned)
         adopt(again)
@@ -186,6 +203,7 @@ class GitThreads:
         wait(pending)
         for repo, pool in self._pools:
             empty(repo, pool)
+            remove_bases(pool)  # those a worktree kept for a resume still uses stay
 
 
 def _soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:

@@ -23,6 +23,7 @@ from plait.run._salvage import salvage_rows
 from plait.run.state import RunState, load_state
 from plait.settings import load_settings
 from plait.workspace import Repo
+from plait.workspace._mounts import close_layered, unmount_under
 from plait.workspace.git import worktree_lock
 from plait.workspace.scope import store_scope
 
@@ -126,6 +127,7 @@ def _server_findings(location: str, scope: str) -> tuple[list[Finding], EventSto
 
 def _remove_tree(repo: Repo, tree: Path, registered: set[Path]) -> None:
     """Delete a worktree's directory and git's record of it, whether git still knows it or not."""
+    close_layered(tree)
     if tree.absolute() in registered:
         with worktree_lock(repo.common_dir):
             repo.git("worktree", "remove", "--force", "--force", str(tree), check=False)
@@ -143,6 +145,7 @@ def tidy_run(repo: Repo, run_id: str) -> list[str]:
     done: list[str] = []
     root = repo.common_dir / "plait" / "worktrees" / run_id
     if root.is_dir():
+        unmount_under(root)  # layered worktrees: their mounts first, or deleting would go through them
         registered = set(repo.worktrees())
         for tree in sorted(root.iterdir()):
             _remove_tree(repo, tree, registered)

@@ -182,7 +182,10 @@ class TaskAttempts:
             base, opened = opening.base, opening
         fresh = state is None
         making = self.git.run if fresh else self.git.opening  # a resumed run opens every attempt at once
-        worktree = await making(make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.log.run_id)
+        layered = ctx.settings.layered_worktrees
+        worktree = await making(
+            make_worktree, ctx.repo, path, branch, base, fresh=fresh, run_id=ctx.log.run_id, layered=layered
+        )
         if opened is not None:
             await self.git.run(log_started, ctx.log, task_id, task.title, opened)
         carried: Carried | None = None

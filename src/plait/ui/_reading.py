@@ -88,9 +88,9 @@ SETTING_NAMES = frozenset(
     "model agent max_steps max_tokens max_output_tokens context_tokens max_format_errors command_timeout output_limit"
     " instructions_chars request_timeout max_retries retry_budget concurrency split max_attempts max_tasks"
     " task_wall_time task_max_usd task_max_tokens run_max_usd run_max_tokens run_wall_time leases lease_wait"
-    " shared_files radar_interval worktree_include setup_command port_block include_uncommitted openai_api_key"
-    " anthropic_api_key prices verify_command low_confidence_to_llm sandbox mcp_servers experts store backend"
-    " ray_address task_cpus task_memory_mb".split()
+    " shared_files radar_interval worktree_include layered_worktrees setup_command port_block include_uncommitted"
+    " openai_api_key anthropic_api_key prices verify_command low_confidence_to_llm sandbox mcp_servers experts store"
+    " backend ray_address task_cpus task_memory_mb".split()
 )
 """The fields of `plait.settings.Settings` (a test keeps the two equal): each is also `PLAIT_<NAME>`."""
 

@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from plait.workspace._mounts import close_layered
 from plait.workspace.gitcall import run
 
 __all__ = ["REFRESHED", "SAVED_INDEX", "clear_ref_lock", "drop", "refresh_saved", "register", "remove", "worktree_lock"]
@@ -59,6 +60,7 @@ def drop(root: Path, path: Path) -> None:
     git refuses to remove a worktree holding a filled submodule, or one whose `.git` file is missing; its
     directory is then deleted all the same, and `prune` forgets it. Hold `worktree_lock`.
     """
+    close_layered(path)  # a layered worktree (see `_layers`) is unmounted first, whatever a killed process left
     # unlocked, a worktree whose directory is gone is pruned; this fails, harmlessly, when it is not locked
     run(("worktree", "unlock", str(path)), root)
     if path.exists():
@@ -70,6 +72,8 @@ def drop(root: Path, path: Path) -> None:
 
 def remove(root: Path, common_dir: Path, path: Path) -> None:
     """Delete the worktree at `path` and git's record of it; see the module's docstring for when it locks."""
+    if close_layered(path):
+        return
     if path.exists() and run(("worktree", "remove", "--force", "--force", str(path)), root).returncode == 0:
         return
     with worktree_lock(common_dir):
