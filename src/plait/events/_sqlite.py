@@ -16,7 +16,17 @@ from plait.events.types import BY_KIND, Event, validate_event
 from plait.log_upgrade import SCHEMA_VERSION, upgrade
 from plait.messages import Usage
 
-__all__ = ["PAID_FIELDS", "SCHEMA", "decode_payload", "decode_rows", "fsync", "insert", "insert_all", "paid_rows"]
+__all__ = [
+    "PAID",
+    "PAID_FIELDS",
+    "SCHEMA",
+    "decode_payload",
+    "decode_rows",
+    "fsync",
+    "insert",
+    "insert_all",
+    "paid_rows",
+]
 
 # seq is the rowid: one past the highest, so never reused while no event is deleted, and none is. AUTOINCREMENT
 # (logs made before kept it) wrote a third page, its counter's, with every append.
@@ -43,6 +53,13 @@ CREATE TABLE IF NOT EXISTS blobs (
 
 PAID_FIELDS = tuple(Usage.model_fields)
 """The token counts of an answer's usage, summed by the stores' queries of what a run paid (`paid_rows`)."""
+
+_SUMS = ", ".join(f"SUM(json_extract(payload, '$.response.usage.{f}'))" for f in PAID_FIELDS)
+PAID = (
+    f"SELECT agent, {_SUMS}, SUM(json_extract(payload, '$.cost_usd')) FROM events"
+    " WHERE run_id = ? AND kind = 'model_response' GROUP BY agent"
+)
+"""What each agent of a run (the one argument) paid for its answered calls, summed from its answers' JSON."""
 
 
 def paid_rows(rows: Iterable[tuple[Any, ...]]) -> dict[str, tuple[Usage, float]]:

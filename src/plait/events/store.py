@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from plait.errors import StateError
 from plait.events._posting import Posted, PostQueue, Then, append_then, failed, post_to, tell
-from plait.events._sqlite import PAID_FIELDS, SCHEMA, decode_payload, decode_rows, fsync, insert, insert_all, paid_rows
+from plait.events._sqlite import PAID, SCHEMA, decode_payload, decode_rows, fsync, insert, insert_all, paid_rows
 from plait.events._wal import wal_damage
 from plait.events.types import Event, validate_event
 from plait.log_upgrade import SCHEMA_VERSION, stored_kinds
@@ -66,7 +66,6 @@ DURABLE_KINDS = frozenset({"model_response", "plan", "answer", "commit", "merge"
 asked again) and what changed the repository. Appending one syncs the log to disk, and with it every event before."""
 
 _SYNC_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
-_ANSWERED = ("model_response",)
 
 
 class SQLiteEventStore:
@@ -211,12 +210,9 @@ class SQLiteEventStore:
 
     def paid(self, run_id: str) -> dict[str, tuple[Usage, float]]:
         """What each agent of run `run_id` paid for its answered model calls, summed by the query, not decoded."""
-        sums = ", ".join(f"SUM(json_extract(payload, '$.response.usage.{f}'))" for f in PAID_FIELDS)
-        sql = f"SELECT agent, {sums}, SUM(json_extract(payload, '$.cost_usd')) FROM events"
-        with self._locked(run_id, None, _ANSWERED):
+        with self._locked(run_id, None, ("model_response",)):
             try:
-                rows = self._db.execute(sql + " WHERE run_id = ? AND kind = ? GROUP BY agent", (run_id, *_ANSWERED))
-                return paid_rows(rows.fetchall())
+                return paid_rows(self._db.execute(PAID, (run_id,)).fetchall())
             except sqlite3.DatabaseError as exc:
                 raise StateError(f"cannot read the event log {self.path}: {exc}") from exc
 
