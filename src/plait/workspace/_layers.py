@@ -8,7 +8,7 @@ normal worktree: its records are made as `worktree add --no-checkout` makes them
 base's, whose stat data hold for the files seen through the mount (the kernel shows a file of the lower layer
 with its own inode and times). An attempt that starts on another commit than the base (a retry on the
 integration head, a task after its dependencies' merges) gets the paths that differ written into its layer, as
-a switch of branches writes them (`read-tree -m -u`).
+a recycled worktree gets them (`_pool.recycled`).
 
     open:  base made once (read-tree, checkout-index -u; renamed into place) ──► records ──► mount ──► index
            ──► the paths that differ from the base ──► the branch
@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from plait.workspace._mounts import LAYER, close_layered, mount, overlays
+from plait.workspace._pool import recycled
 from plait.workspace._worktrees import REFRESHED, register, worktree_lock
 from plait.workspace.git import Repo, Worktree
 from plait.workspace.gitcall import GitError, run
@@ -64,8 +65,10 @@ def open_layered(repo: Repo, path: Path, branch: str, sha: str, *, force: bool) 
         mount(path, base, layer / "upper", layer / "work")
         shutil.copy2(runs / f"{base.name}.index", admin / "index")
         worktree = Worktree(path=path, branch=branch, base=sha, repo=repo)
-        if base_sha != sha:  # the paths that differ, in the index and in the layer: one two-tree checkout
-            worktree._git("read-tree", "-m", "-u", "--no-recurse-submodules", base_sha, sha)
+        # the paths that differ, in the index and in the layer: what a recycled worktree writes, cheaper than a
+        # two-tree `read-tree -m -u`, which reads both trees whole (25-35 ms against 15-25 on git/git)
+        if base_sha != sha and not recycled(worktree, base_sha, [], []):
+            raise GitError("layered worktree", f"could not bring {base_sha[:10]} to {sha[:10]}")
         repo.git("branch", *(("--force",) if force else ()), "--no-track", "--", branch, sha)
         (admin / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
         return worktree

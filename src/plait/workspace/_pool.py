@@ -40,7 +40,7 @@ from plait.workspace._worktrees import REFRESHED, SAVED_INDEX, drop, refresh_sav
 from plait.workspace.git import Repo, Worktree
 from plait.workspace.gitcall import GitError, run
 
-__all__ = ["POOLED", "adopt", "empty", "give_back", "take"]
+__all__ = ["POOLED", "adopt", "empty", "give_back", "recycled", "take"]
 
 POOLED = ".pool-"
 """The name prefix of a free worktree in a run's directory of worktrees."""
@@ -154,7 +154,7 @@ def _recycle(repo: Repo, path: Path, branch: str, sha: str, *, force: bool) -> W
     shutil.copy2(admin / _PRISTINE, admin / "index")
     (admin / "HEAD").write_text(f"{sha}\n")
     worktree = Worktree(path=path, branch=branch, base=sha, repo=repo)
-    if left is None or not _recycled(worktree, *left):
+    if left is None or not recycled(worktree, *left):
         (admin / REFRESHED).unlink(missing_ok=True)
         worktree._git("read-tree", "--reset", "-u", "--no-recurse-submodules", sha)
         worktree._git("clean", "-ffdxq")
@@ -176,7 +176,7 @@ def _read_left(admin: Path) -> tuple[str, list[str], list[str]] | None:
     return base, changed, untracked
 
 
-def _recycled(worktree: Worktree, old: str, changed: list[str], untracked: list[str]) -> bool:
+def recycled(worktree: Worktree, old: str, changed: list[str], untracked: list[str]) -> bool:
     """Make a worktree whose index was reset to the one saved at `old` match `worktree.base`, touching only what
     its agent left and the paths that differ between the two commits; False when that cannot be done so (nothing
     is lost: the long way then makes every file right)."""
