@@ -50,6 +50,21 @@ def test_each_call_reads_the_environment_afresh(
     assert "\x1b[" not in capsys.readouterr().out
 
 
+def test_a_forced_terminal_of_an_earlier_call_does_not_style_the_next_ones_help(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """typer decides whether its help is styled when it is first imported: a first call with FORCE_COLOR set
+    styled every later call's help, in a process where nothing forces it."""
+    from typer import rich_utils
+
+    monkeypatch.setattr(rich_utils, "FORCE_TERMINAL", True)  # as importing it during a FORCE_COLOR call leaves it
+    for name in ("FORCE_COLOR", "NO_COLOR", "GITHUB_ACTIONS", "PY_COLORS"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["show", "-h"]) == 0
+    out = capsys.readouterr().out
+    assert "Usage:" in out and "--no-pager" in out and "\x1b[" not in out
+
+
 _SCRIPT = """\
 turns:
   - tool_calls:

@@ -58,6 +58,11 @@ def _main(argv: list[str] | None, *, fast: bool) -> int:
 
     from plait.cli._app import app
 
+    # typer reads these once, when first imported: this call's environment decides them, not the first call's
+    forced = any(os.environ.get(name) for name in ("GITHUB_ACTIONS", "FORCE_COLOR", "PY_COLORS"))
+    rich_utils.FORCE_TERMINAL = False if os.environ.get("_TYPER_FORCE_DISABLE_TERMINAL") else True if forced else None
+    width = os.environ.get("TERMINAL_WIDTH", "")
+    rich_utils.MAX_WIDTH = int(width) if width.isdigit() else None
     try:  # `python -m plait` too: its help and shell completion name the command
         code = app(args=argv, prog_name="plait", standalone_mode=False)
     except _click.ClickException as exc:  # shown as typer shows it when it exits by itself
