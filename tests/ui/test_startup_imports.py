@@ -29,6 +29,7 @@ FORBIDDEN = (
     "plait.run",
     "plait.agent",
     "plait.cli.cmd_run",
+    "ctypes",  # only where a layered worktree is mounted or taken away
 )
 # the progress lines' few string helpers; `config` shows the test command the gate would detect
 ALLOWED = {"plait.reconcile", "plait.reconcile.verdict"}

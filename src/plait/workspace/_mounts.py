@@ -7,10 +7,13 @@ clean-up) can unmount first without importing git's side of the workspace.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 __all__ = ["LAYER", "can_layer", "close_layered", "mount", "overlays", "unmount_under"]
 
@@ -66,6 +69,8 @@ def unmount_under(root: Path) -> None:
 
 
 def _libc() -> ctypes.CDLL:
+    import ctypes  # only where a mount is made or taken away: not at every start of plait
+
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
     libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
@@ -83,6 +88,8 @@ def mount(path: Path, lower: Path, upper: Path, work: Path) -> None:
         raise OSError(f"cannot mount an overlay of {lower}: its path holds a character the options cannot carry")
     options = f"lowerdir={dirs[0]},upperdir={dirs[1]},workdir={dirs[2]},redirect_dir=on"
     if _libc().mount(b"overlay", os.fsencode(path), b"overlay", _NOSUID | _NODEV, options.encode()) != 0:
+        import ctypes
+
         errno = ctypes.get_errno()
         raise OSError(errno, f"cannot mount an overlay at {path}: {os.strerror(errno)}")
 
