@@ -42,17 +42,16 @@ class Repo:
     def discover(cls, path: Path) -> Repo:
         """The repository containing `path`; raises `EnvironmentProblem` when there is none or it has no commits."""
         start = path if path.is_dir() else path.parent
-        top = run(("rev-parse", "--show-toplevel"), start)
-        if top.returncode != 0 or not top.stdout.strip():
+        # one git process: the top, the shared git directory (relative to `start`), then HEAD's commit if any
+        found = run(("rev-parse", "--show-toplevel", "--git-common-dir", "--verify", "--quiet", "HEAD^{commit}"), start)
+        lines = found.stdout.splitlines()
+        if found.returncode not in (0, 1) or len(lines) < 2 or not lines[0].strip():
             raise EnvironmentProblem(
                 f"{path} is not inside a git repository: run plait from a git checkout, or `git init` first"
             )
-        root = Path(top.stdout.strip())
-        common = run(("rev-parse", "--git-common-dir"), root)
-        if common.returncode != 0:
-            raise GitError("rev-parse --git-common-dir", first_line(common.stderr, "no common dir"))
-        repo = cls(root=root, common_dir=(root / common.stdout.strip()).resolve())
-        if run(("rev-parse", "--verify", "--quiet", "HEAD^{commit}"), root).returncode != 0:
+        root = Path(lines[0].strip())
+        repo = cls(root=root, common_dir=(start / lines[1].strip()).resolve())
+        if found.returncode != 0 or len(lines) < 3:
             raise EnvironmentProblem(
                 f"the repository at {root} has no commits yet: "
                 "commit something first, plait starts agents from a commit"
