@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from gitrepo import Sandbox, sandbox
 
+from noting_git import noting_git
 from plait.reconcile._trees import changed_paths, changed_since_fork
 from plait.workspace import Repo
 
@@ -25,12 +26,8 @@ def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
 
 def _git_processes(box: Sandbox, tmp_path: Path, *argv: str) -> list[str]:
     """The git command lines `plait integrate ARGV` ran (through a `git` first on PATH that notes each)."""
-    wrapper, calls = tmp_path / "bin" / "git", tmp_path / "calls"
-    wrapper.parent.mkdir()
-    real = subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip()
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {real} "$@"\n')
-    wrapper.chmod(0o755)
-    env = {**os.environ, "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}"}
+    path, calls = noting_git(tmp_path)
+    env = {**os.environ, "PATH": path}
     done = subprocess.run(
         [sys.executable, "-m", "plait", "integrate", *argv], cwd=box.root, env=env, capture_output=True, text=True
     )

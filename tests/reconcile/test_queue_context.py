@@ -4,13 +4,12 @@ and is what it was when it was made at every merge: what a task touched is told 
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from gitrepo import Sandbox, sandbox
 
+from noting_git import noting_git
 from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.reconcile.gate import Gate
@@ -38,18 +37,6 @@ class _Recorder:
         return None
 
 
-def _calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `git` first on PATH that notes each command line in the file returned."""
-    wrapper, calls = tmp_path / "bin" / "git", tmp_path / "calls"
-    wrapper.parent.mkdir()
-    real = subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip()
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {real} "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{wrapper.parent}:{os.environ['PATH']}")
-    calls.touch()
-    return calls
-
-
 def _task(box: Sandbox, task_id: str, files: dict[str, str | None], parent: str) -> TaskBranch:
     sha = box.branch(f"plait/{RUN}/{task_id}", files, parent=parent)
     return TaskBranch(task_id, f"plait/{RUN}/{task_id}", sha, instructions=f"do {task_id}", summary=f"did {task_id}")
@@ -67,7 +54,8 @@ def test_the_context_is_made_for_a_conflict_only_and_told_from_where_each_task_l
     recorder = _Recorder()
     gate = Gate(box.repo, base=base, log=RunLog(store, RUN), detect=False)
     queue = MergeQueue(box.repo, RunLog(store, RUN), base, gate=gate, resolvers=[recorder])
-    calls = _calls(tmp_path, monkeypatch)
+    path, calls = noting_git(tmp_path)
+    monkeypatch.setenv("PATH", path)
 
     async def drain(*tasks: TaskBranch) -> QueueReport:
         for task in tasks:

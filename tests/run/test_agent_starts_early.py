@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,14 +18,15 @@ from plait.messages import ModelRequest, ModelResponse, ToolCall
 from plait.models import FunctionModel
 from plait.plan_model import Plan, PlanTask
 from plait.run.base import RunBase
-from plait.run.parallel import PlanContext, run_plan
+from plait.run.parallel import ParallelOutcome, PlanContext, run_plan
 from plait.settings import Settings
 from plait.workspace import LocalShell, Repo
 
-# git's checkout of a new worktree's files waits until the model has been asked (at most 20 s)
+# git's checkout of a new worktree's files (a layered worktree's: of the run's shared checkout, before the mount)
+# waits until the model has been asked (at most 20 s)
 _WRAPPER = """#!/bin/bash
 case " $* " in
-  *" reset --hard "*) for _ in $(seq 400); do [ -e "{go}" ] && break; sleep 0.05; done ;;
+  *" reset --hard "*|*" checkout-index -a "*) for _ in $(seq 400); do [ -e "{go}" ] && break; sleep 0.05; done ;;
 esac
 exec "{git}" "$@"
 """
@@ -34,8 +36,9 @@ def _call(name: str, **arguments: str) -> ModelResponse:
     return ModelResponse(tool_calls=(ToolCall(id=f"c-{name}", name=name, arguments=arguments),))
 
 
+@pytest.mark.parametrize("layered", [True, False])
 def test_the_first_model_call_goes_out_before_the_worktree_is_made(
-    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layered: bool
 ) -> None:
     go, real = tmp_path / "asked", shutil.which("git")
     wrapper = tmp_path / "bin" / "git"
@@ -54,19 +57,7 @@ def test_the_first_model_call_goes_out_before_the_worktree_is_made(
         return _call("finish", summary="alpha returns 1")
 
     store = SQLiteEventStore(tmp_path / "events.db")
-    base = RunBase(repo.head(), "main")
-    ctx = PlanContext(
-        repo=repo,
-        settings=Settings(concurrency=1, max_attempts=1),
-        model=FunctionModel(answer),
-        log=RunLog(store, "r1"),
-        base=base,
-        runners=lambda path, agent, env: LocalShell(),
-    )
-    task = PlanTask(id="alpha", title="alpha", instructions="Make alpha return 1.", writes=["alpha.py"])
-    plan = Plan(mode="parallel", reason="one", tasks=[task])
-
-    outcome = asyncio.run(run_plan(ctx, plan, MergeTreeIntegrator(repo, "r1", base.commit)))
+    outcome = _alpha(repo, store, answer, layered=layered)
 
     assert outcome.status == "done", outcome.results
     assert checked_out == [False], "the model was asked only once the worktree's files were checked out"
@@ -83,10 +74,23 @@ def test_a_worktree_that_cannot_be_made_fails_the_attempt_at_its_first_tool_call
         return _call("write_file", path="alpha.py", content="def alpha():\n    return 1\n")
 
     store = SQLiteEventStore(tmp_path / "events.db")
+    outcome = _alpha(repo, store, answer)
+
+    assert outcome.results["alpha"].status == "dropped"
+    assert "already exists" in outcome.results["alpha"].reason
+    assert asked == [1]  # asked while the worktree was being made; its first tool call met the failure, and no more
+    assert repo.git("show", "plait/r1/alpha:alpha.py") == "def alpha():\n    return 0\n"
+    store.close()
+
+
+def _alpha(
+    repo: Repo, store: SQLiteEventStore, answer: Callable[[ModelRequest], ModelResponse], *, layered: bool = True
+) -> ParallelOutcome:
+    """Task alpha run alone, on one attempt, by a model answering with `answer`."""
     base = RunBase(repo.head(), "main")
     ctx = PlanContext(
         repo=repo,
-        settings=Settings(concurrency=1, max_attempts=1),
+        settings=Settings(concurrency=1, max_attempts=1, layered_worktrees=layered),
         model=FunctionModel(answer),
         log=RunLog(store, "r1"),
         base=base,
@@ -94,11 +98,4 @@ def test_a_worktree_that_cannot_be_made_fails_the_attempt_at_its_first_tool_call
     )
     task = PlanTask(id="alpha", title="alpha", instructions="Make alpha return 1.", writes=["alpha.py"])
     plan = Plan(mode="parallel", reason="one", tasks=[task])
-
-    outcome = asyncio.run(run_plan(ctx, plan, MergeTreeIntegrator(repo, "r1", base.commit)))
-
-    assert outcome.results["alpha"].status == "dropped"
-    assert "already exists" in outcome.results["alpha"].reason
-    assert asked == [1]  # asked while the worktree was being made; its first tool call met the failure, and no more
-    assert repo.git("show", "plait/r1/alpha:alpha.py") == "def alpha():\n    return 0\n"
-    store.close()
+    return asyncio.run(run_plan(ctx, plan, MergeTreeIntegrator(repo, "r1", base.commit)))

@@ -3,13 +3,12 @@ left is dropped once, and the worktree is as a fresh one would be."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from noting_git import noting_git
 from plait.run._opening import make_worktree, pool_of
 from plait.workspace import Repo
 
@@ -33,12 +32,8 @@ def test_made_again_in_one_drop_of_what_was_left(repo: Repo, tmp_path: Path, mon
     (first.path / "README.md").write_text("changed by the agent\n")
     (first.path / "left.txt").write_text("left behind\n")
 
-    shim, log = tmp_path / "shim", tmp_path / "git.log"
-    shim.mkdir()
-    real = shutil.which("git")
-    (shim / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
-    (shim / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    path_with_git, log = noting_git(tmp_path)
+    monkeypatch.setenv("PATH", path_with_git)
     again = make_worktree(repo, path, branch, repo.head(), fresh=False, run_id=RUN)
 
     assert (again.path / "README.md").read_text() == "hello\n"

@@ -3,25 +3,13 @@ repositories in one `ls-files`: three git processes where it took four, with the
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from noting_git import noting_git
 from plait.workspace import Repo
-
-
-def _counting_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every git plait starts from now on is named, one line each, in the file returned."""
-    real, calls = shutil.which("git"), tmp_path / "git-calls"
-    wrapper = tmp_path / "bin" / "git"
-    wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/bash\necho "$*" >> {calls}\nexec {real} "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
-    return calls
 
 
 def test_a_commit_stages_in_three_git_processes_and_leaves_nested_repositories_out(
@@ -34,7 +22,8 @@ def test_a_commit_stages_in_three_git_processes_and_leaves_nested_repositories_o
     nested.mkdir(parents=True)
     subprocess.run(["git", "init", "-q"], cwd=nested, check=True)
     (nested / "x.py").write_text("x = 1\n")
-    calls = _counting_git(tmp_path, monkeypatch)
+    path, calls = noting_git(tmp_path)
+    monkeypatch.setenv("PATH", path)
 
     sha = worktree.commit_all("alpha returns 1\n")
 

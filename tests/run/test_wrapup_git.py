@@ -3,12 +3,11 @@ part when its branch took in no integrated work: the task's own files are then t
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
+from noting_git import noting_git
 from plait.events import SQLiteEventStore
 from plait.events.runlog import RunLog
 from plait.events.types import Committed
@@ -26,12 +25,8 @@ def test_a_wrap_up_names_the_tasks_files_without_a_merge_base(
         repo.git(*args)
     (worktree.path / "alpha.py").write_text("def alpha():\n    return 1\n")
     (worktree.path / "new.py").write_text("y = 2\n")
-    real, calls = shutil.which("git"), tmp_path / "git-calls"
-    wrapper = tmp_path / "bin" / "git"
-    wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/bash\necho "$*" >> {calls}\nexec {real} "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    path, calls = noting_git(tmp_path)
+    monkeypatch.setenv("PATH", path)
     store = SQLiteEventStore(tmp_path / "e.db")
     log = RunLog(store, "r1")
     task = PlanTask(id="alpha", title="alpha", instructions="x", writes=["alpha.py", "new.py"])

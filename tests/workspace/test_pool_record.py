@@ -4,7 +4,6 @@ walk of the whole tree), as fresh as a new worktree: against real git, with what
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,19 +12,9 @@ from plait.run._opening import make_worktree, pool_of
 from plait.workspace import GitError, Repo, Worktree
 from plait.workspace._pool import _LEFT, _read_left, give_back
 from plait.workspace._worktrees import REFRESHED, SAVED_INDEX
+from worktree_view import git
 
 RUN = "r1"
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
 
 
 @pytest.fixture
