@@ -172,3 +172,17 @@ def test_a_branch_in_the_way_is_said_and_nothing_is_left_mounted(repo: Repo) -> 
     path = pool_of(repo, RUN) / "t1"
     assert _mounts_at(path) == 0 and not path.exists() and not (pool_of(repo, RUN) / f"{LAYER}t1").exists()
     assert repo.git("rev-parse", f"plait/{RUN}/t1") == repo.git("rev-parse", "HEAD~1")  # the user's, untouched
+
+
+def test_a_path_the_overlays_options_cannot_carry_gets_a_checkout_and_says_no_for_itself_alone(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A comma in the repository's path would end an option of the mount: such a run falls back to a full
+    checkout, and a run elsewhere on the same filesystem is still layered."""
+    odd = two_commits(tmp_path / "a,b")
+    made = make_worktree(
+        odd, pool_of(odd, RUN) / "t1", f"plait/{RUN}/t1", odd.head(), fresh=True, run_id=RUN, layered=True
+    )
+    assert _mounts_at(made.path) == 0 and look(made.path)["status"] == ""
+    assert not [p for p in pool_of(odd, RUN).iterdir() if p.name.startswith((BASE, LAYER))]
+    assert _mounts_at(_make(repo, "t1", repo.head()).path) == 1

@@ -22,11 +22,16 @@ LAYER = ".layer-"
 
 _MNT_DETACH = 2
 _NOSUID, _NODEV = 2, 4
+_UNSAFE = ",:\\\n"
+"""Characters an overlay's options cannot carry in a path: a directory holding one is never mounted over."""
 _probed: dict[int, bool] = {}
 
 
 def can_layer(where: Path) -> bool:
-    """Whether overlay mounts can be made under `where` (a directory): tried once per filesystem and process."""
+    """Whether overlay mounts can be made under `where` (a directory): tried once per filesystem and process (a
+    path the options cannot carry says no for itself alone)."""
+    if _unsafe(where):
+        return False
     try:
         where.mkdir(parents=True, exist_ok=True)
         device = where.stat().st_dev
@@ -84,7 +89,7 @@ def mount(path: Path, lower: Path, upper: Path, work: Path) -> None:
     which a normal working tree never does, so a kernel without it is one plait does not layer on.
     """
     dirs = [os.path.realpath(d) for d in (lower, upper, work)]
-    if any(c in d for d in dirs for c in ",:\\\n"):
+    if any(_unsafe(Path(d)) for d in dirs):
         raise OSError(f"cannot mount an overlay of {lower}: its path holds a character the options cannot carry")
     options = f"lowerdir={dirs[0]},upperdir={dirs[1]},workdir={dirs[2]},redirect_dir=on"
     if _libc().mount(b"overlay", os.fsencode(path), b"overlay", _NOSUID | _NODEV, options.encode()) != 0:
@@ -113,6 +118,11 @@ def overlays() -> dict[str, str]:
         point = _unescape(fields[4])
         found[point] = _unescape(line.rsplit(" ", 1)[-1])
     return found
+
+
+def _unsafe(path: Path) -> bool:
+    """Whether `path`, as the kernel will see it, holds a character the overlay's options cannot carry."""
+    return any(c in os.path.realpath(path) for c in _UNSAFE)
 
 
 def _mounted(path: Path) -> bool:
